@@ -1,0 +1,232 @@
+/* Context entry points. A context holds one native context per memory domain: each backend
+ * platform among its devices. */
+#include "config.h"
+
+#include "icd/icd.h"
+
+#include <stdlib.h>
+
+static void destroy_context(struct tt_object *o)
+{
+  cl_context c = (cl_context)o;
+  for (cl_uint i = 0; i < c->ndomains; i++) {
+    struct tt_domain *dm = &c->domains[i];
+    if (dm->internal) {
+      dm->bp->d->clFinish(dm->internal);
+      dm->bp->d->clReleaseCommandQueue(dm->internal);
+    }
+    if (dm->native)
+      dm->bp->d->clReleaseContext(dm->native);
+  }
+  free(c->domains);
+  free(c->devices);
+  free(c->props);
+  free(c);
+}
+
+static void CL_CALLBACK native_notify(const char *errinfo, const void *private_info, size_t cb,
+                                      void *user_data)
+{
+  cl_context c = user_data;
+  if (c->notify)
+    c->notify(errinfo, private_info, cb, c->notify_data);
+}
+
+/* Checks properties; copies them into c. */
+static cl_int take_properties(cl_context c, const cl_context_properties *props)
+{
+  if (!props)
+    return CL_SUCCESS;
+  size_t n = 0;
+  bool seen_platform = false, seen_sync = false;
+  for (; props[n]; n += 2) {
+    switch (props[n]) {
+    case CL_CONTEXT_PLATFORM:
+      /* CL_INVALID_PROPERTY if the same property name is specified more than once. */
+      TT_RETURN_IF(seen_platform, CL_INVALID_PROPERTY);
+      seen_platform = true;
+      /* CL_INVALID_PLATFORM if platform value specified in properties is not a valid
+       * platform. */
+      TT_RETURN_IF((cl_platform_id)props[n + 1] != &tt_platform, CL_INVALID_PLATFORM);
+      break;
+    case CL_CONTEXT_INTEROP_USER_SYNC:
+      TT_RETURN_IF(seen_sync, CL_INVALID_PROPERTY);
+      seen_sync = true;
+      break;
+    default:
+      /* CL_INVALID_PROPERTY if context property name in properties is not a supported
+       * property name. */
+      TT_RETURN_IF(1, CL_INVALID_PROPERTY);
+    }
+  }
+  c->nprops = n + 1;
+  c->props = malloc(c->nprops * sizeof *c->props);
+  if (!c->props)
+    return CL_OUT_OF_HOST_MEMORY;
+  memcpy(c->props, props, c->nprops * sizeof *c->props);
+  return CL_SUCCESS;
+}
+
+/* Native properties for a domain: the same list with the backend's platform. */
+static cl_context_properties *native_properties(cl_context c, struct tt_backend_platform *bp)
+{
+  cl_context_properties *p = malloc((c->nprops + 2) * sizeof *p);
+  if (!p)
+    return NULL;
+  size_t w = 0;
+  p[w++] = CL_CONTEXT_PLATFORM;
+  p[w++] = (cl_context_properties)bp->native;
+  for (size_t i = 0; c->props && c->props[i]; i += 2)
+    if (c->props[i] != CL_CONTEXT_PLATFORM) {
+      p[w++] = c->props[i];
+      p[w++] = c->props[i + 1];
+    }
+  p[w] = 0;
+  return p;
+}
+
+static cl_context make_context(const cl_context_properties *properties, cl_uint num_devices,
+                               const cl_device_id *devices,
+                               void (CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *),
+                               void *user_data, cl_int *errcode_ret)
+{
+  cl_int err = CL_SUCCESS;
+  cl_context c = calloc(1, sizeof *c);
+  TT_GOTO_IF(!c, CL_OUT_OF_HOST_MEMORY);
+  tt_object_init(&c->obj, TT_CONTEXT, destroy_context);
+  c->notify = pfn_notify;
+  c->notify_data = user_data;
+  err = take_properties(c, properties);
+  if (err != CL_SUCCESS)
+    goto out;
+  c->devices = malloc(num_devices * sizeof *c->devices);
+  c->domains = calloc(num_devices, sizeof *c->domains);
+  TT_GOTO_IF(!c->devices || !c->domains, CL_OUT_OF_HOST_MEMORY);
+  /* The same device twice is kept once: native contexts refuse duplicates. */
+  for (cl_uint i = 0; i < num_devices; i++) {
+    if (tt_context_has_device(c, devices[i]))
+      continue;
+    c->devices[c->ndevices++] = devices[i];
+    if (tt_context_domain_of(c, devices[i]) == c->ndomains) {
+      c->domains[c->ndomains].bp = devices[i]->bp;
+      c->domains[c->ndomains].first_device = devices[i];
+      c->ndomains++;
+    }
+  }
+  for (cl_uint k = 0; k < c->ndomains; k++) {
+    struct tt_domain *dm = &c->domains[k];
+    cl_device_id nd[64];
+    cl_uint n = 0;
+    for (cl_uint i = 0; i < c->ndevices && n < 64; i++)
+      if (c->devices[i]->bp == dm->bp)
+        nd[n++] = c->devices[i]->native;
+    cl_context_properties *np = native_properties(c, dm->bp);
+    TT_GOTO_IF(!np, CL_OUT_OF_HOST_MEMORY);
+    dm->native = dm->bp->d->clCreateContext(np, n, nd, native_notify, c, &err);
+    free(np);
+    if (!dm->native) {
+      TT_LOG(TT_LOG_ERR, "clCreateContext: the %s backend refused: %s", dm->bp->short_name,
+             tt_error_name(err));
+      if (err == CL_SUCCESS)
+        err = CL_OUT_OF_RESOURCES;
+      goto out;
+    }
+  }
+out:
+  tt_set_err(errcode_ret, err);
+  if (err != CL_SUCCESS && c) {
+    TT_RELEASE(c);
+    return NULL;
+  }
+  return c;
+}
+
+cl_context CL_API_CALL tt_clCreateContext(const cl_context_properties *properties,
+                                          cl_uint num_devices, const cl_device_id *devices,
+                                          void (CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *),
+                                          void *user_data, cl_int *errcode_ret)
+{
+  cl_int err = CL_SUCCESS;
+  tt_cluster_init();
+  /* CL_INVALID_VALUE if devices is NULL; if num_devices is equal to zero; or if pfn_notify is
+   * NULL but user_data is not NULL. */
+  TT_GOTO_IF(devices == NULL || num_devices == 0, CL_INVALID_VALUE);
+  TT_GOTO_IF(pfn_notify == NULL && user_data != NULL, CL_INVALID_VALUE);
+  /* CL_INVALID_DEVICE if devices contains an invalid device. */
+  for (cl_uint i = 0; i < num_devices; i++)
+    TT_GOTO_IF(!tt_object_valid(devices[i], TT_DEVICE), CL_INVALID_DEVICE);
+  return make_context(properties, num_devices, devices, pfn_notify, user_data, errcode_ret);
+out:
+  tt_set_err(errcode_ret, err);
+  return NULL;
+}
+
+cl_context CL_API_CALL tt_clCreateContextFromType(const cl_context_properties *properties,
+                                                  cl_device_type device_type,
+                                                  void (CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *),
+                                                  void *user_data, cl_int *errcode_ret)
+{
+  cl_int err = CL_SUCCESS;
+  cl_device_id *devs = NULL;
+  cl_context c = NULL;
+  tt_cluster_init();
+  /* CL_INVALID_VALUE if pfn_notify is NULL but user_data is not NULL. */
+  TT_GOTO_IF(pfn_notify == NULL && user_data != NULL, CL_INVALID_VALUE);
+  /* CL_INVALID_DEVICE_TYPE if device_type is not a valid value. */
+  TT_GOTO_IF(!tt_device_type_valid(device_type), CL_INVALID_DEVICE_TYPE);
+  cl_uint n = 0, total = tt_cluster_ndevices();
+  devs = malloc((total ? total : 1) * sizeof *devs);
+  TT_GOTO_IF(!devs, CL_OUT_OF_HOST_MEMORY);
+  for (cl_uint i = 0; i < total; i++)
+    if (tt_device_matches(tt_cluster_device(i), device_type))
+      devs[n++] = tt_cluster_device(i);
+  /* CL_DEVICE_NOT_FOUND if no devices that match device_type and property values specified
+   * in properties are currently available. */
+  TT_GOTO_IF(n == 0, CL_DEVICE_NOT_FOUND);
+  c = make_context(properties, n, devs, pfn_notify, user_data, &err);
+out:
+  free(devs);
+  tt_set_err(errcode_ret, err);
+  return c;
+}
+
+cl_int CL_API_CALL tt_clRetainContext(cl_context context)
+{
+  /* CL_INVALID_CONTEXT if context is not a valid OpenCL context. */
+  TT_RETURN_IF(!tt_object_valid(context, TT_CONTEXT), CL_INVALID_CONTEXT);
+  TT_RETAIN(context);
+  return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL tt_clReleaseContext(cl_context context)
+{
+  /* CL_INVALID_CONTEXT if context is not a valid OpenCL context. */
+  TT_RETURN_IF(!tt_object_valid(context, TT_CONTEXT), CL_INVALID_CONTEXT);
+  TT_RELEASE(context);
+  return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL tt_clGetContextInfo(cl_context context, cl_context_info param_name,
+                                       size_t param_value_size, void *param_value,
+                                       size_t *param_value_size_ret)
+{
+  /* CL_INVALID_CONTEXT if context is not a valid context. */
+  TT_RETURN_IF(!tt_object_valid(context, TT_CONTEXT), CL_INVALID_CONTEXT);
+  cl_uint u;
+  switch (param_name) {
+  case CL_CONTEXT_REFERENCE_COUNT:
+    u = (cl_uint)atomic_load(&context->obj.refcount);
+    return TT_INFO(u);
+  case CL_CONTEXT_NUM_DEVICES:
+    return TT_INFO(context->ndevices);
+  case CL_CONTEXT_DEVICES:
+    return tt_info(param_value_size, param_value, param_value_size_ret, context->devices,
+                   context->ndevices * sizeof(cl_device_id));
+  case CL_CONTEXT_PROPERTIES:
+    return tt_info(param_value_size, param_value, param_value_size_ret, context->props,
+                   context->nprops * sizeof(cl_context_properties));
+  default:
+    /* CL_INVALID_VALUE if param_name is not one of the supported values. */
+    TT_RETURN_IF(1, CL_INVALID_VALUE);
+  }
+}

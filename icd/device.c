@@ -1,0 +1,191 @@
+/* Device entry points: the global device table seen through OpenCL. */
+#include "config.h"
+
+#include "icd/icd.h"
+
+#include <stdlib.h>
+
+#include <CL/tutti.h>
+
+#define VALID_TYPES                                                                               \
+  (CL_DEVICE_TYPE_DEFAULT | CL_DEVICE_TYPE_CPU | CL_DEVICE_TYPE_GPU |                             \
+   CL_DEVICE_TYPE_ACCELERATOR | CL_DEVICE_TYPE_CUSTOM)
+
+bool tt_device_type_valid(cl_device_type t)
+{
+  return t == CL_DEVICE_TYPE_ALL || (t != 0 && (t & ~(cl_device_type)VALID_TYPES) == 0);
+}
+
+bool tt_device_matches(cl_device_id d, cl_device_type t)
+{
+  if (t == CL_DEVICE_TYPE_ALL)
+    return true;
+  return (d->type & t) != 0;
+}
+
+cl_int CL_API_CALL tt_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type,
+                                     cl_uint num_entries, cl_device_id *devices,
+                                     cl_uint *num_devices)
+{
+  tt_cluster_init();
+  /* CL_INVALID_PLATFORM if platform is not a valid platform. */
+  TT_RETURN_IF(platform && platform != &tt_platform, CL_INVALID_PLATFORM);
+  /* CL_INVALID_DEVICE_TYPE if device_type is not a valid value. */
+  TT_RETURN_IF(!tt_device_type_valid(device_type), CL_INVALID_DEVICE_TYPE);
+  /* CL_INVALID_VALUE if num_entries is equal to zero and devices is not NULL or if both
+   * num_devices and devices are NULL. */
+  TT_RETURN_IF(num_entries == 0 && devices != NULL, CL_INVALID_VALUE);
+  TT_RETURN_IF(num_devices == NULL && devices == NULL, CL_INVALID_VALUE);
+  cl_uint n = 0;
+  for (cl_uint i = 0; i < tt_cluster_ndevices(); i++) {
+    cl_device_id d = tt_cluster_device(i);
+    if (!tt_device_matches(d, device_type))
+      continue;
+    if (devices && n < num_entries)
+      devices[n] = d;
+    n++;
+  }
+  /* CL_DEVICE_NOT_FOUND if no OpenCL devices that matched device_type were found. */
+  TT_RETURN_IF(n == 0, CL_DEVICE_NOT_FOUND);
+  if (num_devices)
+    *num_devices = n;
+  return CL_SUCCESS;
+}
+
+/* Extensions a device keeps through Tutti: those of the kernel language and of queries that
+ * pass through unchanged. Sharing with graphics APIs, images and SVM are not offered. */
+static const char *const kept_extensions[] = {
+    "cl_khr_fp64", "cl_khr_fp16", "cl_khr_byte_addressable_store",
+    "cl_khr_global_int32_base_atomics", "cl_khr_global_int32_extended_atomics",
+    "cl_khr_local_int32_base_atomics", "cl_khr_local_int32_extended_atomics",
+    "cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics",
+    "cl_nv_device_attribute_query", "cl_nv_pragma_unroll", "cl_nv_compiler_options",
+    "cl_amd_fp64",
+};
+
+static char *filtered_extensions(const char *all)
+{
+  char *out = calloc(1, strlen(all) + 1);
+  if (!out)
+    return NULL;
+  const char *s = all;
+  while (*s) {
+    while (*s == ' ')
+      s++;
+    size_t n = strcspn(s, " ");
+    for (size_t i = 0; n && i < sizeof kept_extensions / sizeof kept_extensions[0]; i++)
+      if (strlen(kept_extensions[i]) == n && !strncmp(kept_extensions[i], s, n)) {
+        if (*out)
+          strcat(out, " ");
+        strncat(out, s, n);
+      }
+    s += n;
+  }
+  return out;
+}
+
+static cl_int native_string(cl_device_id d, cl_device_info p, char **out)
+{
+  size_t sz = 0;
+  cl_int err = TT_NCALL(d->bp, clGetDeviceInfo, d->native, p, 0, NULL, &sz);
+  if (err != CL_SUCCESS)
+    return err;
+  *out = calloc(1, sz + 1);
+  if (!*out)
+    return CL_OUT_OF_HOST_MEMORY;
+  return TT_NCALL(d->bp, clGetDeviceInfo, d->native, p, sz, *out, NULL);
+}
+
+cl_int CL_API_CALL tt_clGetDeviceInfo(cl_device_id device, cl_device_info param_name,
+                                      size_t param_value_size, void *param_value,
+                                      size_t *param_value_size_ret)
+{
+  /* CL_INVALID_DEVICE if device is not valid. */
+  TT_RETURN_IF(!tt_object_valid(device, TT_DEVICE), CL_INVALID_DEVICE);
+  cl_bool no = CL_FALSE;
+  cl_uint zero = 0;
+  cl_device_partition_property none = 0;
+  cl_device_id null_device = NULL;
+  cl_platform_id platform = &tt_platform;
+  cl_int rank = device->rank;
+  cl_bool actual = device->actual;
+  char *s = NULL;
+  cl_int err;
+  switch (param_name) {
+  case CL_DEVICE_TYPE:
+    return TT_INFO(device->type);
+  case CL_DEVICE_PLATFORM:
+    return TT_INFO(platform);
+  case CL_DEVICE_IMAGE_SUPPORT:
+    return TT_INFO(no);
+  case CL_DEVICE_PARENT_DEVICE:
+    return TT_INFO(null_device);
+  case CL_DEVICE_PARTITION_MAX_SUB_DEVICES:
+  case CL_DEVICE_REFERENCE_COUNT:
+    zero = param_name == CL_DEVICE_REFERENCE_COUNT;
+    return TT_INFO(zero);
+  case CL_DEVICE_PARTITION_PROPERTIES:
+  case CL_DEVICE_PARTITION_TYPE:
+    return TT_INFO(none);
+  case CL_DEVICE_PARTITION_AFFINITY_DOMAIN: {
+    cl_device_affinity_domain a = 0;
+    return TT_INFO(a);
+  }
+  case CL_DEVICE_EXECUTION_CAPABILITIES: {
+    /* Native kernels are not offered: they would run a host function on another rank. */
+    cl_device_exec_capabilities caps = CL_EXEC_KERNEL;
+    return TT_INFO(caps);
+  }
+  case CL_DEVICE_BUILT_IN_KERNELS:
+    return TT_INFO_STR("");
+  case CL_DEVICE_EXTENSIONS:
+    err = native_string(device, param_name, &s);
+    if (err == CL_SUCCESS) {
+      char *f = filtered_extensions(s);
+      err = f ? TT_INFO_STR(f) : CL_OUT_OF_HOST_MEMORY;
+      free(f);
+    }
+    free(s);
+    return err;
+  case CL_DEVICE_TUTTI_RANK:
+    return TT_INFO(rank);
+  case CL_DEVICE_TUTTI_ACTUAL:
+    return TT_INFO(actual);
+  case CL_DEVICE_TUTTI_HOST:
+    return TT_INFO_STR(device->host);
+  case CL_DEVICE_TUTTI_BACKEND:
+    return TT_INFO_STR(device->bp->short_name);
+  case CL_DEVICE_TUTTI_BACKEND_PLATFORM:
+    return TT_INFO_STR(device->bp->name);
+  default:
+    /* Everything else is the backend's answer, unchanged. */
+    return TT_NCALL(device->bp, clGetDeviceInfo, device->native, param_name, param_value_size,
+                    param_value, param_value_size_ret);
+  }
+}
+
+cl_int CL_API_CALL tt_clCreateSubDevices(cl_device_id in_device,
+                                         const cl_device_partition_property *properties,
+                                         cl_uint num_devices, cl_device_id *out_devices,
+                                         cl_uint *num_devices_ret)
+{
+  /* CL_INVALID_DEVICE if in_device is not valid. */
+  TT_RETURN_IF(!tt_object_valid(in_device, TT_DEVICE), CL_INVALID_DEVICE);
+  /* CL_INVALID_VALUE if values specified in properties are not valid or if values specified
+   * in properties are valid but not supported by the device (Tutti partitions nothing). */
+  TT_RETURN_IF(1, CL_INVALID_VALUE);
+}
+
+cl_int CL_API_CALL tt_clRetainDevice(cl_device_id device)
+{
+  /* CL_INVALID_DEVICE if device is not a valid device. Root devices are not counted. */
+  TT_RETURN_IF(!tt_object_valid(device, TT_DEVICE), CL_INVALID_DEVICE);
+  return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL tt_clReleaseDevice(cl_device_id device)
+{
+  /* CL_INVALID_DEVICE if device is not a valid device. */
+  TT_RETURN_IF(!tt_object_valid(device, TT_DEVICE), CL_INVALID_DEVICE);
+  return CL_SUCCESS;
+}

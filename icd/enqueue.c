@@ -1,0 +1,777 @@
+/* Enqueue entry points. Each one checks its arguments, then, under the plan lock and in
+ * program order: adds the wait list, lets the plan add transfers and conflict dependencies
+ * for every buffer range it touches, issues the native command, and records the accesses.
+ * Blocking commands are issued non-blocking and waited for after the lock is dropped. */
+#include "config.h"
+
+#include "icd/icd.h"
+
+#include <stdlib.h>
+
+#include "runtime/event.h"
+#include "runtime/plan.h"
+
+struct use {
+  cl_mem mem;
+  size_t off, len;
+  bool reads, writes;
+};
+
+struct cmd {
+  cl_command_queue q;
+  cl_context ctx;
+  cl_uint dom;
+  const cl_icd_dispatch *d;
+  cl_command_queue nq;
+  struct tt_deps deps;
+  struct use *uses;
+  cl_uint nuses, capuses;
+  struct use inline_uses[4];
+  bool locked;
+};
+
+/* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue. */
+#define CHECK_QUEUE(q) TT_RETURN_IF(!tt_object_valid((q), TT_QUEUE), CL_INVALID_COMMAND_QUEUE)
+
+/* A buffer argument: valid, of the queue's context, usable on the queue's device. */
+static cl_int check_buffer(cl_command_queue q, cl_mem m)
+{
+  /* CL_INVALID_MEM_OBJECT if the buffer is not a valid buffer object. */
+  TT_RETURN_IF(!tt_object_valid(m, TT_MEM), CL_INVALID_MEM_OBJECT);
+  /* CL_INVALID_CONTEXT if the context associated with command_queue and the buffer are not
+   * the same. */
+  TT_RETURN_IF(m->context != q->context, CL_INVALID_CONTEXT);
+  /* CL_MISALIGNED_SUB_BUFFER_OFFSET if the buffer is a sub-buffer whose offset is not
+   * aligned to CL_DEVICE_MEM_BASE_ADDR_ALIGN for the device of command_queue. */
+  if (m->parent) {
+    cl_uint bits = 8;
+    TT_NCALL(q->device->bp, clGetDeviceInfo, q->device->native, CL_DEVICE_MEM_BASE_ADDR_ALIGN,
+             sizeof bits, &bits, NULL);
+    TT_RETURN_IF(bits >= 8 && m->origin % (bits / 8) != 0, CL_MISALIGNED_SUB_BUFFER_OFFSET);
+    TT_RETURN_IF(!m->native[q->domain], CL_MISALIGNED_SUB_BUFFER_OFFSET);
+  }
+  return CL_SUCCESS;
+}
+
+/* CL_INVALID_VALUE if the region (offset, size) is out of bounds or size is 0. */
+static cl_int check_range(cl_mem m, size_t off, size_t size)
+{
+  TT_RETURN_IF(size == 0 || off > m->size || size > m->size - off, CL_INVALID_VALUE);
+  return CL_SUCCESS;
+}
+
+static void cmd_init(struct cmd *c, cl_command_queue q)
+{
+  memset(c, 0, sizeof *c);
+  c->q = q;
+  c->ctx = q->context;
+  c->dom = q->domain;
+  c->d = q->device->bp->d;
+  c->nq = q->native;
+  tt_deps_init(&c->deps);
+  c->uses = c->inline_uses;
+  c->capuses = sizeof c->inline_uses / sizeof c->inline_uses[0];
+}
+
+/* Takes the plan lock and adds the user's wait list. */
+static cl_int cmd_begin(struct cmd *c, cl_uint nwait, const cl_event *wait)
+{
+  tt_plan_lock();
+  c->locked = true;
+  return tt_plan_wait_list(&c->deps, c->ctx, c->dom, nwait, wait);
+}
+
+static cl_int cmd_use(struct cmd *c, cl_mem m, size_t off, size_t len, bool reads, bool writes)
+{
+  if (c->nuses == c->capuses) {
+    cl_uint cap = c->capuses * 2;
+    struct use *u = malloc(cap * sizeof *u);
+    if (!u)
+      return CL_OUT_OF_HOST_MEMORY;
+    memcpy(u, c->uses, c->nuses * sizeof *u);
+    if (c->uses != c->inline_uses)
+      free(c->uses);
+    c->uses = u;
+    c->capuses = cap;
+  }
+  c->uses[c->nuses++] = (struct use){m, off, len, reads, writes};
+  return tt_plan_use(&c->deps, c->ctx, c->dom, c->nq, m, off, len, reads, writes);
+}
+
+static const cl_event *cmd_wait_list(struct cmd *c)
+{
+  return c->deps.n ? c->deps.ev : NULL;
+}
+
+/* Records the accesses (when the native command was issued), drops the lock, makes the
+ * user's event, and for blocking commands waits. Returns the command's result. */
+static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_type type,
+                      cl_event *event, bool blocking)
+{
+  if (err == CL_SUCCESS)
+    for (cl_uint i = 0; i < c->nuses; i++)
+      tt_plan_record(c->uses[i].mem, c->uses[i].off, c->uses[i].len, c->uses[i].writes, c->dom,
+                     c->nq, native);
+  if (c->locked)
+    tt_plan_unlock();
+  tt_deps_release(&c->deps);
+  if (c->uses != c->inline_uses)
+    free(c->uses);
+  if (err != CL_SUCCESS || !native)
+    return err;
+  if (blocking) {
+    c->d->clWaitForEvents(1, &native);
+    cl_int st = CL_COMPLETE;
+    c->d->clGetEventInfo(native, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+    /* CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if the operation is blocking and the
+     * execution status of any of the events in event_wait_list is a negative integer. */
+    if (st < 0)
+      err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+  }
+  if (event) {
+    *event = tt_event_new(c->ctx, c->q, type, c->dom, native);
+    if (!*event)
+      return CL_OUT_OF_HOST_MEMORY;
+  } else {
+    c->d->clReleaseEvent(native);
+  }
+  return err;
+}
+
+static cl_int host_may_read(cl_mem m)
+{
+  /* CL_INVALID_OPERATION if called on buffer created with CL_MEM_HOST_WRITE_ONLY or
+   * CL_MEM_HOST_NO_ACCESS. */
+  TT_RETURN_IF(m->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS), CL_INVALID_OPERATION);
+  return CL_SUCCESS;
+}
+
+static cl_int host_may_write(cl_mem m)
+{
+  /* CL_INVALID_OPERATION if called on buffer created with CL_MEM_HOST_READ_ONLY or
+   * CL_MEM_HOST_NO_ACCESS. */
+  TT_RETURN_IF(m->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS), CL_INVALID_OPERATION);
+  return CL_SUCCESS;
+}
+
+#define TRY(x)                                                                                    \
+  do {                                                                                            \
+    cl_int e_ = (x);                                                                              \
+    if (e_ != CL_SUCCESS)                                                                         \
+      return e_;                                                                                  \
+  } while (0)
+
+#define TRY_CMD(c, x)                                                                             \
+  do {                                                                                            \
+    cl_int e_ = (x);                                                                              \
+    if (e_ != CL_SUCCESS)                                                                         \
+      return cmd_end((c), e_, NULL, 0, NULL, false);                                              \
+  } while (0)
+
+cl_int CL_API_CALL tt_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer,
+                                          cl_bool blocking_read, size_t offset, size_t size,
+                                          void *ptr, cl_uint num_events_in_wait_list,
+                                          const cl_event *event_wait_list, cl_event *event)
+{
+  CHECK_QUEUE(command_queue);
+  TRY(check_buffer(command_queue, buffer));
+  TRY(check_range(buffer, offset, size));
+  /* CL_INVALID_VALUE if ptr is a NULL value. */
+  TT_RETURN_IF(ptr == NULL, CL_INVALID_VALUE);
+  TRY(host_may_read(buffer));
+  struct cmd c;
+  cmd_init(&c, command_queue);
+  TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
+  TRY_CMD(&c, cmd_use(&c, buffer, offset, size, true, false));
+  cl_event ev = NULL;
+  cl_int err = c.d->clEnqueueReadBuffer(c.nq, buffer->native[c.dom], CL_FALSE, offset, size, ptr,
+                                        c.deps.n, cmd_wait_list(&c), &ev);
+  return cmd_end(&c, err, ev, CL_COMMAND_READ_BUFFER, event, blocking_read);
+}
+
+cl_int CL_API_CALL tt_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
+                                           cl_bool blocking_write, size_t offset, size_t size,
+                                           const void *ptr, cl_uint num_events_in_wait_list,
+                                           const cl_event *event_wait_list, cl_event *event)
+{
+  CHECK_QUEUE(command_queue);
+  TRY(check_buffer(command_queue, buffer));
+  TRY(check_range(buffer, offset, size));
+  /* CL_INVALID_VALUE if ptr is a NULL value. */
+  TT_RETURN_IF(ptr == NULL, CL_INVALID_VALUE);
+  TRY(host_may_write(buffer));
+  struct cmd c;
+  cmd_init(&c, command_queue);
+  TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
+  TRY_CMD(&c, cmd_use(&c, buffer, offset, size, false, true));
+  cl_event ev = NULL;
+  cl_int err = c.d->clEnqueueWriteBuffer(c.nq, buffer->native[c.dom], CL_FALSE, offset, size,
+                                         ptr, c.deps.n, cmd_wait_list(&c), &ev);
+  return cmd_end(&c, err, ev, CL_COMMAND_WRITE_BUFFER, event, blocking_write);
+}
+
+cl_int CL_API_CALL tt_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer,
+                                          cl_mem dst_buffer, size_t src_offset,
+                                          size_t dst_offset, size_t size,
+                                          cl_uint num_events_in_wait_list,
+                                          const cl_event *event_wait_list, cl_event *event)
+{
+  CHECK_QUEUE(command_queue);
+  TRY(check_buffer(command_queue, src_buffer));
+  TRY(check_buffer(command_queue, dst_buffer));
+  TRY(check_range(src_buffer, src_offset, size));
+  TRY(check_range(dst_buffer, dst_offset, size));
+  /* CL_MEM_COPY_OVERLAP if src_buffer and dst_buffer are the same buffer or sub-buffer
+   * object (or sub-buffers of the same buffer) and the source and destination regions
+   * overlap. */
+  size_t s = src_buffer->origin + src_offset, d = dst_buffer->origin + dst_offset;
+  TT_RETURN_IF(src_buffer->root == dst_buffer->root && s < d + size && d < s + size,
+               CL_MEM_COPY_OVERLAP);
+  struct cmd c;
+  cmd_init(&c, command_queue);
+  TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
+  TRY_CMD(&c, cmd_use(&c, src_buffer, src_offset, size, true, false));
+  TRY_CMD(&c, cmd_use(&c, dst_buffer, dst_offset, size, false, true));
+  cl_event ev = NULL;
+  cl_int err = c.d->clEnqueueCopyBuffer(c.nq, src_buffer->native[c.dom],
+                                        dst_buffer->native[c.dom], src_offset, dst_offset, size,
+                                        c.deps.n, cmd_wait_list(&c), &ev);
+  return cmd_end(&c, err, ev, CL_COMMAND_COPY_BUFFER, event, false);
+}
+
+/* A rectangle of a buffer: checks it (the clauses of clEnqueueReadBufferRect) and gives the
+ * byte range it spans. Zero pitches are replaced by their defaults. */
+static cl_int rect_extent(const size_t *origin, const size_t *region, size_t *row_pitch,
+                          size_t *slice_pitch, size_t limit, size_t *off, size_t *len)
+{
+  /* CL_INVALID_VALUE if any region array element is 0. */
+  TT_RETURN_IF(!origin || !region || region[0] == 0 || region[1] == 0 || region[2] == 0,
+               CL_INVALID_VALUE);
+  /* CL_INVALID_VALUE if row_pitch is not 0 and is less than region[0]. */
+  TT_RETURN_IF(*row_pitch != 0 && *row_pitch < region[0], CL_INVALID_VALUE);
+  if (*row_pitch == 0)
+    *row_pitch = region[0];
+  /* CL_INVALID_VALUE if slice_pitch is not 0 and is less than region[1] * row_pitch or not a
+   * multiple of row_pitch. */
+  TT_RETURN_IF(*slice_pitch != 0 &&
+                   (*slice_pitch < region[1] * *row_pitch || *slice_pitch % *row_pitch != 0),
+               CL_INVALID_VALUE);
+  if (*slice_pitch == 0)
+    *slice_pitch = region[1] * *row_pitch;
+  *off = origin[2] * *slice_pitch + origin[1] * *row_pitch + origin[0];
+  *len = (region[2] - 1) * *slice_pitch + (region[1] - 1) * *row_pitch + region[0];
+  /* CL_INVALID_VALUE if the region being read or written is out of bounds. */
+  TT_RETURN_IF(limit != SIZE_MAX && (*off > limit || *len > limit - *off), CL_INVALID_VALUE);
+  return CL_SUCCESS;
+}
+
+static cl_int rect_common(cl_command_queue q, cl_mem buffer, const size_t *buffer_origin,
+                          const size_t *host_origin, const size_t *region,
+                          size_t *buffer_row_pitch, size_t *buffer_slice_pitch,
+                          size_t *host_row_pitch, size_t *host_slice_pitch, const void *ptr,
+                          size_t *off, size_t *len)
+{
+  CHECK_QUEUE(q);
+  TRY(check_buffer(q, buffer));
+  /* CL_INVALID_VALUE if ptr is a NULL value. */
+  TT_RETURN_IF(ptr == NULL, CL_INVALID_VALUE);
+  size_t hoff, hlen;
+  TRY(rect_extent(host_origin, region, host_row_pitch, host_slice_pitch, SIZE_MAX, &hoff, &hlen));
+  return rect_extent(buffer_origin, region, buffer_row_pitch, buffer_slice_pitch, buffer->size,
+                     off, len);
+}
+
+cl_int CL_API_CALL tt_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer,
+                                              cl_bool blocking_read, const size_t *buffer_origin,
+                                              const size_t *host_origin, const size_t *region,
+                                              size_t buffer_row_pitch, size_t buffer_slice_pitch,
+                                              size_t host_row_pitch, size_t host_slice_pitch,
+                                              void *ptr, cl_uint num_events_in_wait_list,
+                                              const cl_event *event_wait_list, cl_event *event)
+{
+  size_t off, len;
+  TRY(rect_common(command_queue, buffer, buffer_origin, host_origin, region, &buffer_row_pitch,
+                  &buffer_slice_pitch, &host_row_pitch, &host_slice_pitch, ptr, &off, &len));
+  TRY(host_may_read(buffer));
+  struct cmd c;
+  cmd_init(&c, command_queue);
+  TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
+  TRY_CMD(&c, cmd_use(&c, buffer, off, len, true, false));
+  cl_event ev = NULL;
+  cl_int err = c.d->clEnqueueReadBufferRect(
+      c.nq, buffer->native[c.dom], CL_FALSE, buffer_origin, host_origin, region, buffer_row_pitch,
+      buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, c.deps.n, cmd_wait_list(&c), &ev);
+  return cmd_end(&c, err, ev, CL_COMMAND_READ_BUFFER_RECT, event, blocking_read);
+}
+
+cl_int CL_API_CALL tt_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer,
+                                               cl_bool blocking_write,
+                                               const size_t *buffer_origin,
+                                               const size_t *host_origin, const size_t *region,
+                                               size_t buffer_row_pitch,
+                                               size_t buffer_slice_pitch, size_t host_row_pitch,
+                                               size_t host_slice_pitch, const void *ptr,
+                                               cl_uint num_events_in_wait_list,
+                                               const cl_event *event_wait_list, cl_event *event)
+{
+  size_t off, len;
+  TRY(rect_common(command_queue, buffer, buffer_origin, host_origin, region, &buffer_row_pitch,
+                  &buffer_slice_pitch, &host_row_pitch, &host_slice_pitch, ptr, &off, &len));
+  TRY(host_may_write(buffer));
+  struct cmd c;
+  cmd_init(&c, command_queue);
+  TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
+  /* The rectangle may leave gaps inside its span: those bytes must arrive too. */
+  TRY_CMD(&c, cmd_use(&c, buffer, off, len, true, true));
+  cl_event ev = NULL;
+  cl_int err = c.d->clEnqueueWriteBufferRect(
+      c.nq, buffer->native[c.dom], CL_FALSE, buffer_origin, host_origin, region, buffer_row_pitch,
+      buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, c.deps.n, cmd_wait_list(&c), &ev);
+  return cmd_end(&c, err, ev, CL_COMMAND_WRITE_BUFFER_RECT, event, blocking_write);
+}
+
+cl_int CL_API_CALL tt_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer,
+                                              cl_mem dst_buffer, const size_t *src_origin,
+                                              const size_t *dst_origin, const size_t *region,
+                                              size_t src_row_pitch, size_t src_slice_pitch,
+                                              size_t dst_row_pitch, size_t dst_slice_pitch,
+                                              cl_uint num_events_in_wait_list,
+                                              const cl_event *event_wait_list, cl_event *event)
+{
+  CHECK_QUEUE(command_queue);
+  TRY(check_buffer(command_queue, src_buffer));
+  TRY(check_buffer(command_queue, dst_buffer));
+  size_t soff, slen, doff, dlen;
+  TRY(rect_extent(src_origin, region, &src_row_pitch, &src_slice_pitch, src_buffer->size, &soff,
+                  &slen));
+  TRY(rect_extent(dst_origin, region, &dst_row_pitch, &dst_slice_pitch, dst_buffer->size, &doff,
+                  &dlen));
+  /* CL_INVALID_VALUE if src_buffer and dst_buffer are the same buffer object and
+   * src_slice_pitch is not equal to dst_slice_pitch and src_row_pitch is not equal to
+   * dst_row_pitch. */
+  TT_RETURN_IF(src_buffer == dst_buffer && src_slice_pitch != dst_slice_pitch &&
+                   src_row_pitch != dst_row_pitch,
+               CL_INVALID_VALUE);
+  /* CL_MEM_COPY_OVERLAP if src_buffer and dst_buffer are the same buffer or sub-buffers of
+   * the same buffer and the source and destination regions overlap. With equal pitches the
+   * rectangles are compared box by box; otherwise by the bytes they span. */
+  if (src_buffer->root == dst_buffer->root) {
+    size_t s = src_buffer->origin + soff, d = dst_buffer->origin + doff;
+    bool overlap;
+    if (src_row_pitch == dst_row_pitch && src_slice_pitch == dst_slice_pitch) {
+      size_t so[3] = {s % src_row_pitch, (s / src_row_pitch) % (src_slice_pitch / src_row_pitch),
+                      s / src_slice_pitch};
+      size_t dd[3] = {d % src_row_pitch, (d / src_row_pitch) % (src_slice_pitch / src_row_pitch),
+                      d / src_slice_pitch};
+      overlap = true;
+      for (int i = 0; i < 3; i++)
+        overlap &= so[i] < dd[i] + region[i] && dd[i] < so[i] + region[i];
+    } else {
+      overlap = s < d + dlen && d < s + slen;
+    }
+    TT_RETURN_IF(overlap, CL_MEM_COPY_OVERLAP);
+  }
+  struct cmd c;
+  cmd_init(&c, command_queue);
+  TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
+  TRY_CMD(&c, cmd_use(&c, src_buffer, soff, slen, true, false));
+  TRY_CMD(&c, cmd_use(&c, dst_buffer, doff, dlen, true, true));
+  cl_event ev = NULL;
+  cl_int err = c.d->clEnqueueCopyBufferRect(
+      c.nq, src_buffer->native[c.dom], dst_buffer->native[c.dom], src_origin, dst_origin, region,
+      src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, c.deps.n, cmd_wait_list(&c),
+      &ev);
+  return cmd_end(&c, err, ev, CL_COMMAND_COPY_BUFFER_RECT, event, false);
+}
+
+cl_int CL_API_CALL tt_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer,
+                                          const void *pattern, size_t pattern_size,
+                                          size_t offset, size_t size,
+                                          cl_uint num_events_in_wait_list,
+                                          const cl_event *event_wait_list, cl_event *event)
+{
+  CHECK_QUEUE(command_queue);
+  TRY(check_buffer(command_queue, buffer));
+  TRY(check_range(buffer, offset, size));
+  /* CL_INVALID_VALUE if pattern is NULL or if pattern_size is 0 or if pattern_size is not
+   * one of {1, 2, 4, 8, 16, 32, 64, 128}; if offset and size are not a multiple of
+   * pattern_size. */
+  TT_RETURN_IF(pattern == NULL || pattern_size == 0 || pattern_size > 128 ||
+                   (pattern_size & (pattern_size - 1)) != 0,
+               CL_INVALID_VALUE);
+  TT_RETURN_IF(offset % pattern_size != 0 || size % pattern_size != 0, CL_INVALID_VALUE);
+  struct cmd c;
+  cmd_init(&c, command_queue);
+  TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
+  TRY_CMD(&c, cmd_use(&c, buffer, offset, size, false, true));
+  cl_event ev = NULL;
+  cl_int err = c.d->clEnqueueFillBuffer(c.nq, buffer->native[c.dom], pattern, pattern_size, offset,
+                                        size, c.deps.n, cmd_wait_list(&c), &ev);
+  return cmd_end(&c, err, ev, CL_COMMAND_FILL_BUFFER, event, false);
+}
+
+void *CL_API_CALL tt_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer,
+                                        cl_bool blocking_map, cl_map_flags map_flags,
+                                        size_t offset, size_t size,
+                                        cl_uint num_events_in_wait_list,
+                                        const cl_event *event_wait_list, cl_event *event,
+                                        cl_int *errcode_ret)
+{
+  cl_int err = CL_SUCCESS;
+  void *p = NULL;
+#define CHECK(x)                                                                                  \
+  do {                                                                                            \
+    err = (x);                                                                                    \
+    if (err != CL_SUCCESS)                                                                        \
+      goto out;                                                                                   \
+  } while (0)
+  TT_GOTO_IF(!tt_object_valid(command_queue, TT_QUEUE), CL_INVALID_COMMAND_QUEUE);
+  CHECK(check_buffer(command_queue, buffer));
+  CHECK(check_range(buffer, offset, size));
+  /* CL_INVALID_VALUE if values specified in map_flags are not valid. */
+  const cl_map_flags all = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
+  TT_GOTO_IF(map_flags & ~all, CL_INVALID_VALUE);
+  TT_GOTO_IF((map_flags & CL_MAP_WRITE_INVALIDATE_REGION) && (map_flags & (CL_MAP_READ | CL_MAP_WRITE)),
+             CL_INVALID_VALUE);
+  if (map_flags & CL_MAP_READ)
+    CHECK(host_may_read(buffer));
+  if (map_flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION))
+    CHECK(host_may_write(buffer));
+  struct tt_map_record *rec = calloc(1, sizeof *rec);
+  TT_GOTO_IF(!rec, CL_OUT_OF_HOST_MEMORY);
+  struct cmd c;
+  cmd_init(&c, command_queue);
+  err = cmd_begin(&c, num_events_in_wait_list, event_wait_list);
+  bool invalidate = map_flags & CL_MAP_WRITE_INVALIDATE_REGION;
+  if (err == CL_SUCCESS)
+    err = cmd_use(&c, buffer, offset, size, !invalidate, false);
+  cl_event ev = NULL;
+  if (err == CL_SUCCESS)
+    p = c.d->clEnqueueMapBuffer(c.nq, buffer->native[c.dom], CL_FALSE, map_flags, offset, size,
+                                c.deps.n, cmd_wait_list(&c), &ev, &err);
+  if (err == CL_SUCCESS) {
+    *rec = (struct tt_map_record){p, c.dom, map_flags != CL_MAP_READ, offset, size, NULL};
+    pthread_mutex_lock(&buffer->obj.lock);
+    rec->next = buffer->maps;
+    buffer->maps = rec;
+    pthread_mutex_unlock(&buffer->obj.lock);
+    atomic_fetch_add(&buffer->map_count, 1);
+  } else {
+    free(rec);
+    p = NULL;
+  }
+  err = cmd_end(&c, err, ev, CL_COMMAND_MAP_BUFFER, event, blocking_map);
+out:
+#undef CHECK
+  tt_set_err(errcode_ret, err);
+  return err == CL_SUCCESS ? p : NULL;
+}
+
+cl_int CL_API_CALL tt_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj,
+                                              void *mapped_ptr, cl_uint num_events_in_wait_list,
+                                              const cl_event *event_wait_list, cl_event *event)
+{
+  CHECK_QUEUE(command_queue);
+  /* CL_INVALID_MEM_OBJECT if memobj is not a valid memory object. */
+  TT_RETURN_IF(!tt_object_valid(memobj, TT_MEM), CL_INVALID_MEM_OBJECT);
+  /* CL_INVALID_CONTEXT if context associated with command_queue and memobj are not the
+   * same. */
+  TT_RETURN_IF(memobj->context != command_queue->context, CL_INVALID_CONTEXT);
+  pthread_mutex_lock(&memobj->obj.lock);
+  struct tt_map_record **pp = &memobj->maps, *rec = NULL;
+  for (; *pp; pp = &(*pp)->next)
+    if ((*pp)->ptr == mapped_ptr) {
+      rec = *pp;
+      *pp = rec->next;
+      break;
+    }
+  pthread_mutex_unlock(&memobj->obj.lock);
+  /* CL_INVALID_VALUE if mapped_ptr is not a valid pointer returned by clEnqueueMapBuffer
+   * for memobj. */
+  TT_RETURN_IF(!rec, CL_INVALID_VALUE);
+  struct cmd c;
+  cmd_init(&c, command_queue);
+  /* The unmap runs where the map ran; on the user's queue when that is the same domain. */
+  if (rec->domain != c.dom) {
+    c.dom = rec->domain;
+    c.d = c.ctx->domains[c.dom].bp->d;
+    cl_int e = tt_plan_internal_queue(c.ctx, c.dom, &c.nq);
+    if (e != CL_SUCCESS) {
+      pthread_mutex_lock(&memobj->obj.lock);
+      rec->next = memobj->maps;
+      memobj->maps = rec;
+      pthread_mutex_unlock(&memobj->obj.lock);
+      return e;
+    }
+  }
+  cl_int err = cmd_begin(&c, num_events_in_wait_list, event_wait_list);
+  if (err == CL_SUCCESS)
+    err = cmd_use(&c, memobj, rec->offset, rec->size, false, rec->writes);
+  cl_event ev = NULL;
+  if (err == CL_SUCCESS)
+    err = c.d->clEnqueueUnmapMemObject(c.nq, memobj->native[c.dom], mapped_ptr, c.deps.n,
+                                       cmd_wait_list(&c), &ev);
+  if (err == CL_SUCCESS) {
+    atomic_fetch_sub(&memobj->map_count, 1);
+    if (c.nq != command_queue->native)
+      c.d->clFlush(c.nq);
+    free(rec);
+  } else {
+    pthread_mutex_lock(&memobj->obj.lock);
+    rec->next = memobj->maps;
+    memobj->maps = rec;
+    pthread_mutex_unlock(&memobj->obj.lock);
+  }
+  return cmd_end(&c, err, ev, CL_COMMAND_UNMAP_MEM_OBJECT, event, false);
+}
+
+cl_int CL_API_CALL tt_clEnqueueMigrateMemObjects(cl_command_queue command_queue,
+                                                 cl_uint num_mem_objects,
+                                                 const cl_mem *mem_objects,
+                                                 cl_mem_migration_flags flags,
+                                                 cl_uint num_events_in_wait_list,
+                                                 const cl_event *event_wait_list, cl_event *event)
+{
+  CHECK_QUEUE(command_queue);
+  /* CL_INVALID_VALUE if num_mem_objects is zero or if mem_objects is NULL, or if flags is
+   * not 0 or any of the values described in the table above. */
+  TT_RETURN_IF(num_mem_objects == 0 || mem_objects == NULL, CL_INVALID_VALUE);
+  TT_RETURN_IF(flags & ~(cl_mem_migration_flags)(CL_MIGRATE_MEM_OBJECT_HOST |
+                                                 CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED),
+               CL_INVALID_VALUE);
+  for (cl_uint i = 0; i < num_mem_objects; i++)
+    TRY(check_buffer(command_queue, mem_objects[i]));
+  cl_mem stack[16];
+  cl_mem *nm = num_mem_objects <= 16 ? stack : malloc(num_mem_objects * sizeof *nm);
+  TT_RETURN_IF(!nm, CL_OUT_OF_HOST_MEMORY);
+  struct cmd c;
+  cmd_init(&c, command_queue);
+  cl_int err = cmd_begin(&c, num_events_in_wait_list, event_wait_list);
+  bool undefined = flags & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED;
+  /* To the host: host data is always at hand, so only the order matters. To the device: the
+   * newest bytes come here now (or nothing comes, when the content may be undefined). */
+  bool to_device = !(flags & CL_MIGRATE_MEM_OBJECT_HOST);
+  for (cl_uint i = 0; i < num_mem_objects && err == CL_SUCCESS; i++) {
+    nm[i] = mem_objects[i]->native[c.dom];
+    err = cmd_use(&c, mem_objects[i], 0, mem_objects[i]->size, to_device && !undefined,
+                  undefined);
+  }
+  cl_event ev = NULL;
+  if (err == CL_SUCCESS)
+    err = c.d->clEnqueueMigrateMemObjects(c.nq, num_mem_objects, nm, flags, c.deps.n,
+                                          cmd_wait_list(&c), &ev);
+  if (nm != stack)
+    free(nm);
+  return cmd_end(&c, err, ev, CL_COMMAND_MIGRATE_MEM_OBJECTS, event, false);
+}
+
+cl_int CL_API_CALL tt_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel,
+                                             cl_uint work_dim, const size_t *global_work_offset,
+                                             const size_t *global_work_size,
+                                             const size_t *local_work_size,
+                                             cl_uint num_events_in_wait_list,
+                                             const cl_event *event_wait_list, cl_event *event)
+{
+  CHECK_QUEUE(command_queue);
+  /* CL_INVALID_KERNEL if kernel is not a valid kernel object. */
+  TT_RETURN_IF(!tt_object_valid(kernel, TT_KERNEL), CL_INVALID_KERNEL);
+  /* CL_INVALID_CONTEXT if context associated with command_queue and kernel are not the
+   * same. */
+  TT_RETURN_IF(kernel->context != command_queue->context, CL_INVALID_CONTEXT);
+  /* CL_INVALID_PROGRAM_EXECUTABLE if there is no successfully built program executable
+   * available for device associated with command_queue. */
+  TT_RETURN_IF(!kernel->native[command_queue->domain] ||
+                   tt_program_build_status(kernel->program, command_queue->device) !=
+                       CL_BUILD_SUCCESS,
+               CL_INVALID_PROGRAM_EXECUTABLE);
+  /* CL_INVALID_WORK_DIMENSION if work_dim is not a valid value (1 to 3). */
+  TT_RETURN_IF(work_dim < 1 || work_dim > 3, CL_INVALID_WORK_DIMENSION);
+  /* CL_INVALID_GLOBAL_WORK_SIZE if global_work_size is NULL, or if any of the values
+   * specified in global_work_size[0..work_dim-1] are 0. */
+  TT_RETURN_IF(global_work_size == NULL, CL_INVALID_GLOBAL_WORK_SIZE);
+  for (cl_uint i = 0; i < work_dim; i++)
+    TT_RETURN_IF(global_work_size[i] == 0, CL_INVALID_GLOBAL_WORK_SIZE);
+  /* CL_INVALID_GLOBAL_OFFSET if global_work_offset[i] + global_work_size[i] exceeds the
+   * range of size_t. */
+  for (cl_uint i = 0; global_work_offset && i < work_dim; i++)
+    TT_RETURN_IF(global_work_offset[i] > SIZE_MAX - global_work_size[i], CL_INVALID_GLOBAL_OFFSET);
+  /* CL_INVALID_KERNEL_ARGS if the kernel argument values have not been specified (or a
+   * buffer argument was released since). */
+  pthread_mutex_lock(&kernel->obj.lock);
+  cl_int argerr = CL_SUCCESS;
+  for (cl_uint i = 0; i < kernel->nargs && argerr == CL_SUCCESS; i++) {
+    struct tt_kernel_arg *a = &kernel->args[i];
+    if (!a->set || (a->mem && (!tt_object_valid(a->mem, TT_MEM) || a->mem->obj.id != a->mem_id)))
+      argerr = CL_INVALID_KERNEL_ARGS;
+    else if (a->mem && !a->mem->native[command_queue->domain])
+      argerr = CL_MISALIGNED_SUB_BUFFER_OFFSET;
+  }
+  if (argerr != CL_SUCCESS) {
+    pthread_mutex_unlock(&kernel->obj.lock);
+    TT_RETURN_IF(1, argerr);
+  }
+  struct cmd c;
+  cmd_init(&c, command_queue);
+  cl_int err = cmd_begin(&c, num_events_in_wait_list, event_wait_list);
+  for (cl_uint i = 0; i < kernel->nargs && err == CL_SUCCESS; i++) {
+    struct tt_kernel_arg *a = &kernel->args[i];
+    if (a->kind != TT_ARG_MEM || !a->mem)
+      continue;
+    /* A kernel only reads a const or __constant buffer, or a CL_MEM_READ_ONLY one; other
+     * buffers are read and written whole. */
+    bool writes = !a->is_const && !(a->mem->flags & CL_MEM_READ_ONLY);
+    err = cmd_use(&c, a->mem, 0, a->mem->size, true, writes);
+  }
+  pthread_mutex_unlock(&kernel->obj.lock);
+  cl_event ev = NULL;
+  if (err == CL_SUCCESS)
+    err = c.d->clEnqueueNDRangeKernel(c.nq, kernel->native[c.dom], work_dim, global_work_offset,
+                                      global_work_size, local_work_size, c.deps.n,
+                                      cmd_wait_list(&c), &ev);
+  return cmd_end(&c, err, ev, CL_COMMAND_NDRANGE_KERNEL, event, false);
+}
+
+cl_int CL_API_CALL tt_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
+                                    cl_uint num_events_in_wait_list,
+                                    const cl_event *event_wait_list, cl_event *event)
+{
+  size_t one = 1;
+  cl_int err = tt_clEnqueueNDRangeKernel(command_queue, kernel, 1, NULL, &one, &one,
+                                         num_events_in_wait_list, event_wait_list, event);
+  if (err == CL_SUCCESS && event)
+    (*event)->type = CL_COMMAND_TASK;
+  return err;
+}
+
+cl_int CL_API_CALL tt_clEnqueueNativeKernel(cl_command_queue command_queue,
+                                            void (CL_CALLBACK *user_func)(void *), void *args,
+                                            size_t cb_args, cl_uint num_mem_objects,
+                                            const cl_mem *mem_list, const void **args_mem_loc,
+                                            cl_uint num_events_in_wait_list,
+                                            const cl_event *event_wait_list, cl_event *event)
+{
+  CHECK_QUEUE(command_queue);
+  /* CL_INVALID_OPERATION if the device associated with command_queue cannot execute the
+   * native kernel (Tutti's devices report CL_EXEC_KERNEL only). */
+  TT_RETURN_IF(1, CL_INVALID_OPERATION);
+}
+
+/* Markers and barriers: on an in-order native queue both wait for everything before them. */
+static cl_int marker(cl_command_queue q, cl_uint n, const cl_event *list, cl_event *event,
+                     cl_command_type type)
+{
+  struct cmd c;
+  cmd_init(&c, q);
+  cl_int err = cmd_begin(&c, n, list);
+  cl_event ev = NULL;
+  if (err == CL_SUCCESS)
+    err = type == CL_COMMAND_BARRIER
+              ? c.d->clEnqueueBarrierWithWaitList(c.nq, c.deps.n, cmd_wait_list(&c), event ? &ev : NULL)
+              : c.d->clEnqueueMarkerWithWaitList(c.nq, c.deps.n, cmd_wait_list(&c), event ? &ev : NULL);
+  return cmd_end(&c, err, ev, type, event, false);
+}
+
+cl_int CL_API_CALL tt_clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
+                                                  cl_uint num_events_in_wait_list,
+                                                  const cl_event *event_wait_list,
+                                                  cl_event *event)
+{
+  CHECK_QUEUE(command_queue);
+  return marker(command_queue, num_events_in_wait_list, event_wait_list, event, CL_COMMAND_MARKER);
+}
+
+cl_int CL_API_CALL tt_clEnqueueBarrierWithWaitList(cl_command_queue command_queue,
+                                                   cl_uint num_events_in_wait_list,
+                                                   const cl_event *event_wait_list,
+                                                   cl_event *event)
+{
+  CHECK_QUEUE(command_queue);
+  return marker(command_queue, num_events_in_wait_list, event_wait_list, event, CL_COMMAND_BARRIER);
+}
+
+cl_int CL_API_CALL tt_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
+{
+  CHECK_QUEUE(command_queue);
+  /* CL_INVALID_VALUE if event is a NULL value. */
+  TT_RETURN_IF(event == NULL, CL_INVALID_VALUE);
+  return marker(command_queue, 0, NULL, event, CL_COMMAND_MARKER);
+}
+
+cl_int CL_API_CALL tt_clEnqueueBarrier(cl_command_queue command_queue)
+{
+  CHECK_QUEUE(command_queue);
+  return marker(command_queue, 0, NULL, NULL, CL_COMMAND_BARRIER);
+}
+
+cl_int CL_API_CALL tt_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events,
+                                             const cl_event *event_list)
+{
+  CHECK_QUEUE(command_queue);
+  /* CL_INVALID_VALUE if num_events is zero or event_list is NULL. */
+  TT_RETURN_IF(num_events == 0 || event_list == NULL, CL_INVALID_VALUE);
+  /* CL_INVALID_EVENT if event objects specified in event_list are not valid events. */
+  for (cl_uint i = 0; i < num_events; i++)
+    TT_RETURN_IF(!tt_object_valid(event_list[i], TT_EVENT), CL_INVALID_EVENT);
+  return marker(command_queue, num_events, event_list, NULL, CL_COMMAND_BARRIER);
+}
+
+/* Images: none can exist (CL_DEVICE_IMAGE_SUPPORT is CL_FALSE), so every image argument is
+ * an invalid memory object. */
+static cl_int no_image(cl_command_queue q)
+{
+  CHECK_QUEUE(q);
+  /* CL_INVALID_MEM_OBJECT if the image is not a valid image object. */
+  TT_RETURN_IF(1, CL_INVALID_MEM_OBJECT);
+}
+
+cl_int CL_API_CALL tt_clEnqueueReadImage(cl_command_queue q, cl_mem image, cl_bool b,
+                                         const size_t *o, const size_t *r, size_t rp, size_t sp,
+                                         void *ptr, cl_uint n, const cl_event *w, cl_event *e)
+{
+  return no_image(q);
+}
+
+cl_int CL_API_CALL tt_clEnqueueWriteImage(cl_command_queue q, cl_mem image, cl_bool b,
+                                          const size_t *o, const size_t *r, size_t rp, size_t sp,
+                                          const void *ptr, cl_uint n, const cl_event *w,
+                                          cl_event *e)
+{
+  return no_image(q);
+}
+
+cl_int CL_API_CALL tt_clEnqueueCopyImage(cl_command_queue q, cl_mem s, cl_mem d,
+                                         const size_t *so, const size_t *dso, const size_t *r,
+                                         cl_uint n, const cl_event *w, cl_event *e)
+{
+  return no_image(q);
+}
+
+cl_int CL_API_CALL tt_clEnqueueCopyImageToBuffer(cl_command_queue q, cl_mem s, cl_mem d,
+                                                 const size_t *so, const size_t *r, size_t off,
+                                                 cl_uint n, const cl_event *w, cl_event *e)
+{
+  return no_image(q);
+}
+
+cl_int CL_API_CALL tt_clEnqueueCopyBufferToImage(cl_command_queue q, cl_mem s, cl_mem d,
+                                                 size_t off, const size_t *o, const size_t *r,
+                                                 cl_uint n, const cl_event *w, cl_event *e)
+{
+  return no_image(q);
+}
+
+cl_int CL_API_CALL tt_clEnqueueFillImage(cl_command_queue q, cl_mem image, const void *color,
+                                         const size_t *o, const size_t *r, cl_uint n,
+                                         const cl_event *w, cl_event *e)
+{
+  return no_image(q);
+}
+
+void *CL_API_CALL tt_clEnqueueMapImage(cl_command_queue q, cl_mem image, cl_bool b,
+                                       cl_map_flags f, const size_t *o, const size_t *r,
+                                       size_t *rp, size_t *sp, cl_uint n, const cl_event *w,
+                                       cl_event *e, cl_int *errcode_ret)
+{
+  tt_set_err(errcode_ret, no_image(q));
+  return NULL;
+}

@@ -1,0 +1,131 @@
+/* Event entry points. */
+#include "config.h"
+
+#include "icd/icd.h"
+
+#include "runtime/event.h"
+
+cl_int CL_API_CALL tt_clWaitForEvents(cl_uint num_events, const cl_event *event_list)
+{
+  /* CL_INVALID_VALUE if num_events is zero or event_list is NULL. */
+  TT_RETURN_IF(num_events == 0 || event_list == NULL, CL_INVALID_VALUE);
+  /* CL_INVALID_EVENT if event objects specified in event_list are not valid event objects. */
+  for (cl_uint i = 0; i < num_events; i++)
+    TT_RETURN_IF(!tt_object_valid(event_list[i], TT_EVENT), CL_INVALID_EVENT);
+  /* CL_INVALID_CONTEXT if events specified in event_list do not belong to the same context. */
+  for (cl_uint i = 1; i < num_events; i++)
+    TT_RETURN_IF(event_list[i]->context != event_list[0]->context, CL_INVALID_CONTEXT);
+  /* The wait flushes the queues of the events, as the specification asks. */
+  for (cl_uint i = 0; i < num_events; i++)
+    if (event_list[i]->queue)
+      event_list[i]->queue->device->bp->d->clFlush(event_list[i]->queue->native);
+  cl_int err = CL_SUCCESS;
+  for (cl_uint i = 0; i < num_events; i++)
+    /* CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if the execution status of any of the
+     * events in event_list is a negative integer value. */
+    if (tt_event_wait(event_list[i]) < 0)
+      err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+  return err;
+}
+
+cl_int CL_API_CALL tt_clGetEventInfo(cl_event event, cl_event_info param_name,
+                                     size_t param_value_size, void *param_value,
+                                     size_t *param_value_size_ret)
+{
+  /* CL_INVALID_EVENT if event is not a valid event object. */
+  TT_RETURN_IF(!tt_object_valid(event, TT_EVENT), CL_INVALID_EVENT);
+  cl_uint u;
+  cl_int status;
+  switch (param_name) {
+  case CL_EVENT_COMMAND_QUEUE:
+    return TT_INFO(event->queue);
+  case CL_EVENT_CONTEXT:
+    return TT_INFO(event->context);
+  case CL_EVENT_COMMAND_TYPE:
+    return TT_INFO(event->type);
+  case CL_EVENT_COMMAND_EXECUTION_STATUS:
+    status = tt_event_status(event);
+    return TT_INFO(status);
+  case CL_EVENT_REFERENCE_COUNT:
+    u = (cl_uint)atomic_load(&event->obj.refcount);
+    return TT_INFO(u);
+  default:
+    /* CL_INVALID_VALUE if param_name is not valid. */
+    TT_RETURN_IF(1, CL_INVALID_VALUE);
+  }
+}
+
+cl_int CL_API_CALL tt_clRetainEvent(cl_event event)
+{
+  /* CL_INVALID_EVENT if event is not a valid event object. */
+  TT_RETURN_IF(!tt_object_valid(event, TT_EVENT), CL_INVALID_EVENT);
+  TT_RETAIN(event);
+  return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL tt_clReleaseEvent(cl_event event)
+{
+  /* CL_INVALID_EVENT if event is not a valid event object. */
+  TT_RETURN_IF(!tt_object_valid(event, TT_EVENT), CL_INVALID_EVENT);
+  TT_RELEASE(event);
+  return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL tt_clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name,
+                                              size_t param_value_size, void *param_value,
+                                              size_t *param_value_size_ret)
+{
+  /* CL_INVALID_EVENT if event is not a valid event object. */
+  TT_RETURN_IF(!tt_object_valid(event, TT_EVENT), CL_INVALID_EVENT);
+  /* CL_INVALID_VALUE if param_name is not valid. */
+  TT_RETURN_IF(param_name < CL_PROFILING_COMMAND_QUEUED || param_name > CL_PROFILING_COMMAND_END,
+               CL_INVALID_VALUE);
+  /* CL_PROFILING_INFO_NOT_AVAILABLE if the CL_QUEUE_PROFILING_ENABLE flag is not set for the
+   * command-queue, if the execution status of the command identified by event is not
+   * CL_COMPLETE or if event is a user event object. */
+  TT_RETURN_IF(!event->queue || !(event->queue->props & CL_QUEUE_PROFILING_ENABLE),
+               CL_PROFILING_INFO_NOT_AVAILABLE);
+  TT_RETURN_IF(tt_event_status(event) != CL_COMPLETE, CL_PROFILING_INFO_NOT_AVAILABLE);
+  return TT_NATIVE_DISPATCH(event->native)
+      ->clGetEventProfilingInfo(event->native, param_name, param_value_size, param_value,
+                                param_value_size_ret);
+}
+
+cl_int CL_API_CALL tt_clSetEventCallback(cl_event event, cl_int command_exec_callback_type,
+                                         void (CL_CALLBACK *pfn_notify)(cl_event, cl_int, void *),
+                                         void *user_data)
+{
+  /* CL_INVALID_EVENT if event is not a valid event object. */
+  TT_RETURN_IF(!tt_object_valid(event, TT_EVENT), CL_INVALID_EVENT);
+  /* CL_INVALID_VALUE if pfn_event_notify is NULL or if command_exec_callback_type is not
+   * CL_SUBMITTED, CL_RUNNING or CL_COMPLETE. */
+  TT_RETURN_IF(pfn_notify == NULL, CL_INVALID_VALUE);
+  TT_RETURN_IF(command_exec_callback_type != CL_SUBMITTED &&
+                   command_exec_callback_type != CL_RUNNING &&
+                   command_exec_callback_type != CL_COMPLETE,
+               CL_INVALID_VALUE);
+  return tt_event_add_callback(event, command_exec_callback_type, pfn_notify, user_data);
+}
+
+cl_event CL_API_CALL tt_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
+{
+  cl_int err = CL_SUCCESS;
+  cl_event e = NULL;
+  /* CL_INVALID_CONTEXT if context is not a valid context. */
+  TT_GOTO_IF(!tt_object_valid(context, TT_CONTEXT), CL_INVALID_CONTEXT);
+  e = tt_event_new_user(context);
+  TT_GOTO_IF(!e, CL_OUT_OF_HOST_MEMORY);
+out:
+  tt_set_err(errcode_ret, err);
+  return e;
+}
+
+cl_int CL_API_CALL tt_clSetUserEventStatus(cl_event event, cl_int execution_status)
+{
+  /* CL_INVALID_EVENT if event is not a valid user event object. */
+  TT_RETURN_IF(!tt_object_valid(event, TT_EVENT) || event->native || event->queue,
+               CL_INVALID_EVENT);
+  /* CL_INVALID_VALUE if the execution_status is not CL_COMPLETE or a negative integer. */
+  TT_RETURN_IF(execution_status != CL_COMPLETE && execution_status >= 0, CL_INVALID_VALUE);
+  return tt_event_set_user_status(event, execution_status);
+}

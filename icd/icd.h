@@ -1,0 +1,164 @@
+/* The face: entry points, argument checks and the helpers they share. Every entry point is
+ * tt_<OpenCL name>, reached through the dispatch table (icd/dispatch_table.c). */
+#ifndef TUTTI_ICD_H
+#define TUTTI_ICD_H
+
+#include <string.h>
+
+#include "runtime/backend.h"
+#include "runtime/cluster.h"
+#include "runtime/log.h"
+#include "runtime/tutti_internal.h"
+
+/* The entry points, typed like the specification's prototypes. */
+extern __typeof__(clGetPlatformIDs) tt_clGetPlatformIDs;
+extern __typeof__(clGetPlatformInfo) tt_clGetPlatformInfo;
+extern __typeof__(clGetDeviceIDs) tt_clGetDeviceIDs;
+extern __typeof__(clGetDeviceInfo) tt_clGetDeviceInfo;
+extern __typeof__(clCreateContext) tt_clCreateContext;
+extern __typeof__(clCreateContextFromType) tt_clCreateContextFromType;
+extern __typeof__(clRetainContext) tt_clRetainContext;
+extern __typeof__(clReleaseContext) tt_clReleaseContext;
+extern __typeof__(clGetContextInfo) tt_clGetContextInfo;
+extern __typeof__(clCreateCommandQueue) tt_clCreateCommandQueue;
+extern __typeof__(clRetainCommandQueue) tt_clRetainCommandQueue;
+extern __typeof__(clReleaseCommandQueue) tt_clReleaseCommandQueue;
+extern __typeof__(clGetCommandQueueInfo) tt_clGetCommandQueueInfo;
+extern __typeof__(clSetCommandQueueProperty) tt_clSetCommandQueueProperty;
+extern __typeof__(clCreateBuffer) tt_clCreateBuffer;
+extern __typeof__(clCreateImage2D) tt_clCreateImage2D;
+extern __typeof__(clCreateImage3D) tt_clCreateImage3D;
+extern __typeof__(clRetainMemObject) tt_clRetainMemObject;
+extern __typeof__(clReleaseMemObject) tt_clReleaseMemObject;
+extern __typeof__(clGetSupportedImageFormats) tt_clGetSupportedImageFormats;
+extern __typeof__(clGetMemObjectInfo) tt_clGetMemObjectInfo;
+extern __typeof__(clGetImageInfo) tt_clGetImageInfo;
+extern __typeof__(clCreateSampler) tt_clCreateSampler;
+extern __typeof__(clRetainSampler) tt_clRetainSampler;
+extern __typeof__(clReleaseSampler) tt_clReleaseSampler;
+extern __typeof__(clGetSamplerInfo) tt_clGetSamplerInfo;
+extern __typeof__(clCreateProgramWithSource) tt_clCreateProgramWithSource;
+extern __typeof__(clCreateProgramWithBinary) tt_clCreateProgramWithBinary;
+extern __typeof__(clRetainProgram) tt_clRetainProgram;
+extern __typeof__(clReleaseProgram) tt_clReleaseProgram;
+extern __typeof__(clBuildProgram) tt_clBuildProgram;
+extern __typeof__(clUnloadCompiler) tt_clUnloadCompiler;
+extern __typeof__(clGetProgramInfo) tt_clGetProgramInfo;
+extern __typeof__(clGetProgramBuildInfo) tt_clGetProgramBuildInfo;
+extern __typeof__(clCreateKernel) tt_clCreateKernel;
+extern __typeof__(clCreateKernelsInProgram) tt_clCreateKernelsInProgram;
+extern __typeof__(clRetainKernel) tt_clRetainKernel;
+extern __typeof__(clReleaseKernel) tt_clReleaseKernel;
+extern __typeof__(clSetKernelArg) tt_clSetKernelArg;
+extern __typeof__(clGetKernelInfo) tt_clGetKernelInfo;
+extern __typeof__(clGetKernelWorkGroupInfo) tt_clGetKernelWorkGroupInfo;
+extern __typeof__(clWaitForEvents) tt_clWaitForEvents;
+extern __typeof__(clGetEventInfo) tt_clGetEventInfo;
+extern __typeof__(clRetainEvent) tt_clRetainEvent;
+extern __typeof__(clReleaseEvent) tt_clReleaseEvent;
+extern __typeof__(clGetEventProfilingInfo) tt_clGetEventProfilingInfo;
+extern __typeof__(clFlush) tt_clFlush;
+extern __typeof__(clFinish) tt_clFinish;
+extern __typeof__(clEnqueueReadBuffer) tt_clEnqueueReadBuffer;
+extern __typeof__(clEnqueueWriteBuffer) tt_clEnqueueWriteBuffer;
+extern __typeof__(clEnqueueCopyBuffer) tt_clEnqueueCopyBuffer;
+extern __typeof__(clEnqueueReadImage) tt_clEnqueueReadImage;
+extern __typeof__(clEnqueueWriteImage) tt_clEnqueueWriteImage;
+extern __typeof__(clEnqueueCopyImage) tt_clEnqueueCopyImage;
+extern __typeof__(clEnqueueCopyImageToBuffer) tt_clEnqueueCopyImageToBuffer;
+extern __typeof__(clEnqueueCopyBufferToImage) tt_clEnqueueCopyBufferToImage;
+extern __typeof__(clEnqueueMapBuffer) tt_clEnqueueMapBuffer;
+extern __typeof__(clEnqueueMapImage) tt_clEnqueueMapImage;
+extern __typeof__(clEnqueueUnmapMemObject) tt_clEnqueueUnmapMemObject;
+extern __typeof__(clEnqueueNDRangeKernel) tt_clEnqueueNDRangeKernel;
+extern __typeof__(clEnqueueTask) tt_clEnqueueTask;
+extern __typeof__(clEnqueueNativeKernel) tt_clEnqueueNativeKernel;
+extern __typeof__(clEnqueueMarker) tt_clEnqueueMarker;
+extern __typeof__(clEnqueueWaitForEvents) tt_clEnqueueWaitForEvents;
+extern __typeof__(clEnqueueBarrier) tt_clEnqueueBarrier;
+extern __typeof__(clGetExtensionFunctionAddress) tt_clGetExtensionFunctionAddress;
+extern __typeof__(clSetEventCallback) tt_clSetEventCallback;
+extern __typeof__(clCreateSubBuffer) tt_clCreateSubBuffer;
+extern __typeof__(clSetMemObjectDestructorCallback) tt_clSetMemObjectDestructorCallback;
+extern __typeof__(clCreateUserEvent) tt_clCreateUserEvent;
+extern __typeof__(clSetUserEventStatus) tt_clSetUserEventStatus;
+extern __typeof__(clEnqueueReadBufferRect) tt_clEnqueueReadBufferRect;
+extern __typeof__(clEnqueueWriteBufferRect) tt_clEnqueueWriteBufferRect;
+extern __typeof__(clEnqueueCopyBufferRect) tt_clEnqueueCopyBufferRect;
+extern __typeof__(clCreateSubDevices) tt_clCreateSubDevices;
+extern __typeof__(clRetainDevice) tt_clRetainDevice;
+extern __typeof__(clReleaseDevice) tt_clReleaseDevice;
+extern __typeof__(clCreateImage) tt_clCreateImage;
+extern __typeof__(clCreateProgramWithBuiltInKernels) tt_clCreateProgramWithBuiltInKernels;
+extern __typeof__(clCompileProgram) tt_clCompileProgram;
+extern __typeof__(clLinkProgram) tt_clLinkProgram;
+extern __typeof__(clUnloadPlatformCompiler) tt_clUnloadPlatformCompiler;
+extern __typeof__(clGetKernelArgInfo) tt_clGetKernelArgInfo;
+extern __typeof__(clEnqueueFillBuffer) tt_clEnqueueFillBuffer;
+extern __typeof__(clEnqueueFillImage) tt_clEnqueueFillImage;
+extern __typeof__(clEnqueueMigrateMemObjects) tt_clEnqueueMigrateMemObjects;
+extern __typeof__(clEnqueueMarkerWithWaitList) tt_clEnqueueMarkerWithWaitList;
+extern __typeof__(clEnqueueBarrierWithWaitList) tt_clEnqueueBarrierWithWaitList;
+extern __typeof__(clGetExtensionFunctionAddressForPlatform) tt_clGetExtensionFunctionAddressForPlatform;
+
+/* Slots Tutti does not implement (images, samplers, GL/D3D sharing, OpenCL 2.x). */
+cl_int tt_unsupported(const char *name);
+void *tt_unsupported_untyped(void);
+
+/* Copies an info value out with the specification's size rules:
+ * CL_INVALID_VALUE if param_value is not NULL and param_value_size is smaller than the
+ * value. */
+static inline cl_int tt_info(size_t size, void *value, size_t *size_ret, const void *src,
+                             size_t src_size)
+{
+  if (value) {
+    if (size < src_size) {
+      TT_LOG(TT_LOG_ERR, "info query: CL_INVALID_VALUE (param_value_size %zu < %zu)", size,
+             src_size);
+      return CL_INVALID_VALUE;
+    }
+    if (src_size)
+      memcpy(value, src, src_size);
+  }
+  if (size_ret)
+    *size_ret = src_size;
+  return CL_SUCCESS;
+}
+
+#define TT_INFO(v) tt_info(param_value_size, param_value, param_value_size_ret, &(v), sizeof(v))
+#define TT_INFO_STR(s) tt_info(param_value_size, param_value, param_value_size_ret, (s), strlen(s) + 1)
+
+static inline void tt_set_err(cl_int *errcode_ret, cl_int err)
+{
+  if (errcode_ret)
+    *errcode_ret = err;
+}
+
+/* Device types: whether a requested type is valid, and whether a device matches it. */
+bool tt_device_type_valid(cl_device_type t);
+bool tt_device_matches(cl_device_id d, cl_device_type t);
+
+/* Buffer flags: whether a cl_mem_flags value is valid (no unknown bits, no conflicts). */
+bool tt_mem_flags_valid(cl_mem_flags flags);
+
+/* Build status of a program for one of its devices (CL_BUILD_NONE when unknown). */
+cl_build_status tt_program_build_status(cl_program p, cl_device_id d);
+
+/* Index of a device's domain in a context, or ctx->ndomains when the device is not in it. */
+static inline cl_uint tt_context_domain_of(cl_context ctx, cl_device_id d)
+{
+  for (cl_uint i = 0; i < ctx->ndomains; i++)
+    if (ctx->domains[i].bp == d->bp)
+      return i;
+  return ctx->ndomains;
+}
+
+static inline bool tt_context_has_device(cl_context ctx, cl_device_id d)
+{
+  for (cl_uint i = 0; i < ctx->ndevices; i++)
+    if (ctx->devices[i] == d)
+      return true;
+  return false;
+}
+
+#endif

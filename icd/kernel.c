@@ -1,0 +1,340 @@
+/* Kernels: one native kernel per memory domain where the program was built. Tutti keeps its
+ * own view of every argument (which ones are buffers, which buffers are only read) because
+ * the plan needs it at enqueue time and garbage handles must be refused, not passed on. */
+#include "config.h"
+
+#include "icd/icd.h"
+
+#include <stdlib.h>
+
+static void destroy_kernel(struct tt_object *o)
+{
+  cl_kernel k = (cl_kernel)o;
+  /* Native kernels go before the native program: PoCL asserts on the other order. */
+  for (cl_uint i = 0; k->native && i < k->context->ndomains; i++)
+    if (k->native[i])
+      k->context->domains[i].bp->d->clReleaseKernel(k->native[i]);
+  free(k->native);
+  free(k->args);
+  free(k->name);
+  atomic_fetch_sub(&k->program->nkernels, 1);
+  TT_RELEASE(k->program);
+  TT_RELEASE(k->context);
+  free(k);
+}
+
+/* Fills the argument table from the backend's argument info (-cl-kernel-arg-info). */
+static void read_arg_info(cl_kernel k, cl_uint dom)
+{
+  const cl_icd_dispatch *d = k->context->domains[dom].bp->d;
+  for (cl_uint i = 0; i < k->nargs; i++) {
+    struct tt_kernel_arg *a = &k->args[i];
+    cl_kernel_arg_address_qualifier aq = CL_KERNEL_ARG_ADDRESS_PRIVATE;
+    cl_kernel_arg_type_qualifier tq = 0;
+    char type[256] = "";
+    cl_int err = d->clGetKernelArgInfo
+                     ? d->clGetKernelArgInfo(k->native[dom], i, CL_KERNEL_ARG_ADDRESS_QUALIFIER,
+                                             sizeof aq, &aq, NULL)
+                     : CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
+    if (err != CL_SUCCESS) {
+      /* No argument info (some binaries): decided from the value at clSetKernelArg. */
+      a->kind = TT_ARG_VALUE;
+      continue;
+    }
+    d->clGetKernelArgInfo(k->native[dom], i, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof tq, &tq, NULL);
+    d->clGetKernelArgInfo(k->native[dom], i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, NULL);
+    if (aq == CL_KERNEL_ARG_ADDRESS_GLOBAL || aq == CL_KERNEL_ARG_ADDRESS_CONSTANT) {
+      a->kind = TT_ARG_MEM;
+      a->is_const = aq == CL_KERNEL_ARG_ADDRESS_CONSTANT || (tq & CL_KERNEL_ARG_TYPE_CONST);
+    } else if (aq == CL_KERNEL_ARG_ADDRESS_LOCAL) {
+      a->kind = TT_ARG_LOCAL;
+    } else if (!strncmp(type, "image", 5)) {
+      a->kind = TT_ARG_IMAGE;
+    } else if (!strcmp(type, "sampler_t")) {
+      a->kind = TT_ARG_SAMPLER;
+    } else {
+      a->kind = TT_ARG_VALUE;
+    }
+  }
+}
+
+static bool built_in_domain(cl_program p, cl_uint dom)
+{
+  for (cl_uint i = 0; i < p->ndevices; i++)
+    if (p->devices[i]->bp == p->context->domains[dom].bp &&
+        tt_program_build_status(p, p->devices[i]) == CL_BUILD_SUCCESS)
+      return true;
+  return false;
+}
+
+cl_kernel CL_API_CALL tt_clCreateKernel(cl_program program, const char *kernel_name,
+                                        cl_int *errcode_ret)
+{
+  cl_int err = CL_SUCCESS;
+  cl_kernel k = NULL;
+  /* CL_INVALID_PROGRAM if program is not a valid program object. */
+  TT_GOTO_IF(!tt_object_valid(program, TT_PROGRAM), CL_INVALID_PROGRAM);
+  /* CL_INVALID_VALUE if kernel_name is NULL. */
+  TT_GOTO_IF(kernel_name == NULL, CL_INVALID_VALUE);
+  cl_context ctx = program->context;
+  bool any = false;
+  for (cl_uint i = 0; i < ctx->ndomains; i++)
+    any |= program->native[i] && built_in_domain(program, i);
+  /* CL_INVALID_PROGRAM_EXECUTABLE if there is no successfully built executable for program
+   * (PoCL crashes when asked anyway). */
+  TT_GOTO_IF(!any, CL_INVALID_PROGRAM_EXECUTABLE);
+  k = calloc(1, sizeof *k);
+  TT_GOTO_IF(!k, CL_OUT_OF_HOST_MEMORY);
+  k->native = calloc(ctx->ndomains, sizeof *k->native);
+  k->name = strdup(kernel_name);
+  if (!k->native || !k->name) {
+    free(k->native);
+    free(k->name);
+    free(k);
+    k = NULL;
+    TT_GOTO_IF(1, CL_OUT_OF_HOST_MEMORY);
+  }
+  tt_object_init(&k->obj, TT_KERNEL, destroy_kernel);
+  k->program = program;
+  TT_RETAIN(program);
+  atomic_fetch_add(&program->nkernels, 1);
+  k->context = ctx;
+  TT_RETAIN(ctx);
+  cl_uint first = ctx->ndomains;
+  for (cl_uint i = 0; i < ctx->ndomains; i++) {
+    if (!program->native[i] || !built_in_domain(program, i))
+      continue;
+    k->native[i] = ctx->domains[i].bp->d->clCreateKernel(program->native[i], kernel_name, &err);
+    /* CL_INVALID_KERNEL_NAME if kernel_name is not found in program;
+     * CL_INVALID_KERNEL_DEFINITION if the function definition differs between devices. */
+    if (!k->native[i])
+      goto out;
+    if (first == ctx->ndomains)
+      first = i;
+  }
+  TT_NCALL(ctx->domains[first].bp, clGetKernelInfo, k->native[first], CL_KERNEL_NUM_ARGS,
+           sizeof k->nargs, &k->nargs, NULL);
+  k->args = calloc(k->nargs ? k->nargs : 1, sizeof *k->args);
+  TT_GOTO_IF(!k->args, CL_OUT_OF_HOST_MEMORY);
+  read_arg_info(k, first);
+out:
+  tt_set_err(errcode_ret, err);
+  if (err != CL_SUCCESS && k) {
+    TT_RELEASE(k);
+    k = NULL;
+  }
+  return k;
+}
+
+cl_int CL_API_CALL tt_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels,
+                                               cl_kernel *kernels, cl_uint *num_kernels_ret)
+{
+  /* CL_INVALID_PROGRAM if program is not a valid program object. */
+  TT_RETURN_IF(!tt_object_valid(program, TT_PROGRAM), CL_INVALID_PROGRAM);
+  size_t size = 0;
+  /* CL_INVALID_PROGRAM_EXECUTABLE if there is no successfully built executable for any
+   * device in program. */
+  cl_int err = tt_clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, 0, NULL, &size);
+  if (err != CL_SUCCESS)
+    return err;
+  char *names = malloc(size + 1);
+  TT_RETURN_IF(!names, CL_OUT_OF_HOST_MEMORY);
+  err = tt_clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, size, names, NULL);
+  names[size] = 0;
+  cl_uint n = 0;
+  for (char *s = names; err == CL_SUCCESS && *s;) {
+    size_t len = strcspn(s, ";");
+    if (len)
+      n++;
+    s += len + (s[len] == ';');
+  }
+  /* CL_INVALID_VALUE if kernels is not NULL and num_kernels is less than the number of
+   * kernels in program. */
+  if (err == CL_SUCCESS && kernels && num_kernels < n) {
+    TT_LOG(TT_LOG_ERR, "clCreateKernelsInProgram: CL_INVALID_VALUE (num_kernels %u < %u)",
+           num_kernels, n);
+    err = CL_INVALID_VALUE;
+  }
+  if (err == CL_SUCCESS && kernels) {
+    cl_uint made = 0;
+    for (char *s = names; *s;) {
+      size_t len = strcspn(s, ";");
+      char save = s[len];
+      s[len] = 0;
+      if (len) {
+        kernels[made] = tt_clCreateKernel(program, s, &err);
+        if (err != CL_SUCCESS)
+          break;
+        made++;
+      }
+      s[len] = save;
+      s += len + (save == ';');
+    }
+    if (err != CL_SUCCESS)
+      while (made)
+        TT_RELEASE(kernels[--made]);
+  }
+  free(names);
+  if (err == CL_SUCCESS && num_kernels_ret)
+    *num_kernels_ret = n;
+  return err;
+}
+
+cl_int CL_API_CALL tt_clRetainKernel(cl_kernel kernel)
+{
+  /* CL_INVALID_KERNEL if kernel is not a valid kernel object. */
+  TT_RETURN_IF(!tt_object_valid(kernel, TT_KERNEL), CL_INVALID_KERNEL);
+  TT_RETAIN(kernel);
+  return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL tt_clReleaseKernel(cl_kernel kernel)
+{
+  /* CL_INVALID_KERNEL if kernel is not a valid kernel object. */
+  TT_RETURN_IF(!tt_object_valid(kernel, TT_KERNEL), CL_INVALID_KERNEL);
+  TT_RELEASE(kernel);
+  return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL tt_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
+                                     const void *arg_value)
+{
+  /* CL_INVALID_KERNEL if kernel is not a valid kernel object. */
+  TT_RETURN_IF(!tt_object_valid(kernel, TT_KERNEL), CL_INVALID_KERNEL);
+  /* CL_INVALID_ARG_INDEX if arg_index is not a valid argument index. */
+  TT_RETURN_IF(arg_index >= kernel->nargs, CL_INVALID_ARG_INDEX);
+  struct tt_kernel_arg *a = &kernel->args[arg_index];
+  cl_context ctx = kernel->context;
+  cl_mem mem = NULL;
+  enum tt_arg_kind kind = a->kind;
+  /* Without argument info, a value the size of a handle naming a live buffer is a buffer. */
+  if (kind == TT_ARG_VALUE && arg_size == sizeof(cl_mem) && arg_value &&
+      tt_object_tag_of(*(void *const *)arg_value) == TT_MEM)
+    kind = TT_ARG_MEM;
+  switch (kind) {
+  case TT_ARG_MEM:
+    /* CL_INVALID_ARG_SIZE if arg_size does not match the size of the data type for an
+     * argument that is a memory object. */
+    TT_RETURN_IF(arg_size != sizeof(cl_mem), CL_INVALID_ARG_SIZE);
+    mem = arg_value ? *(const cl_mem *)arg_value : NULL;
+    /* CL_INVALID_MEM_OBJECT for an argument declared to be a memory object when the specified
+     * arg_value is not a valid memory object (NULL is allowed). */
+    TT_RETURN_IF(mem && (!tt_object_valid(mem, TT_MEM) || mem->context != ctx),
+                 CL_INVALID_MEM_OBJECT);
+    break;
+  case TT_ARG_LOCAL:
+    /* CL_INVALID_ARG_VALUE if arg_value is not NULL for an argument declared with the
+     * __local qualifier; CL_INVALID_ARG_SIZE if arg_size is zero for it. */
+    TT_RETURN_IF(arg_value != NULL, CL_INVALID_ARG_VALUE);
+    TT_RETURN_IF(arg_size == 0, CL_INVALID_ARG_SIZE);
+    break;
+  case TT_ARG_SAMPLER:
+    /* CL_INVALID_SAMPLER for an argument declared to be of type sampler_t when the specified
+     * arg_value is not a valid sampler object (none can exist). */
+    TT_RETURN_IF(1, CL_INVALID_SAMPLER);
+  case TT_ARG_IMAGE:
+    TT_RETURN_IF(1, CL_INVALID_MEM_OBJECT);
+  case TT_ARG_VALUE:
+    /* CL_INVALID_ARG_VALUE if arg_value specified is NULL for an argument that is not
+     * declared with the __local qualifier. */
+    TT_RETURN_IF(arg_value == NULL, CL_INVALID_ARG_VALUE);
+    break;
+  }
+  cl_int err = CL_SUCCESS;
+  for (cl_uint i = 0; i < ctx->ndomains && err == CL_SUCCESS; i++) {
+    if (!kernel->native[i])
+      continue;
+    const cl_icd_dispatch *d = ctx->domains[i].bp->d;
+    if (kind == TT_ARG_MEM) {
+      cl_mem nm = mem ? mem->native[i] : NULL;
+      err = d->clSetKernelArg(kernel->native[i], arg_index, sizeof nm, mem ? &nm : NULL);
+    } else {
+      err = d->clSetKernelArg(kernel->native[i], arg_index, arg_size, arg_value);
+    }
+  }
+  if (err != CL_SUCCESS)
+    return err;
+  pthread_mutex_lock(&kernel->obj.lock);
+  a->set = true;
+  a->mem = kind == TT_ARG_MEM ? mem : NULL;
+  a->mem_id = mem ? mem->obj.id : 0;
+  if (kind == TT_ARG_MEM && a->kind == TT_ARG_VALUE)
+    a->kind = TT_ARG_MEM;
+  pthread_mutex_unlock(&kernel->obj.lock);
+  return CL_SUCCESS;
+}
+
+/* Some domain's native kernel (all agree on the queried properties). */
+static cl_uint any_native(cl_kernel k)
+{
+  for (cl_uint i = 0; i < k->context->ndomains; i++)
+    if (k->native[i])
+      return i;
+  return 0;
+}
+
+cl_int CL_API_CALL tt_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name,
+                                      size_t param_value_size, void *param_value,
+                                      size_t *param_value_size_ret)
+{
+  /* CL_INVALID_KERNEL if kernel is not a valid kernel object. */
+  TT_RETURN_IF(!tt_object_valid(kernel, TT_KERNEL), CL_INVALID_KERNEL);
+  cl_uint u, k;
+  switch (param_name) {
+  case CL_KERNEL_FUNCTION_NAME:
+    return TT_INFO_STR(kernel->name);
+  case CL_KERNEL_NUM_ARGS:
+    return TT_INFO(kernel->nargs);
+  case CL_KERNEL_REFERENCE_COUNT:
+    u = (cl_uint)atomic_load(&kernel->obj.refcount);
+    return TT_INFO(u);
+  case CL_KERNEL_CONTEXT:
+    return TT_INFO(kernel->context);
+  case CL_KERNEL_PROGRAM:
+    return TT_INFO(kernel->program);
+  case CL_KERNEL_ATTRIBUTES:
+    k = any_native(kernel);
+    return TT_NCALL(kernel->context->domains[k].bp, clGetKernelInfo, kernel->native[k],
+                    param_name, param_value_size, param_value, param_value_size_ret);
+  default:
+    /* CL_INVALID_VALUE if param_name is not valid. */
+    TT_RETURN_IF(1, CL_INVALID_VALUE);
+  }
+}
+
+cl_int CL_API_CALL tt_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device,
+                                               cl_kernel_work_group_info param_name,
+                                               size_t param_value_size, void *param_value,
+                                               size_t *param_value_size_ret)
+{
+  /* CL_INVALID_KERNEL if kernel is not a valid kernel object. */
+  TT_RETURN_IF(!tt_object_valid(kernel, TT_KERNEL), CL_INVALID_KERNEL);
+  cl_program p = kernel->program;
+  /* CL_INVALID_DEVICE if device is not in the list of devices associated with kernel or if
+   * device is NULL but there is more than one device associated with kernel. */
+  if (!device) {
+    TT_RETURN_IF(p->ndevices != 1, CL_INVALID_DEVICE);
+    device = p->devices[0];
+  }
+  bool found = false;
+  for (cl_uint i = 0; i < p->ndevices; i++)
+    found |= p->devices[i] == device;
+  TT_RETURN_IF(!tt_object_valid(device, TT_DEVICE) || !found, CL_INVALID_DEVICE);
+  cl_uint k = tt_context_domain_of(kernel->context, device);
+  TT_RETURN_IF(!kernel->native[k], CL_INVALID_DEVICE);
+  return TT_NCALL(device->bp, clGetKernelWorkGroupInfo, kernel->native[k], device->native,
+                  param_name, param_value_size, param_value, param_value_size_ret);
+}
+
+cl_int CL_API_CALL tt_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_indx,
+                                         cl_kernel_arg_info param_name, size_t param_value_size,
+                                         void *param_value, size_t *param_value_size_ret)
+{
+  /* CL_INVALID_KERNEL if kernel is not a valid kernel object. */
+  TT_RETURN_IF(!tt_object_valid(kernel, TT_KERNEL), CL_INVALID_KERNEL);
+  /* CL_INVALID_ARG_INDEX if arg_indx is not a valid argument index. */
+  TT_RETURN_IF(arg_indx >= kernel->nargs, CL_INVALID_ARG_INDEX);
+  cl_uint k = any_native(kernel);
+  return TT_NCALL(kernel->context->domains[k].bp, clGetKernelArgInfo, kernel->native[k], arg_indx,
+                  param_name, param_value_size, param_value, param_value_size_ret);
+}

@@ -1,0 +1,397 @@
+/* Buffers and sub-buffers. A buffer has one native buffer per memory domain of its context;
+ * which of them hold the newest bytes of each range is the plan's business (runtime/plan.h).
+ * Images and samplers are not supported yet: CL_DEVICE_IMAGE_SUPPORT is CL_FALSE. */
+#include "config.h"
+
+#include "icd/icd.h"
+
+#include <stdlib.h>
+
+#include "runtime/plan.h"
+#include "runtime/rangemap.h"
+
+#define ACCESS_FLAGS (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY)
+#define HOST_PTR_FLAGS (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)
+#define HOST_ACCESS_FLAGS (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)
+
+struct destructor_call {
+  void (CL_CALLBACK *fn)(cl_mem, void *);
+  void *data;
+  cl_mem mem;          /* the handle the user knows (gone by the time fn runs) */
+  atomic_uint pending; /* native buffers still alive */
+};
+
+static bool one_bit_at_most(cl_mem_flags f)
+{
+  return (f & (f - 1)) == 0;
+}
+
+bool tt_mem_flags_valid(cl_mem_flags flags)
+{
+  if (flags & ~(cl_mem_flags)(ACCESS_FLAGS | HOST_PTR_FLAGS | HOST_ACCESS_FLAGS))
+    return false;
+  if (!one_bit_at_most(flags & ACCESS_FLAGS) || !one_bit_at_most(flags & HOST_ACCESS_FLAGS))
+    return false;
+  if ((flags & CL_MEM_USE_HOST_PTR) && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)))
+    return false;
+  return true;
+}
+
+static void destroy_mem(struct tt_object *o)
+{
+  cl_mem m = (cl_mem)o;
+  if (m->root == m) {
+    tt_plan_lock();
+    tt_plan_forget(m);
+    tt_plan_unlock();
+  }
+  for (cl_uint i = 0; m->native && i < m->context->ndomains; i++)
+    if (m->native[i])
+      m->context->domains[i].bp->d->clReleaseMemObject(m->native[i]);
+  while (m->maps) {
+    struct tt_map_record *r = m->maps;
+    m->maps = r->next;
+    free(r);
+  }
+  free(m->native);
+  if (m->parent)
+    TT_RELEASE(m->parent);
+  TT_RELEASE(m->context);
+  free(m);
+}
+
+static cl_mem alloc_mem(cl_context context, cl_mem_flags flags, size_t size)
+{
+  cl_mem m = calloc(1, sizeof *m);
+  if (!m)
+    return NULL;
+  m->native = calloc(context->ndomains, sizeof *m->native);
+  if (!m->native) {
+    free(m);
+    return NULL;
+  }
+  tt_object_init(&m->obj, TT_MEM, destroy_mem);
+  m->context = context;
+  TT_RETAIN(context);
+  m->flags = flags;
+  m->size = size;
+  m->root = m;
+  return m;
+}
+
+cl_mem CL_API_CALL tt_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size,
+                                     void *host_ptr, cl_int *errcode_ret)
+{
+  cl_int err = CL_SUCCESS;
+  cl_mem m = NULL;
+  /* CL_INVALID_CONTEXT if context is not a valid context. */
+  TT_GOTO_IF(!tt_object_valid(context, TT_CONTEXT), CL_INVALID_CONTEXT);
+  /* CL_INVALID_VALUE if values specified in flags are not valid. */
+  TT_GOTO_IF(!tt_mem_flags_valid(flags), CL_INVALID_VALUE);
+  /* CL_INVALID_BUFFER_SIZE if size is 0, or is greater than CL_DEVICE_MAX_MEM_ALLOC_SIZE
+   * for all devices in context. */
+  TT_GOTO_IF(size == 0, CL_INVALID_BUFFER_SIZE);
+  bool fits = false;
+  for (cl_uint i = 0; i < context->ndevices && !fits; i++) {
+    cl_ulong max = 0;
+    cl_device_id d = context->devices[i];
+    TT_NCALL(d->bp, clGetDeviceInfo, d->native, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max, &max,
+             NULL);
+    fits = size <= max;
+  }
+  TT_GOTO_IF(!fits, CL_INVALID_BUFFER_SIZE);
+  /* CL_INVALID_HOST_PTR if host_ptr is NULL and CL_MEM_USE_HOST_PTR or CL_MEM_COPY_HOST_PTR
+   * are set in flags, or if host_ptr is not NULL but they are not set. */
+  bool wants_ptr = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
+  TT_GOTO_IF(wants_ptr != (host_ptr != NULL), CL_INVALID_HOST_PTR);
+  m = alloc_mem(context, flags ? flags : CL_MEM_READ_WRITE, size);
+  TT_GOTO_IF(!m, CL_OUT_OF_HOST_MEMORY);
+  if (flags & CL_MEM_USE_HOST_PTR)
+    m->host_ptr = host_ptr;
+  /* Every domain starts with the same bytes (the host's, or undefined ones). */
+  m->latest = tt_rangemap_new(size, context->ndomains >= 64 ? ~(tt_holders)0
+                                                            : ((tt_holders)1 << context->ndomains) - 1);
+  TT_GOTO_IF(!m->latest, CL_OUT_OF_HOST_MEMORY);
+  for (cl_uint i = 0; i < context->ndomains; i++) {
+    struct tt_domain *dm = &context->domains[i];
+    m->native[i] = dm->bp->d->clCreateBuffer(dm->native, flags, size, host_ptr, &err);
+    if (!m->native[i]) {
+      TT_LOG(TT_LOG_ERR, "clCreateBuffer: %zu bytes on %s: %s", size, dm->bp->short_name,
+             tt_error_name(err));
+      if (err == CL_SUCCESS)
+        err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+      goto out;
+    }
+  }
+out:
+  tt_set_err(errcode_ret, err);
+  if (err != CL_SUCCESS && m) {
+    TT_RELEASE(m);
+    m = NULL;
+  }
+  return m;
+}
+
+cl_mem CL_API_CALL tt_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
+                                        cl_buffer_create_type buffer_create_type,
+                                        const void *buffer_create_info, cl_int *errcode_ret)
+{
+  cl_int err = CL_SUCCESS;
+  cl_mem m = NULL;
+  /* CL_INVALID_MEM_OBJECT if buffer is not a valid buffer object or is a sub-buffer. */
+  TT_GOTO_IF(!tt_object_valid(buffer, TT_MEM) || buffer->parent, CL_INVALID_MEM_OBJECT);
+  /* CL_INVALID_VALUE if values specified in flags are not valid (or conflict with the
+   * buffer's: a WRITE_ONLY buffer gives no READ_* sub-buffer, and so on). */
+  TT_GOTO_IF(!tt_mem_flags_valid(flags) || (flags & HOST_PTR_FLAGS), CL_INVALID_VALUE);
+  TT_GOTO_IF((buffer->flags & CL_MEM_WRITE_ONLY) && (flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY)),
+             CL_INVALID_VALUE);
+  TT_GOTO_IF((buffer->flags & CL_MEM_READ_ONLY) && (flags & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY)),
+             CL_INVALID_VALUE);
+  TT_GOTO_IF((buffer->flags & CL_MEM_HOST_WRITE_ONLY) && (flags & CL_MEM_HOST_READ_ONLY),
+             CL_INVALID_VALUE);
+  TT_GOTO_IF((buffer->flags & CL_MEM_HOST_READ_ONLY) && (flags & CL_MEM_HOST_WRITE_ONLY),
+             CL_INVALID_VALUE);
+  TT_GOTO_IF((buffer->flags & CL_MEM_HOST_NO_ACCESS) &&
+                 (flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY)),
+             CL_INVALID_VALUE);
+  /* CL_INVALID_VALUE if value specified in buffer_create_type is not valid, or if
+   * buffer_create_info is NULL or describes a region out of bounds of buffer. */
+  TT_GOTO_IF(buffer_create_type != CL_BUFFER_CREATE_TYPE_REGION, CL_INVALID_VALUE);
+  TT_GOTO_IF(!buffer_create_info, CL_INVALID_VALUE);
+  const cl_buffer_region *r = buffer_create_info;
+  /* CL_INVALID_BUFFER_SIZE if size is 0. */
+  TT_GOTO_IF(r->size == 0, CL_INVALID_BUFFER_SIZE);
+  TT_GOTO_IF(r->origin > buffer->size || r->size > buffer->size - r->origin, CL_INVALID_VALUE);
+  /* CL_MISALIGNED_SUB_BUFFER_OFFSET if there are no devices in context associated with
+   * buffer for which the origin value is aligned to the CL_DEVICE_MEM_BASE_ADDR_ALIGN value. */
+  bool aligned = false;
+  cl_context ctx = buffer->context;
+  for (cl_uint i = 0; i < ctx->ndevices && !aligned; i++) {
+    cl_uint bits = 8;
+    cl_device_id d = ctx->devices[i];
+    TT_NCALL(d->bp, clGetDeviceInfo, d->native, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof bits, &bits,
+             NULL);
+    aligned = bits < 8 || r->origin % (bits / 8) == 0;
+  }
+  TT_GOTO_IF(!aligned, CL_MISALIGNED_SUB_BUFFER_OFFSET);
+  /* Unspecified access and host-access flags are inherited from buffer. */
+  if (!(flags & ACCESS_FLAGS))
+    flags |= buffer->flags & ACCESS_FLAGS;
+  if (!(flags & HOST_ACCESS_FLAGS))
+    flags |= buffer->flags & HOST_ACCESS_FLAGS;
+  flags |= buffer->flags & HOST_PTR_FLAGS;
+  m = alloc_mem(ctx, flags, r->size);
+  TT_GOTO_IF(!m, CL_OUT_OF_HOST_MEMORY);
+  m->parent = buffer;
+  TT_RETAIN(buffer);
+  m->root = buffer;
+  m->origin = r->origin;
+  if (buffer->host_ptr)
+    m->host_ptr = (char *)buffer->host_ptr + r->origin;
+  cl_mem_flags native_flags = flags & ~(cl_mem_flags)HOST_PTR_FLAGS;
+  for (cl_uint i = 0; i < ctx->ndomains; i++) {
+    struct tt_domain *dm = &ctx->domains[i];
+    m->native[i] = dm->bp->d->clCreateSubBuffer(buffer->native[i], native_flags,
+                                                CL_BUFFER_CREATE_TYPE_REGION, r, &err);
+    if (!m->native[i]) {
+      /* A backend may refuse an origin that another device of the context accepts: the
+       * sub-buffer then cannot be used on that backend's devices. */
+      TT_LOG(TT_LOG_WARN, "clCreateSubBuffer: %s refused the region: %s", dm->bp->short_name,
+             tt_error_name(err));
+      if (ctx->ndomains == 1)
+        goto out;
+      err = CL_SUCCESS;
+    }
+  }
+out:
+  tt_set_err(errcode_ret, err);
+  if (err != CL_SUCCESS && m) {
+    TT_RELEASE(m);
+    m = NULL;
+  }
+  return m;
+}
+
+cl_int CL_API_CALL tt_clRetainMemObject(cl_mem memobj)
+{
+  /* CL_INVALID_MEM_OBJECT if memobj is not a valid memory object. */
+  TT_RETURN_IF(!tt_object_valid(memobj, TT_MEM), CL_INVALID_MEM_OBJECT);
+  TT_RETAIN(memobj);
+  return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL tt_clReleaseMemObject(cl_mem memobj)
+{
+  /* CL_INVALID_MEM_OBJECT if memobj is not a valid memory object. */
+  TT_RETURN_IF(!tt_object_valid(memobj, TT_MEM), CL_INVALID_MEM_OBJECT);
+  TT_RELEASE(memobj);
+  return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL tt_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name,
+                                         size_t param_value_size, void *param_value,
+                                         size_t *param_value_size_ret)
+{
+  /* CL_INVALID_MEM_OBJECT if memobj is not a valid memory object. */
+  TT_RETURN_IF(!tt_object_valid(memobj, TT_MEM), CL_INVALID_MEM_OBJECT);
+  cl_mem_object_type type = CL_MEM_OBJECT_BUFFER;
+  cl_uint u;
+  switch (param_name) {
+  case CL_MEM_TYPE:
+    return TT_INFO(type);
+  case CL_MEM_FLAGS:
+    return TT_INFO(memobj->flags);
+  case CL_MEM_SIZE:
+    return TT_INFO(memobj->size);
+  case CL_MEM_HOST_PTR:
+    return TT_INFO(memobj->host_ptr);
+  case CL_MEM_MAP_COUNT:
+    u = atomic_load(&memobj->map_count);
+    return TT_INFO(u);
+  case CL_MEM_REFERENCE_COUNT:
+    u = (cl_uint)atomic_load(&memobj->obj.refcount);
+    return TT_INFO(u);
+  case CL_MEM_CONTEXT:
+    return TT_INFO(memobj->context);
+  case CL_MEM_ASSOCIATED_MEMOBJECT:
+    return TT_INFO(memobj->parent);
+  case CL_MEM_OFFSET:
+    return TT_INFO(memobj->origin);
+  default:
+    /* CL_INVALID_VALUE if param_name is not valid. */
+    TT_RETURN_IF(1, CL_INVALID_VALUE);
+  }
+}
+
+static void CL_CALLBACK native_destructor(cl_mem native, void *data)
+{
+  struct destructor_call *c = data;
+  if (atomic_fetch_sub(&c->pending, 1) == 1) {
+    c->fn(c->mem, c->data);
+    free(c);
+  }
+}
+
+cl_int CL_API_CALL tt_clSetMemObjectDestructorCallback(cl_mem memobj,
+                                                       void (CL_CALLBACK *pfn_notify)(cl_mem, void *),
+                                                       void *user_data)
+{
+  /* CL_INVALID_MEM_OBJECT if memobj is not a valid memory object. */
+  TT_RETURN_IF(!tt_object_valid(memobj, TT_MEM), CL_INVALID_MEM_OBJECT);
+  /* CL_INVALID_VALUE if pfn_notify is NULL. */
+  TT_RETURN_IF(!pfn_notify, CL_INVALID_VALUE);
+  struct destructor_call *c = calloc(1, sizeof *c);
+  TT_RETURN_IF(!c, CL_OUT_OF_HOST_MEMORY);
+  c->fn = pfn_notify;
+  c->data = user_data;
+  c->mem = memobj;
+  cl_uint n = 0;
+  for (cl_uint i = 0; i < memobj->context->ndomains; i++)
+    n += memobj->native[i] != NULL;
+  atomic_init(&c->pending, n);
+  /* The user's callback runs once every native buffer is gone: only then is host memory
+   * given with CL_MEM_USE_HOST_PTR free for the application to reuse. */
+  for (cl_uint i = 0; i < memobj->context->ndomains; i++)
+    if (memobj->native[i]) {
+      cl_int err = memobj->context->domains[i].bp->d->clSetMemObjectDestructorCallback(
+          memobj->native[i], native_destructor, c);
+      if (err != CL_SUCCESS)
+        native_destructor(NULL, c);
+    }
+  return CL_SUCCESS;
+}
+
+/* Images: not supported yet (CL_DEVICE_IMAGE_SUPPORT is CL_FALSE on every device). */
+
+cl_mem CL_API_CALL tt_clCreateImage(cl_context context, cl_mem_flags flags,
+                                    const cl_image_format *image_format,
+                                    const cl_image_desc *image_desc, void *host_ptr,
+                                    cl_int *errcode_ret)
+{
+  cl_int err = CL_INVALID_OPERATION;
+  /* CL_INVALID_CONTEXT if context is not a valid context. */
+  TT_GOTO_IF(!tt_object_valid(context, TT_CONTEXT), CL_INVALID_CONTEXT);
+  /* CL_INVALID_OPERATION if there are no devices in context that support images. */
+  TT_GOTO_IF(1, CL_INVALID_OPERATION);
+out:
+  tt_set_err(errcode_ret, err);
+  return NULL;
+}
+
+cl_mem CL_API_CALL tt_clCreateImage2D(cl_context context, cl_mem_flags flags,
+                                      const cl_image_format *image_format, size_t w, size_t h,
+                                      size_t pitch, void *host_ptr, cl_int *errcode_ret)
+{
+  return tt_clCreateImage(context, flags, image_format, NULL, host_ptr, errcode_ret);
+}
+
+cl_mem CL_API_CALL tt_clCreateImage3D(cl_context context, cl_mem_flags flags,
+                                      const cl_image_format *image_format, size_t w, size_t h,
+                                      size_t d, size_t rp, size_t sp, void *host_ptr,
+                                      cl_int *errcode_ret)
+{
+  return tt_clCreateImage(context, flags, image_format, NULL, host_ptr, errcode_ret);
+}
+
+cl_int CL_API_CALL tt_clGetSupportedImageFormats(cl_context context, cl_mem_flags flags,
+                                                 cl_mem_object_type image_type,
+                                                 cl_uint num_entries,
+                                                 cl_image_format *image_formats,
+                                                 cl_uint *num_image_formats)
+{
+  /* CL_INVALID_CONTEXT if context is not a valid context. */
+  TT_RETURN_IF(!tt_object_valid(context, TT_CONTEXT), CL_INVALID_CONTEXT);
+  /* CL_INVALID_VALUE if flags or image_type are not valid, or if num_entries is 0 and
+   * image_formats is not NULL. */
+  TT_RETURN_IF(!tt_mem_flags_valid(flags), CL_INVALID_VALUE);
+  TT_RETURN_IF(num_entries == 0 && image_formats != NULL, CL_INVALID_VALUE);
+  TT_RETURN_IF(image_type < CL_MEM_OBJECT_IMAGE2D || image_type > CL_MEM_OBJECT_IMAGE1D_BUFFER,
+               CL_INVALID_VALUE);
+  if (num_image_formats)
+    *num_image_formats = 0;
+  return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL tt_clGetImageInfo(cl_mem image, cl_image_info param_name,
+                                     size_t param_value_size, void *param_value,
+                                     size_t *param_value_size_ret)
+{
+  /* CL_INVALID_MEM_OBJECT if image is not a valid image object (no image can exist). */
+  TT_RETURN_IF(1, CL_INVALID_MEM_OBJECT);
+}
+
+cl_sampler CL_API_CALL tt_clCreateSampler(cl_context context, cl_bool normalized_coords,
+                                          cl_addressing_mode addressing_mode,
+                                          cl_filter_mode filter_mode, cl_int *errcode_ret)
+{
+  cl_int err = CL_INVALID_OPERATION;
+  /* CL_INVALID_CONTEXT if context is not a valid context. */
+  TT_GOTO_IF(!tt_object_valid(context, TT_CONTEXT), CL_INVALID_CONTEXT);
+  /* CL_INVALID_OPERATION if images are not supported by any device associated with
+   * context. */
+  TT_GOTO_IF(1, CL_INVALID_OPERATION);
+out:
+  tt_set_err(errcode_ret, err);
+  return NULL;
+}
+
+cl_int CL_API_CALL tt_clRetainSampler(cl_sampler sampler)
+{
+  /* CL_INVALID_SAMPLER if sampler is not a valid sampler object (none can exist). */
+  TT_RETURN_IF(!tt_object_valid(sampler, TT_SAMPLER), CL_INVALID_SAMPLER);
+  return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL tt_clReleaseSampler(cl_sampler sampler)
+{
+  TT_RETURN_IF(!tt_object_valid(sampler, TT_SAMPLER), CL_INVALID_SAMPLER);
+  return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL tt_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name,
+                                       size_t param_value_size, void *param_value,
+                                       size_t *param_value_size_ret)
+{
+  TT_RETURN_IF(!tt_object_valid(sampler, TT_SAMPLER), CL_INVALID_SAMPLER);
+  return CL_INVALID_VALUE;
+}

@@ -1,0 +1,601 @@
+/* Programs: one native program per memory domain. Every build adds -cl-kernel-arg-info, so
+ * the plan can tell which buffer arguments a kernel only reads (const or __constant). */
+#include "config.h"
+
+#include "icd/icd.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define ARG_INFO_OPTION " -cl-kernel-arg-info"
+
+static void destroy_program(struct tt_object *o)
+{
+  cl_program p = (cl_program)o;
+  for (cl_uint i = 0; p->native && i < p->context->ndomains; i++)
+    if (p->native[i])
+      p->context->domains[i].bp->d->clReleaseProgram(p->native[i]);
+  free(p->native);
+  free(p->devices);
+  free(p->source);
+  free(p->options);
+  TT_RELEASE(p->context);
+  free(p);
+}
+
+static cl_program alloc_program(cl_context ctx, cl_uint ndevices, const cl_device_id *devices)
+{
+  cl_program p = calloc(1, sizeof *p);
+  if (!p)
+    return NULL;
+  p->native = calloc(ctx->ndomains, sizeof *p->native);
+  p->devices = malloc(ndevices * sizeof *p->devices);
+  if (!p->native || !p->devices) {
+    free(p->native);
+    free(p->devices);
+    free(p);
+    return NULL;
+  }
+  tt_object_init(&p->obj, TT_PROGRAM, destroy_program);
+  p->context = ctx;
+  TT_RETAIN(ctx);
+  p->ndevices = ndevices;
+  memcpy(p->devices, devices, ndevices * sizeof *devices);
+  return p;
+}
+
+static bool program_has_device(cl_program p, cl_device_id d)
+{
+  for (cl_uint i = 0; i < p->ndevices; i++)
+    if (p->devices[i] == d)
+      return true;
+  return false;
+}
+
+/* The native devices of domain `dom` among list (or among the program's devices). */
+static cl_uint native_devices(cl_program p, cl_uint dom, cl_uint n, const cl_device_id *list,
+                              cl_device_id *out)
+{
+  if (!list) {
+    n = p->ndevices;
+    list = p->devices;
+  }
+  cl_uint k = 0;
+  for (cl_uint i = 0; i < n; i++)
+    if (list[i]->bp == p->context->domains[dom].bp)
+      out[k++] = list[i]->native;
+  return k;
+}
+
+cl_program CL_API_CALL tt_clCreateProgramWithSource(cl_context context, cl_uint count,
+                                                    const char **strings, const size_t *lengths,
+                                                    cl_int *errcode_ret)
+{
+  cl_int err = CL_SUCCESS;
+  cl_program p = NULL;
+  /* CL_INVALID_CONTEXT if context is not a valid context. */
+  TT_GOTO_IF(!tt_object_valid(context, TT_CONTEXT), CL_INVALID_CONTEXT);
+  /* CL_INVALID_VALUE if count is zero or if strings or any entry in strings is NULL. */
+  TT_GOTO_IF(count == 0 || strings == NULL, CL_INVALID_VALUE);
+  size_t total = 0;
+  for (cl_uint i = 0; i < count; i++) {
+    TT_GOTO_IF(strings[i] == NULL, CL_INVALID_VALUE);
+    total += lengths && lengths[i] ? lengths[i] : strlen(strings[i]);
+  }
+  p = alloc_program(context, context->ndevices, context->devices);
+  TT_GOTO_IF(!p, CL_OUT_OF_HOST_MEMORY);
+  p->source = malloc(total + 1);
+  TT_GOTO_IF(!p->source, CL_OUT_OF_HOST_MEMORY);
+  char *w = p->source;
+  for (cl_uint i = 0; i < count; i++) {
+    size_t n = lengths && lengths[i] ? lengths[i] : strlen(strings[i]);
+    memcpy(w, strings[i], n);
+    w += n;
+  }
+  *w = 0;
+  for (cl_uint i = 0; i < context->ndomains; i++) {
+    struct tt_domain *dm = &context->domains[i];
+    const char *src = p->source;
+    p->native[i] = dm->bp->d->clCreateProgramWithSource(dm->native, 1, &src, NULL, &err);
+    TT_GOTO_IF(!p->native[i], err ? err : CL_OUT_OF_RESOURCES);
+  }
+out:
+  tt_set_err(errcode_ret, err);
+  if (err != CL_SUCCESS && p) {
+    TT_RELEASE(p);
+    p = NULL;
+  }
+  return p;
+}
+
+cl_program CL_API_CALL tt_clCreateProgramWithBinary(cl_context context, cl_uint num_devices,
+                                                    const cl_device_id *device_list,
+                                                    const size_t *lengths,
+                                                    const unsigned char **binaries,
+                                                    cl_int *binary_status, cl_int *errcode_ret)
+{
+  cl_int err = CL_SUCCESS;
+  cl_program p = NULL;
+  cl_device_id *nd = NULL;
+  const unsigned char **nb = NULL;
+  size_t *nl = NULL;
+  cl_int *ns = NULL;
+  /* CL_INVALID_CONTEXT if context is not a valid context. */
+  TT_GOTO_IF(!tt_object_valid(context, TT_CONTEXT), CL_INVALID_CONTEXT);
+  /* CL_INVALID_VALUE if device_list is NULL or num_devices is zero. */
+  TT_GOTO_IF(device_list == NULL || num_devices == 0, CL_INVALID_VALUE);
+  /* CL_INVALID_DEVICE if OpenCL devices listed in device_list are not in the list of devices
+   * associated with context. */
+  for (cl_uint i = 0; i < num_devices; i++)
+    TT_GOTO_IF(!tt_object_valid(device_list[i], TT_DEVICE) ||
+                   !tt_context_has_device(context, device_list[i]),
+               CL_INVALID_DEVICE);
+  /* CL_INVALID_VALUE if lengths or binaries are NULL or if any entry in lengths[i] is zero
+   * or binaries[i] is NULL. */
+  TT_GOTO_IF(lengths == NULL || binaries == NULL, CL_INVALID_VALUE);
+  for (cl_uint i = 0; i < num_devices; i++)
+    TT_GOTO_IF(lengths[i] == 0 || binaries[i] == NULL, CL_INVALID_VALUE);
+  p = alloc_program(context, num_devices, device_list);
+  nd = malloc(num_devices * sizeof *nd);
+  nb = malloc(num_devices * sizeof *nb);
+  nl = malloc(num_devices * sizeof *nl);
+  ns = malloc(num_devices * sizeof *ns);
+  TT_GOTO_IF(!p || !nd || !nb || !nl || !ns, CL_OUT_OF_HOST_MEMORY);
+  p->from_binary = true;
+  cl_int first_err = CL_SUCCESS;
+  for (cl_uint k = 0; k < context->ndomains; k++) {
+    struct tt_domain *dm = &context->domains[k];
+    cl_uint n = 0;
+    for (cl_uint i = 0; i < num_devices; i++)
+      if (device_list[i]->bp == dm->bp) {
+        nd[n] = device_list[i]->native;
+        nb[n] = binaries[i];
+        nl[n] = lengths[i];
+        n++;
+      }
+    if (!n)
+      continue;
+    cl_int e = CL_SUCCESS;
+    p->native[k] = dm->bp->d->clCreateProgramWithBinary(dm->native, n, nd, nl, nb, ns, &e);
+    n = 0;
+    for (cl_uint i = 0; i < num_devices; i++)
+      if (device_list[i]->bp == dm->bp) {
+        if (binary_status)
+          binary_status[i] = p->native[k] ? ns[n] : (e ? e : CL_INVALID_BINARY);
+        n++;
+      }
+    if (!p->native[k] && first_err == CL_SUCCESS)
+      first_err = e ? e : CL_INVALID_BINARY;
+  }
+  /* CL_INVALID_BINARY if an invalid program binary was encountered for any device. */
+  err = first_err;
+out:
+  free(nd);
+  free(nb);
+  free(nl);
+  free(ns);
+  tt_set_err(errcode_ret, err);
+  if (err != CL_SUCCESS && p) {
+    TT_RELEASE(p);
+    p = NULL;
+  }
+  return p;
+}
+
+cl_program CL_API_CALL tt_clCreateProgramWithBuiltInKernels(cl_context context,
+                                                            cl_uint num_devices,
+                                                            const cl_device_id *device_list,
+                                                            const char *kernel_names,
+                                                            cl_int *errcode_ret)
+{
+  cl_int err = CL_INVALID_VALUE;
+  /* CL_INVALID_CONTEXT if context is not a valid context. */
+  TT_GOTO_IF(!tt_object_valid(context, TT_CONTEXT), CL_INVALID_CONTEXT);
+  /* CL_INVALID_VALUE if device_list is NULL or num_devices is zero. */
+  TT_GOTO_IF(device_list == NULL || num_devices == 0, CL_INVALID_VALUE);
+  /* CL_INVALID_DEVICE if devices listed in device_list are not in the list of devices
+   * associated with context. */
+  for (cl_uint i = 0; i < num_devices; i++)
+    TT_GOTO_IF(!tt_object_valid(device_list[i], TT_DEVICE) ||
+                   !tt_context_has_device(context, device_list[i]),
+               CL_INVALID_DEVICE);
+  /* CL_INVALID_VALUE if kernel_names is NULL or contains a kernel name that is not supported
+   * by any of the devices (Tutti's devices report no built-in kernels). */
+  TT_GOTO_IF(1, CL_INVALID_VALUE);
+out:
+  tt_set_err(errcode_ret, err);
+  return NULL;
+}
+
+cl_int CL_API_CALL tt_clRetainProgram(cl_program program)
+{
+  /* CL_INVALID_PROGRAM if program is not a valid program object. */
+  TT_RETURN_IF(!tt_object_valid(program, TT_PROGRAM), CL_INVALID_PROGRAM);
+  TT_RETAIN(program);
+  return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL tt_clReleaseProgram(cl_program program)
+{
+  /* CL_INVALID_PROGRAM if program is not a valid program object. */
+  TT_RETURN_IF(!tt_object_valid(program, TT_PROGRAM), CL_INVALID_PROGRAM);
+  TT_RELEASE(program);
+  return CL_SUCCESS;
+}
+
+/* Checks shared by build and compile: the device list and the callback. */
+static cl_int check_build_args(cl_program program, cl_uint num_devices, const cl_device_id *list,
+                               void (CL_CALLBACK *pfn)(cl_program, void *), void *user_data)
+{
+  /* CL_INVALID_PROGRAM if program is not a valid program object. */
+  TT_RETURN_IF(!tt_object_valid(program, TT_PROGRAM), CL_INVALID_PROGRAM);
+  /* CL_INVALID_VALUE if device_list is NULL and num_devices is greater than zero, or if
+   * device_list is not NULL and num_devices is zero. */
+  TT_RETURN_IF((list == NULL) != (num_devices == 0), CL_INVALID_VALUE);
+  /* CL_INVALID_VALUE if pfn_notify is NULL but user_data is not NULL. */
+  TT_RETURN_IF(pfn == NULL && user_data != NULL, CL_INVALID_VALUE);
+  /* CL_INVALID_DEVICE if OpenCL devices listed in device_list are not in the list of devices
+   * associated with program. */
+  for (cl_uint i = 0; i < num_devices; i++)
+    TT_RETURN_IF(!tt_object_valid(list[i], TT_DEVICE) || !program_has_device(program, list[i]),
+                 CL_INVALID_DEVICE);
+  /* CL_INVALID_OPERATION if there are kernel objects attached to program. */
+  TT_RETURN_IF(atomic_load(&program->nkernels) > 0, CL_INVALID_OPERATION);
+  return CL_SUCCESS;
+}
+
+static char *with_arg_info(const char *options)
+{
+  size_t n = options ? strlen(options) : 0;
+  char *s = malloc(n + sizeof ARG_INFO_OPTION);
+  if (s)
+    snprintf(s, n + sizeof ARG_INFO_OPTION, "%s%s", options ? options : "", ARG_INFO_OPTION);
+  return s;
+}
+
+static cl_int remember_options(cl_program program, const char *options)
+{
+  char *copy = strdup(options ? options : "");
+  if (!copy)
+    return CL_OUT_OF_HOST_MEMORY;
+  free(program->options);
+  program->options = copy;
+  return CL_SUCCESS;
+}
+
+/* The error of several domains' builds: a failure wins over success. */
+static cl_int merge_error(cl_int sofar, cl_int e)
+{
+  return sofar != CL_SUCCESS ? sofar : e;
+}
+
+cl_int CL_API_CALL tt_clBuildProgram(cl_program program, cl_uint num_devices,
+                                     const cl_device_id *device_list, const char *options,
+                                     void (CL_CALLBACK *pfn_notify)(cl_program, void *),
+                                     void *user_data)
+{
+  cl_int err = check_build_args(program, num_devices, device_list, pfn_notify, user_data);
+  if (err != CL_SUCCESS)
+    return err;
+  char *opts = with_arg_info(options);
+  TT_RETURN_IF(!opts || remember_options(program, options) != CL_SUCCESS, CL_OUT_OF_HOST_MEMORY);
+  cl_device_id *nd = malloc(program->ndevices * sizeof *nd);
+  if (!nd) {
+    free(opts);
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  cl_context ctx = program->context;
+  for (cl_uint k = 0; k < ctx->ndomains; k++) {
+    cl_uint n = native_devices(program, k, num_devices, device_list, nd);
+    if (!n || !program->native[k])
+      continue;
+    /* Builds are synchronous: the callback, if any, runs once they are done. */
+    cl_int e = ctx->domains[k].bp->d->clBuildProgram(program->native[k], n, nd, opts, NULL, NULL);
+    if (e != CL_SUCCESS)
+      TT_LOG(TT_LOG_ERR, "clBuildProgram: program #%llu on %s: %s",
+             (unsigned long long)program->obj.id, ctx->domains[k].bp->short_name,
+             tt_error_name(e));
+    err = merge_error(err, e);
+  }
+  free(nd);
+  free(opts);
+  if (pfn_notify)
+    pfn_notify(program, user_data);
+  return err;
+}
+
+cl_int CL_API_CALL tt_clCompileProgram(cl_program program, cl_uint num_devices,
+                                       const cl_device_id *device_list, const char *options,
+                                       cl_uint num_input_headers,
+                                       const cl_program *input_headers,
+                                       const char **header_include_names,
+                                       void (CL_CALLBACK *pfn_notify)(cl_program, void *),
+                                       void *user_data)
+{
+  cl_int err = check_build_args(program, num_devices, device_list, pfn_notify, user_data);
+  if (err != CL_SUCCESS)
+    return err;
+  /* CL_INVALID_VALUE if num_input_headers is zero and header_include_names or input_headers
+   * are not NULL, or if num_input_headers is not zero and either is NULL. */
+  TT_RETURN_IF(num_input_headers == 0 && (header_include_names || input_headers), CL_INVALID_VALUE);
+  TT_RETURN_IF(num_input_headers && (!header_include_names || !input_headers), CL_INVALID_VALUE);
+  for (cl_uint i = 0; i < num_input_headers; i++)
+    TT_RETURN_IF(!tt_object_valid(input_headers[i], TT_PROGRAM) ||
+                     input_headers[i]->context != program->context,
+                 CL_INVALID_PROGRAM);
+  /* CL_INVALID_OPERATION if program was not created with clCreateProgramWithSource. */
+  TT_RETURN_IF(!program->source, CL_INVALID_OPERATION);
+  char *opts = with_arg_info(options);
+  cl_device_id *nd = malloc(program->ndevices * sizeof *nd);
+  cl_program *nh = malloc((num_input_headers + 1) * sizeof *nh);
+  if (!opts || !nd || !nh || remember_options(program, options) != CL_SUCCESS) {
+    free(opts);
+    free(nd);
+    free(nh);
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  cl_context ctx = program->context;
+  for (cl_uint k = 0; k < ctx->ndomains; k++) {
+    cl_uint n = native_devices(program, k, num_devices, device_list, nd);
+    if (!n || !program->native[k])
+      continue;
+    for (cl_uint i = 0; i < num_input_headers; i++)
+      nh[i] = input_headers[i]->native[k];
+    cl_int e = ctx->domains[k].bp->d->clCompileProgram(
+        program->native[k], n, nd, opts, num_input_headers, num_input_headers ? nh : NULL,
+        header_include_names, NULL, NULL);
+    err = merge_error(err, e);
+  }
+  free(nd);
+  free(nh);
+  free(opts);
+  if (pfn_notify)
+    pfn_notify(program, user_data);
+  return err;
+}
+
+cl_program CL_API_CALL tt_clLinkProgram(cl_context context, cl_uint num_devices,
+                                        const cl_device_id *device_list, const char *options,
+                                        cl_uint num_input_programs,
+                                        const cl_program *input_programs,
+                                        void (CL_CALLBACK *pfn_notify)(cl_program, void *),
+                                        void *user_data, cl_int *errcode_ret)
+{
+  cl_int err = CL_SUCCESS;
+  cl_program p = NULL;
+  cl_device_id *nd = NULL;
+  cl_program *np = NULL;
+  /* CL_INVALID_CONTEXT if context is not a valid context. */
+  TT_GOTO_IF(!tt_object_valid(context, TT_CONTEXT), CL_INVALID_CONTEXT);
+  /* CL_INVALID_VALUE if device_list is NULL and num_devices is greater than zero, or if
+   * device_list is not NULL and num_devices is zero. */
+  TT_GOTO_IF((device_list == NULL) != (num_devices == 0), CL_INVALID_VALUE);
+  /* CL_INVALID_VALUE if num_input_programs is zero and input_programs is NULL or if
+   * num_input_programs is zero and input_programs is not NULL or if num_input_programs is not
+   * zero and input_programs is NULL. */
+  TT_GOTO_IF(num_input_programs == 0 || input_programs == NULL, CL_INVALID_VALUE);
+  /* CL_INVALID_PROGRAM if programs specified in input_programs are not valid. */
+  for (cl_uint i = 0; i < num_input_programs; i++)
+    TT_GOTO_IF(!tt_object_valid(input_programs[i], TT_PROGRAM) ||
+                   input_programs[i]->context != context,
+               CL_INVALID_PROGRAM);
+  /* CL_INVALID_VALUE if pfn_notify is NULL but user_data is not NULL. */
+  TT_GOTO_IF(pfn_notify == NULL && user_data != NULL, CL_INVALID_VALUE);
+  /* CL_INVALID_DEVICE if devices listed in device_list are not in the list of devices
+   * associated with context. */
+  for (cl_uint i = 0; i < num_devices; i++)
+    TT_GOTO_IF(!tt_object_valid(device_list[i], TT_DEVICE) ||
+                   !tt_context_has_device(context, device_list[i]),
+               CL_INVALID_DEVICE);
+  if (!device_list) {
+    num_devices = context->ndevices;
+    device_list = context->devices;
+  }
+  p = alloc_program(context, num_devices, device_list);
+  nd = malloc(num_devices * sizeof *nd);
+  np = malloc(num_input_programs * sizeof *np);
+  TT_GOTO_IF(!p || !nd || !np, CL_OUT_OF_HOST_MEMORY);
+  err = remember_options(p, options);
+  if (err != CL_SUCCESS)
+    goto out;
+  for (cl_uint k = 0; k < context->ndomains; k++) {
+    cl_uint n = native_devices(p, k, 0, NULL, nd);
+    if (!n)
+      continue;
+    for (cl_uint i = 0; i < num_input_programs; i++)
+      np[i] = input_programs[i]->native[k];
+    cl_int e = CL_SUCCESS;
+    p->native[k] = context->domains[k].bp->d->clLinkProgram(
+        context->domains[k].native, n, nd, options, num_input_programs, np, NULL, NULL, &e);
+    if (!p->native[k] && e == CL_SUCCESS)
+      e = CL_LINK_PROGRAM_FAILURE;
+    err = merge_error(err, e);
+  }
+  /* A failed link still returns a program whose build log tells why. */
+  if (err == CL_LINK_PROGRAM_FAILURE) {
+    for (cl_uint k = 0; k < context->ndomains; k++)
+      if (p->native[k]) {
+        if (pfn_notify)
+          pfn_notify(p, user_data);
+        free(nd);
+        free(np);
+        tt_set_err(errcode_ret, err);
+        return p;
+      }
+  }
+  if (err == CL_SUCCESS && pfn_notify)
+    pfn_notify(p, user_data);
+out:
+  free(nd);
+  free(np);
+  tt_set_err(errcode_ret, err);
+  if (err != CL_SUCCESS && p) {
+    TT_RELEASE(p);
+    p = NULL;
+  }
+  return p;
+}
+
+/* Build status of the program for one device (CL_BUILD_NONE when unknown). */
+cl_build_status tt_program_build_status(cl_program p, cl_device_id d)
+{
+  cl_uint k = tt_context_domain_of(p->context, d);
+  cl_build_status st = CL_BUILD_NONE;
+  if (k < p->context->ndomains && p->native[k])
+    TT_NCALL(d->bp, clGetProgramBuildInfo, p->native[k], d->native, CL_PROGRAM_BUILD_STATUS,
+             sizeof st, &st, NULL);
+  return st;
+}
+
+/* The native binary of one device: size (and bytes, when out is not NULL). */
+static cl_int device_binary(cl_program p, cl_device_id d, size_t *size, unsigned char *out)
+{
+  cl_uint k = tt_context_domain_of(p->context, d);
+  *size = 0;
+  if (k >= p->context->ndomains || !p->native[k])
+    return CL_SUCCESS;
+  const cl_icd_dispatch *disp = d->bp->d;
+  cl_uint n = 0;
+  cl_int err = disp->clGetProgramInfo(p->native[k], CL_PROGRAM_NUM_DEVICES, sizeof n, &n, NULL);
+  if (err != CL_SUCCESS || n == 0)
+    return err;
+  cl_device_id nd[64];
+  size_t sizes[64];
+  unsigned char *bins[64] = {0};
+  if (n > 64)
+    n = 64;
+  err = disp->clGetProgramInfo(p->native[k], CL_PROGRAM_DEVICES, n * sizeof *nd, nd, NULL);
+  if (err == CL_SUCCESS)
+    err = disp->clGetProgramInfo(p->native[k], CL_PROGRAM_BINARY_SIZES, n * sizeof *sizes, sizes, NULL);
+  if (err != CL_SUCCESS)
+    return err;
+  cl_uint mine = n;
+  for (cl_uint i = 0; i < n; i++)
+    if (nd[i] == d->native)
+      mine = i;
+  if (mine == n)
+    return CL_SUCCESS;
+  *size = sizes[mine];
+  if (!out || !sizes[mine])
+    return CL_SUCCESS;
+  /* Backends fill every entry (PoCL does not skip NULL ones): give each a place. */
+  for (cl_uint i = 0; i < n && err == CL_SUCCESS; i++) {
+    bins[i] = i == mine ? out : malloc(sizes[i] ? sizes[i] : 1);
+    if (!bins[i])
+      err = CL_OUT_OF_HOST_MEMORY;
+  }
+  if (err == CL_SUCCESS)
+    err = disp->clGetProgramInfo(p->native[k], CL_PROGRAM_BINARIES, n * sizeof *bins, bins, NULL);
+  for (cl_uint i = 0; i < n; i++)
+    if (i != mine)
+      free(bins[i]);
+  return err;
+}
+
+/* The first domain whose native program has an executable: for kernel names. */
+static cl_int built_native(cl_program p, cl_uint *dom)
+{
+  for (cl_uint i = 0; i < p->ndevices; i++)
+    if (tt_program_build_status(p, p->devices[i]) == CL_BUILD_SUCCESS) {
+      *dom = tt_context_domain_of(p->context, p->devices[i]);
+      return CL_SUCCESS;
+    }
+  return CL_INVALID_PROGRAM_EXECUTABLE;
+}
+
+cl_int CL_API_CALL tt_clGetProgramInfo(cl_program program, cl_program_info param_name,
+                                       size_t param_value_size, void *param_value,
+                                       size_t *param_value_size_ret)
+{
+  /* CL_INVALID_PROGRAM if program is not a valid program object. */
+  TT_RETURN_IF(!tt_object_valid(program, TT_PROGRAM), CL_INVALID_PROGRAM);
+  cl_uint u, dom;
+  cl_int err;
+  switch (param_name) {
+  case CL_PROGRAM_REFERENCE_COUNT:
+    u = (cl_uint)atomic_load(&program->obj.refcount);
+    return TT_INFO(u);
+  case CL_PROGRAM_CONTEXT:
+    return TT_INFO(program->context);
+  case CL_PROGRAM_NUM_DEVICES:
+    return TT_INFO(program->ndevices);
+  case CL_PROGRAM_DEVICES:
+    return tt_info(param_value_size, param_value, param_value_size_ret, program->devices,
+                   program->ndevices * sizeof(cl_device_id));
+  case CL_PROGRAM_SOURCE:
+    return TT_INFO_STR(program->source ? program->source : "");
+  case CL_PROGRAM_BINARY_SIZES: {
+    size_t sizes[64];
+    cl_uint n = program->ndevices < 64 ? program->ndevices : 64;
+    for (cl_uint i = 0; i < n; i++) {
+      err = device_binary(program, program->devices[i], &sizes[i], NULL);
+      if (err != CL_SUCCESS)
+        return err;
+    }
+    return tt_info(param_value_size, param_value, param_value_size_ret, sizes, n * sizeof *sizes);
+  }
+  case CL_PROGRAM_BINARIES: {
+    size_t need = program->ndevices * sizeof(unsigned char *);
+    err = tt_info(param_value_size, NULL, param_value_size_ret, NULL, need);
+    /* CL_INVALID_VALUE if param_value_size is smaller than the array of pointers. */
+    TT_RETURN_IF(param_value && param_value_size < need, CL_INVALID_VALUE);
+    if (!param_value)
+      return err;
+    unsigned char **out = param_value;
+    for (cl_uint i = 0; i < program->ndevices; i++) {
+      size_t size;
+      if (!out[i])
+        continue;
+      err = device_binary(program, program->devices[i], &size, out[i]);
+      if (err != CL_SUCCESS)
+        return err;
+    }
+    return CL_SUCCESS;
+  }
+  case CL_PROGRAM_NUM_KERNELS:
+  case CL_PROGRAM_KERNEL_NAMES:
+    /* CL_INVALID_PROGRAM_EXECUTABLE if param_name is CL_PROGRAM_NUM_KERNELS or
+     * CL_PROGRAM_KERNEL_NAMES and a successful program executable has not been built for at
+     * least one device in the list of devices associated with program. */
+    TT_RETURN_IF(built_native(program, &dom) != CL_SUCCESS, CL_INVALID_PROGRAM_EXECUTABLE);
+    return TT_NCALL(program->context->domains[dom].bp, clGetProgramInfo, program->native[dom],
+                    param_name, param_value_size, param_value, param_value_size_ret);
+  default:
+    /* CL_INVALID_VALUE if param_name is not valid. */
+    TT_RETURN_IF(1, CL_INVALID_VALUE);
+  }
+}
+
+cl_int CL_API_CALL tt_clGetProgramBuildInfo(cl_program program, cl_device_id device,
+                                            cl_program_build_info param_name,
+                                            size_t param_value_size, void *param_value,
+                                            size_t *param_value_size_ret)
+{
+  /* CL_INVALID_PROGRAM if program is not a valid program object. */
+  TT_RETURN_IF(!tt_object_valid(program, TT_PROGRAM), CL_INVALID_PROGRAM);
+  /* CL_INVALID_DEVICE if device is not in the list of devices associated with program. */
+  TT_RETURN_IF(!tt_object_valid(device, TT_DEVICE) || !program_has_device(program, device),
+               CL_INVALID_DEVICE);
+  cl_uint k = tt_context_domain_of(program->context, device);
+  switch (param_name) {
+  case CL_PROGRAM_BUILD_OPTIONS:
+    return TT_INFO_STR(program->options ? program->options : "");
+  case CL_PROGRAM_BUILD_STATUS:
+  case CL_PROGRAM_BUILD_LOG:
+  case CL_PROGRAM_BINARY_TYPE:
+    if (!program->native[k]) {
+      cl_build_status none = CL_BUILD_NONE;
+      cl_program_binary_type bt = CL_PROGRAM_BINARY_TYPE_NONE;
+      if (param_name == CL_PROGRAM_BUILD_STATUS)
+        return TT_INFO(none);
+      if (param_name == CL_PROGRAM_BINARY_TYPE)
+        return TT_INFO(bt);
+      return TT_INFO_STR("");
+    }
+    return TT_NCALL(device->bp, clGetProgramBuildInfo, program->native[k], device->native,
+                    param_name, param_value_size, param_value, param_value_size_ret);
+  default:
+    /* CL_INVALID_VALUE if param_name is not valid. */
+    TT_RETURN_IF(1, CL_INVALID_VALUE);
+  }
+}

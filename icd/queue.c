@@ -1,0 +1,128 @@
+/* Command queues. Every native queue is in order: an out-of-order queue may legally run its
+ * commands in order, and the plan then knows that a queue's commands are already ordered. */
+#include "config.h"
+
+#include "icd/icd.h"
+
+#include <stdlib.h>
+
+static void destroy_queue(struct tt_object *o)
+{
+  cl_command_queue q = (cl_command_queue)o;
+  if (q->native) {
+    /* clReleaseCommandQueue performs an implicit flush; native commands keep what they use. */
+    q->device->bp->d->clFlush(q->native);
+    q->device->bp->d->clReleaseCommandQueue(q->native);
+  }
+  TT_RELEASE(q->context);
+  free(q);
+}
+
+cl_command_queue CL_API_CALL tt_clCreateCommandQueue(cl_context context, cl_device_id device,
+                                                     cl_command_queue_properties properties,
+                                                     cl_int *errcode_ret)
+{
+  cl_int err = CL_SUCCESS;
+  cl_command_queue q = NULL;
+  /* CL_INVALID_CONTEXT if context is not a valid context. */
+  TT_GOTO_IF(!tt_object_valid(context, TT_CONTEXT), CL_INVALID_CONTEXT);
+  /* CL_INVALID_DEVICE if device is not a valid device or is not associated with context. */
+  TT_GOTO_IF(!tt_object_valid(device, TT_DEVICE) || !tt_context_has_device(context, device),
+             CL_INVALID_DEVICE);
+  /* CL_INVALID_VALUE if values specified in properties are not valid. */
+  TT_GOTO_IF(properties & ~(cl_command_queue_properties)(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE |
+                                                         CL_QUEUE_PROFILING_ENABLE),
+             CL_INVALID_VALUE);
+  cl_command_queue_properties supported = 0;
+  TT_NCALL(device->bp, clGetDeviceInfo, device->native, CL_DEVICE_QUEUE_PROPERTIES,
+           sizeof supported, &supported, NULL);
+  /* Out-of-order queues run in order (allowed), so only profiling depends on the device.
+   * CL_INVALID_QUEUE_PROPERTIES if values specified in properties are valid but are not
+   * supported by the device. */
+  TT_GOTO_IF((properties & CL_QUEUE_PROFILING_ENABLE) && !(supported & CL_QUEUE_PROFILING_ENABLE),
+             CL_INVALID_QUEUE_PROPERTIES);
+  q = calloc(1, sizeof *q);
+  TT_GOTO_IF(!q, CL_OUT_OF_HOST_MEMORY);
+  tt_object_init(&q->obj, TT_QUEUE, destroy_queue);
+  q->context = context;
+  TT_RETAIN(context);
+  q->device = device;
+  q->props = properties;
+  q->domain = tt_context_domain_of(context, device);
+  q->native = device->bp->d->clCreateCommandQueue(context->domains[q->domain].native,
+                                                  device->native,
+                                                  properties & CL_QUEUE_PROFILING_ENABLE, &err);
+  if (!q->native && err == CL_SUCCESS)
+    err = CL_OUT_OF_RESOURCES;
+out:
+  tt_set_err(errcode_ret, err);
+  if (err != CL_SUCCESS && q) {
+    TT_RELEASE(q);
+    q = NULL;
+  }
+  return q;
+}
+
+cl_int CL_API_CALL tt_clRetainCommandQueue(cl_command_queue command_queue)
+{
+  /* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue. */
+  TT_RETURN_IF(!tt_object_valid(command_queue, TT_QUEUE), CL_INVALID_COMMAND_QUEUE);
+  TT_RETAIN(command_queue);
+  return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL tt_clReleaseCommandQueue(cl_command_queue command_queue)
+{
+  /* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue. */
+  TT_RETURN_IF(!tt_object_valid(command_queue, TT_QUEUE), CL_INVALID_COMMAND_QUEUE);
+  TT_RELEASE(command_queue);
+  return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL tt_clGetCommandQueueInfo(cl_command_queue command_queue,
+                                            cl_command_queue_info param_name,
+                                            size_t param_value_size, void *param_value,
+                                            size_t *param_value_size_ret)
+{
+  /* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue. */
+  TT_RETURN_IF(!tt_object_valid(command_queue, TT_QUEUE), CL_INVALID_COMMAND_QUEUE);
+  cl_uint u;
+  switch (param_name) {
+  case CL_QUEUE_CONTEXT:
+    return TT_INFO(command_queue->context);
+  case CL_QUEUE_DEVICE:
+    return TT_INFO(command_queue->device);
+  case CL_QUEUE_REFERENCE_COUNT:
+    u = (cl_uint)atomic_load(&command_queue->obj.refcount);
+    return TT_INFO(u);
+  case CL_QUEUE_PROPERTIES:
+    return TT_INFO(command_queue->props);
+  default:
+    /* CL_INVALID_VALUE if param_name is not one of the supported values. */
+    TT_RETURN_IF(1, CL_INVALID_VALUE);
+  }
+}
+
+cl_int CL_API_CALL tt_clSetCommandQueueProperty(cl_command_queue command_queue,
+                                                cl_command_queue_properties properties,
+                                                cl_bool enable,
+                                                cl_command_queue_properties *old_properties)
+{
+  /* OpenCL 1.0 only; deprecated since 1.1. */
+  TT_RETURN_IF(!tt_object_valid(command_queue, TT_QUEUE), CL_INVALID_COMMAND_QUEUE);
+  TT_RETURN_IF(1, CL_INVALID_OPERATION);
+}
+
+cl_int CL_API_CALL tt_clFlush(cl_command_queue command_queue)
+{
+  /* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue. */
+  TT_RETURN_IF(!tt_object_valid(command_queue, TT_QUEUE), CL_INVALID_COMMAND_QUEUE);
+  return command_queue->device->bp->d->clFlush(command_queue->native);
+}
+
+cl_int CL_API_CALL tt_clFinish(cl_command_queue command_queue)
+{
+  /* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue. */
+  TT_RETURN_IF(!tt_object_valid(command_queue, TT_QUEUE), CL_INVALID_COMMAND_QUEUE);
+  return command_queue->device->bp->d->clFinish(command_queue->native);
+}

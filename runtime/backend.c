@@ -1,0 +1,204 @@
+/* Backend discovery: vendors directory, explicit library paths, and the places where GPU
+ * drivers ship their OpenCL library without an .icd file. */
+#include "config.h"
+
+#include "runtime/backend.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "runtime/env.h"
+#include "runtime/log.h"
+
+#define MAX_LIBS 32
+#define MAX_PLATFORMS 16
+
+static struct tt_backend_platform platforms[MAX_PLATFORMS];
+static cl_uint nplatforms;
+static void *loaded[MAX_LIBS];
+static cl_uint nloaded;
+static pthread_once_t discover_once = PTHREAD_ONCE_INIT;
+
+/* Libraries that GPU drivers install without registering an .icd file (the GPU machines
+ * have NVIDIA's library but no nvidia.icd). */
+static const char *const well_known[] = {
+    "libnvidia-opencl.so.1",
+    "/usr/local/nvidia/lib64/libnvidia-opencl.so.1",
+    "/usr/lib/x86_64-linux-gnu/libnvidia-opencl.so.1",
+    "/usr/lib64/libnvidia-opencl.so.1",
+    "/usr/lib/aarch64-linux-gnu/libnvidia-opencl.so.1",
+};
+
+static void make_short_name(struct tt_backend_platform *bp)
+{
+  if (strcasestr(bp->name, "portable computing") || strcasestr(bp->name, "pocl"))
+    snprintf(bp->short_name, sizeof bp->short_name, "pocl");
+  else if (strcasestr(bp->name, "nvidia"))
+    snprintf(bp->short_name, sizeof bp->short_name, "nvidia");
+  else if (strcasestr(bp->name, "amd"))
+    snprintf(bp->short_name, sizeof bp->short_name, "amd");
+  else if (strcasestr(bp->name, "intel"))
+    snprintf(bp->short_name, sizeof bp->short_name, "intel");
+  else {
+    size_t i = 0;
+    for (const char *c = bp->name; *c && i + 1 < sizeof bp->short_name && !isspace((unsigned char)*c); c++)
+      bp->short_name[i++] = (char)tolower((unsigned char)*c);
+    bp->short_name[i] = 0;
+  }
+}
+
+static void load_library(const char *path, int quiet)
+{
+  void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!dl) {
+    if (!quiet)
+      TT_WARN("backend library %s cannot be loaded: %s", path, dlerror());
+    return;
+  }
+  for (cl_uint i = 0; i < nloaded; i++)
+    if (loaded[i] == dl) {
+      dlclose(dl);
+      return;
+    }
+  /* Skip Tutti itself: its clGetExtensionFunctionAddress is ours. */
+  void *gefa_sym = dlsym(dl, "clGetExtensionFunctionAddress");
+  if (!gefa_sym || gefa_sym == (void *)&clGetExtensionFunctionAddress) {
+    if (!gefa_sym && !quiet)
+      TT_WARN("backend library %s has no clGetExtensionFunctionAddress: not an OpenCL ICD", path);
+    dlclose(dl);
+    return;
+  }
+  if (nloaded == MAX_LIBS) {
+    dlclose(dl);
+    return;
+  }
+  loaded[nloaded++] = dl;
+  void *(*gefa)(const char *) = (void *(*)(const char *))gefa_sym;
+  cl_int (*get_ids)(cl_uint, cl_platform_id *, cl_uint *) =
+      (cl_int(*)(cl_uint, cl_platform_id *, cl_uint *))gefa("clIcdGetPlatformIDsKHR");
+  if (!get_ids) {
+    TT_WARN("backend library %s does not provide clIcdGetPlatformIDsKHR: skipped", path);
+    return;
+  }
+  cl_uint n = 0;
+  if (get_ids(0, NULL, &n) != CL_SUCCESS || n == 0) {
+    TT_LOG(TT_LOG_BACKEND, "backend library %s has no platforms", path);
+    return;
+  }
+  cl_platform_id ids[MAX_PLATFORMS];
+  if (n > MAX_PLATFORMS)
+    n = MAX_PLATFORMS;
+  if (get_ids(n, ids, NULL) != CL_SUCCESS)
+    return;
+  for (cl_uint i = 0; i < n && nplatforms < MAX_PLATFORMS; i++) {
+    struct tt_backend_platform *bp = &platforms[nplatforms];
+    memset(bp, 0, sizeof *bp);
+    bp->native = ids[i];
+    bp->d = TT_NATIVE_DISPATCH(ids[i]);
+    bp->dl = dl;
+    if (!bp->d || !bp->d->clGetPlatformInfo || !bp->d->clGetDeviceIDs)
+      continue;
+    bp->d->clGetPlatformInfo(ids[i], CL_PLATFORM_NAME, sizeof bp->name, bp->name, NULL);
+    if (!strcmp(bp->name, "Tutti"))
+      continue;
+    make_short_name(bp);
+    if (!tt_backend_selected(tt_env()->backends, bp->name, bp->short_name)) {
+      TT_LOG(TT_LOG_BACKEND, "platform '%s' from %s not selected by TUTTI_BACKENDS=%s", bp->name,
+             path, tt_env()->backends);
+      continue;
+    }
+    cl_uint nd = 0;
+    if (bp->d->clGetDeviceIDs(ids[i], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) != CL_SUCCESS || nd == 0) {
+      TT_LOG(TT_LOG_BACKEND, "platform '%s' from %s has no devices", bp->name, path);
+      continue;
+    }
+    bp->devices = calloc(nd, sizeof *bp->devices);
+    bp->library = strdup(path);
+    if (!bp->devices || !bp->library ||
+        bp->d->clGetDeviceIDs(ids[i], CL_DEVICE_TYPE_ALL, nd, bp->devices, NULL) != CL_SUCCESS) {
+      free(bp->devices);
+      free(bp->library);
+      continue;
+    }
+    bp->ndevices = nd;
+    TT_LOG(TT_LOG_BACKEND, "backend '%s' (%s) from %s: %u device(s)", bp->name, bp->short_name, path,
+           nd);
+    nplatforms++;
+  }
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+  return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static void read_vendors_dir(const char *dir)
+{
+  struct dirent **list;
+  int n = scandir(dir, &list, NULL, by_name);
+  if (n < 0) {
+    TT_LOG(TT_LOG_BACKEND, "vendors directory %s cannot be read", dir);
+    return;
+  }
+  for (int i = 0; i < n; i++) {
+    const char *name = list[i]->d_name;
+    size_t len = strlen(name);
+    if (len > 4 && !strcmp(name + len - 4, ".icd")) {
+      char path[4096], lib[4096];
+      snprintf(path, sizeof path, "%s/%s", dir, name);
+      FILE *f = fopen(path, "r");
+      if (f) {
+        /* One library name, maybe without a trailing newline (pocl.icd has none). */
+        size_t got = fread(lib, 1, sizeof lib - 1, f);
+        fclose(f);
+        lib[got] = 0;
+        char *s = lib;
+        while (isspace((unsigned char)*s))
+          s++;
+        char *e = s + strlen(s);
+        while (e > s && isspace((unsigned char)e[-1]))
+          *--e = 0;
+        if (*s && !strstr(s, "libtutti"))
+          load_library(s, 0);
+      }
+    }
+    free(list[i]);
+  }
+  free(list);
+}
+
+static void discover(void)
+{
+  const struct tt_env *env = tt_env();
+  read_vendors_dir(env->backend_vendors ? env->backend_vendors : "/etc/OpenCL/vendors");
+  if (env->backend_libs) {
+    char *copy = strdup(env->backend_libs);
+    for (char *save = NULL, *p = strtok_r(copy, ":", &save); p; p = strtok_r(NULL, ":", &save))
+      load_library(p, 0);
+    free(copy);
+  }
+  for (size_t i = 0; i < sizeof well_known / sizeof well_known[0]; i++)
+    load_library(well_known[i], 1);
+  if (nplatforms == 0)
+    TT_WARN("no OpenCL backend found: Tutti shows a platform without devices. Install a vendor "
+            "driver (Debian: apt-get install pocl-opencl-icd; NVIDIA: the driver's OpenCL "
+            "library), or name one with TUTTI_BACKEND_LIBS=/path/libvendor.so%s",
+            env->backends ? " (TUTTI_BACKENDS may exclude the ones present)" : "");
+}
+
+cl_uint tt_backend_discover(void)
+{
+  pthread_once(&discover_once, discover);
+  return nplatforms;
+}
+
+struct tt_backend_platform *tt_backend_get(cl_uint i)
+{
+  return i < nplatforms ? &platforms[i] : NULL;
+}

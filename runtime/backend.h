@@ -1,0 +1,37 @@
+/* Backends: the vendor OpenCL platforms Tutti drives (PoCL on CPUs, NVIDIA on GPUs).
+ *
+ * Tutti never goes through the ICD loader: it reads the vendors directory itself, skips its
+ * own entry, dlopens each vendor library and reaches its platforms through the dispatch table
+ * that every native object carries (PITFALLS.md says why). */
+#ifndef TUTTI_BACKEND_H
+#define TUTTI_BACKEND_H
+
+#include "runtime/cl.h"
+
+struct tt_backend_platform {
+  char *library;                 /* path or soname it was loaded from */
+  void *dl;
+  cl_platform_id native;
+  const cl_icd_dispatch *d;      /* the vendor's dispatch table (may have NULL slots) */
+  char name[128];                /* CL_PLATFORM_NAME */
+  char short_name[32];           /* "pocl", "nvidia", ...: for logs and tutti-info */
+  cl_uint ndevices;
+  cl_device_id *devices;         /* native devices */
+};
+
+/* Loads every backend once (thread safe). Returns how many platforms were kept. */
+cl_uint tt_backend_discover(void);
+struct tt_backend_platform *tt_backend_get(cl_uint i);
+
+/* The dispatch table of a native handle. */
+#define TT_NATIVE_DISPATCH(h) (*(const cl_icd_dispatch *const *)(h))
+
+/* Calls a backend entry point that returns cl_int, answering CL_INVALID_OPERATION where the
+ * backend left the slot empty. */
+#define TT_NCALL(bp, fn, ...) ((bp)->d->fn ? (bp)->d->fn(__VA_ARGS__) : CL_INVALID_OPERATION)
+
+/* Whether a platform name is selected by a TUTTI_BACKENDS list (case-insensitive substrings
+ * separated by commas; NULL selects all). Exposed for the unit tests. */
+int tt_backend_selected(const char *list, const char *platform_name, const char *short_name);
+
+#endif

@@ -1,0 +1,96 @@
+/* Reads every TUTTI_* variable once. */
+#include "config.h"
+
+#include "runtime/env.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static struct tt_env env;
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+
+static const struct {
+  const char *name;
+  unsigned bit;
+} debug_words[] = {
+    {"err", TT_LOG_ERR},   {"warn", TT_LOG_WARN}, {"backend", TT_LOG_BACKEND},
+    {"plan", TT_LOG_PLAN}, {"sched", TT_LOG_SCHED}, {"mm", TT_LOG_MM},
+    {"mpi", TT_LOG_MPI},   {"leak", TT_LOG_LEAK},
+};
+
+unsigned tt_env_parse_debug(const char *s, const char **bad, int *badlen)
+{
+  unsigned mask = 0;
+  if (bad)
+    *bad = NULL;
+  while (s && *s) {
+    size_t n = strcspn(s, ",");
+    if (n == 3 && !strncasecmp(s, "all", 3)) {
+      mask = ~0u;
+    } else if (n > 0) {
+      bool found = false;
+      for (size_t i = 0; i < sizeof debug_words / sizeof debug_words[0]; i++)
+        if (strlen(debug_words[i].name) == n && !strncasecmp(s, debug_words[i].name, n)) {
+          mask |= debug_words[i].bit;
+          found = true;
+        }
+      if (!found && bad && !*bad) {
+        *bad = s;
+        *badlen = (int)n;
+      }
+    }
+    s += n;
+    if (*s == ',')
+      s++;
+  }
+  return mask;
+}
+
+cl_device_type tt_env_parse_device_type(const char *s)
+{
+  if (!s || !*s)
+    return 0;
+  if (!strcasecmp(s, "gpu"))
+    return CL_DEVICE_TYPE_GPU;
+  if (!strcasecmp(s, "cpu"))
+    return CL_DEVICE_TYPE_CPU;
+  if (!strcasecmp(s, "accelerator"))
+    return CL_DEVICE_TYPE_ACCELERATOR;
+  return (cl_device_type)-1;
+}
+
+static const char *nonempty(const char *name)
+{
+  const char *v = getenv(name);
+  return v && *v ? v : NULL;
+}
+
+static void read_env(void)
+{
+  const char *bad = NULL;
+  int badlen = 0;
+  env.debug = tt_env_parse_debug(getenv("TUTTI_DEBUG"), &bad, &badlen);
+  if (bad)
+    fprintf(stderr, "[tutti] TUTTI_DEBUG: unknown category '%.*s' (known: err, warn, backend, "
+                    "plan, sched, mm, mpi, leak, all)\n", badlen, bad);
+  env.backends = nonempty("TUTTI_BACKENDS");
+  env.backend_vendors = nonempty("TUTTI_BACKEND_VENDORS");
+  env.backend_libs = nonempty("TUTTI_BACKEND_LIBS");
+  env.device_type = tt_env_parse_device_type(getenv("TUTTI_DEVICE_TYPE"));
+  if (env.device_type == (cl_device_type)-1) {
+    fprintf(stderr, "[tutti] TUTTI_DEVICE_TYPE=%s is not one of gpu, cpu, accelerator: ignored\n",
+            getenv("TUTTI_DEVICE_TYPE"));
+    env.device_type = 0;
+  }
+  const char *stats = getenv("TUTTI_STATS");
+  env.stats = stats && *stats && strcmp(stats, "0") != 0;
+}
+
+const struct tt_env *tt_env(void)
+{
+  pthread_once(&env_once, read_env);
+  return &env;
+}

@@ -1,0 +1,41 @@
+/* All of Tutti's settings: environment variables read once, at the first OpenCL call.
+ * doc/environment.md lists each one. */
+#ifndef TUTTI_ENV_H
+#define TUTTI_ENV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "runtime/cl.h"
+
+enum tt_log_category {
+  TT_LOG_ERR = 1u << 0,     /* every refused call, with the clause that refused it */
+  TT_LOG_WARN = 1u << 1,    /* misconfiguration and degraded behaviour */
+  TT_LOG_BACKEND = 1u << 2, /* vendor libraries, platforms and devices found */
+  TT_LOG_PLAN = 1u << 3,    /* consistency decisions: transfers, dependencies */
+  TT_LOG_SCHED = 1u << 4,   /* commands issued to backends */
+  TT_LOG_MM = 1u << 5,      /* device memory */
+  TT_LOG_MPI = 1u << 6,     /* MPI traffic */
+  TT_LOG_LEAK = 1u << 7,    /* objects still alive at exit */
+};
+
+struct tt_env {
+  unsigned debug;             /* TUTTI_DEBUG bitmask */
+  const char *backends;       /* TUTTI_BACKENDS: comma list of platform-name substrings */
+  const char *backend_vendors;/* TUTTI_BACKEND_VENDORS: vendors directory to read */
+  const char *backend_libs;   /* TUTTI_BACKEND_LIBS: colon list of vendor library paths */
+  cl_device_type device_type; /* TUTTI_DEVICE_TYPE: 0, or the type every device shows */
+  bool stats;                 /* TUTTI_STATS */
+};
+
+/* Reads the environment once (thread safe); later calls return the same settings. */
+const struct tt_env *tt_env(void);
+
+/* Parses a TUTTI_DEBUG value ("err,warn,plan" or "all"); unknown words are reported through
+ * *bad (first one) and ignored. Exposed for the unit tests. */
+unsigned tt_env_parse_debug(const char *s, const char **bad, int *badlen);
+
+/* Parses a TUTTI_DEVICE_TYPE value; 0 for empty, (cl_device_type)-1 for unknown. */
+cl_device_type tt_env_parse_device_type(const char *s);
+
+#endif

@@ -1,0 +1,219 @@
+/* Events over native events, user events and their mirrors, callbacks. */
+#include "config.h"
+
+#include "runtime/event.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/backend.h"
+#include "runtime/log.h"
+#include "runtime/plan.h"
+
+struct tt_callback {
+  void (CL_CALLBACK *fn)(cl_event, cl_int, void *);
+  void *data;
+  cl_int type;
+  cl_event event;
+  struct tt_callback *next;
+};
+
+static void destroy_event(struct tt_object *o)
+{
+  cl_event e = (cl_event)o;
+  if (e->native)
+    TT_NATIVE_DISPATCH(e->native)->clReleaseEvent(e->native);
+  if (e->user_mirrors) {
+    for (cl_uint i = 0; i < e->context->ndomains; i++)
+      if (e->user_mirrors[i]) {
+        /* A mirror still pending would block its waiters forever: end it. */
+        const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(e->user_mirrors[i]);
+        if (e->user_status > 0)
+          d->clSetUserEventStatus(e->user_mirrors[i], CL_INVALID_EVENT);
+        d->clReleaseEvent(e->user_mirrors[i]);
+      }
+    free(e->user_mirrors);
+  }
+  while (e->callbacks) {
+    struct tt_callback *c = e->callbacks;
+    e->callbacks = c->next;
+    free(c);
+  }
+  pthread_cond_destroy(&e->cond);
+  if (e->queue)
+    TT_RELEASE(e->queue);
+  TT_RELEASE(e->context);
+  free(e);
+}
+
+static cl_event alloc_event(cl_context ctx, cl_command_queue q, cl_command_type type)
+{
+  cl_event e = calloc(1, sizeof *e);
+  if (!e)
+    return NULL;
+  tt_object_init(&e->obj, TT_EVENT, destroy_event);
+  e->context = ctx;
+  TT_RETAIN(ctx);
+  e->queue = q;
+  if (q)
+    TT_RETAIN(q);
+  e->type = type;
+  pthread_cond_init(&e->cond, NULL);
+  return e;
+}
+
+cl_event tt_event_new(cl_context ctx, cl_command_queue q, cl_command_type type, cl_uint dom,
+                      cl_event native)
+{
+  cl_event e = alloc_event(ctx, q, type);
+  if (!e) {
+    TT_NATIVE_DISPATCH(native)->clReleaseEvent(native);
+    return NULL;
+  }
+  e->domain = dom;
+  e->native = native;
+  return e;
+}
+
+cl_event tt_event_new_user(cl_context ctx)
+{
+  cl_event e = alloc_event(ctx, NULL, CL_COMMAND_USER);
+  if (!e)
+    return NULL;
+  e->user_status = CL_SUBMITTED;
+  e->user_mirrors = calloc(ctx->ndomains ? ctx->ndomains : 1, sizeof *e->user_mirrors);
+  if (!e->user_mirrors) {
+    TT_RELEASE(e);
+    return NULL;
+  }
+  return e;
+}
+
+cl_int tt_event_native_in(cl_event e, cl_uint dom, cl_event *out)
+{
+  if (e->native) {
+    if (e->domain == dom) {
+      TT_NATIVE_DISPATCH(e->native)->clRetainEvent(e->native);
+      *out = e->native;
+      return CL_SUCCESS;
+    }
+    return tt_plan_bridge(e->context, dom, e->native, out);
+  }
+  /* A user event: one native user event per domain, set when the user sets ours. */
+  cl_int err = CL_SUCCESS;
+  pthread_mutex_lock(&e->obj.lock);
+  cl_event m = e->user_mirrors[dom];
+  if (!m) {
+    struct tt_domain *dm = &e->context->domains[dom];
+    m = dm->bp->d->clCreateUserEvent(dm->native, &err);
+    if (m && e->user_status <= 0)
+      dm->bp->d->clSetUserEventStatus(m, e->user_status);
+    e->user_mirrors[dom] = m;
+  }
+  if (m)
+    TT_NATIVE_DISPATCH(m)->clRetainEvent(m);
+  pthread_mutex_unlock(&e->obj.lock);
+  if (!m)
+    return err ? err : CL_OUT_OF_RESOURCES;
+  *out = m;
+  return CL_SUCCESS;
+}
+
+cl_int tt_event_status(cl_event e)
+{
+  if (!e->native) {
+    pthread_mutex_lock(&e->obj.lock);
+    cl_int s = e->user_status;
+    pthread_mutex_unlock(&e->obj.lock);
+    return s;
+  }
+  cl_int s = CL_QUEUED;
+  cl_int err = TT_NATIVE_DISPATCH(e->native)->clGetEventInfo(
+      e->native, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL);
+  return err == CL_SUCCESS ? s : err;
+}
+
+cl_int tt_event_wait(cl_event e)
+{
+  if (!e->native) {
+    pthread_mutex_lock(&e->obj.lock);
+    while (e->user_status > 0)
+      pthread_cond_wait(&e->cond, &e->obj.lock);
+    cl_int s = e->user_status;
+    pthread_mutex_unlock(&e->obj.lock);
+    return s;
+  }
+  TT_NATIVE_DISPATCH(e->native)->clWaitForEvents(1, &e->native);
+  return tt_event_status(e);
+}
+
+static void run_callback(struct tt_callback *c, cl_int status)
+{
+  c->fn(c->event, status, c->data);
+  TT_RELEASE(c->event);
+  free(c);
+}
+
+cl_int tt_event_set_user_status(cl_event e, cl_int status)
+{
+  pthread_mutex_lock(&e->obj.lock);
+  /* CL_INVALID_OPERATION if the execution status for event has already been changed by a
+   * previous call to clSetUserEventStatus. */
+  if (e->user_status <= 0) {
+    pthread_mutex_unlock(&e->obj.lock);
+    TT_LOG(TT_LOG_ERR, "clSetUserEventStatus: CL_INVALID_OPERATION (status already set)");
+    return CL_INVALID_OPERATION;
+  }
+  e->user_status = status;
+  for (cl_uint i = 0; i < e->context->ndomains; i++)
+    if (e->user_mirrors[i])
+      TT_NATIVE_DISPATCH(e->user_mirrors[i])->clSetUserEventStatus(e->user_mirrors[i], status);
+  struct tt_callback *list = e->callbacks;
+  e->callbacks = NULL;
+  pthread_cond_broadcast(&e->cond);
+  pthread_mutex_unlock(&e->obj.lock);
+  /* Callbacks run outside the lock: they may call back into OpenCL. Every registered type
+   * has been passed now (CL_COMPLETE or an error ends the event). */
+  while (list) {
+    struct tt_callback *c = list;
+    list = c->next;
+    run_callback(c, status);
+  }
+  return CL_SUCCESS;
+}
+
+static void CL_CALLBACK native_callback(cl_event native, cl_int status, void *data)
+{
+  run_callback(data, status);
+}
+
+cl_int tt_event_add_callback(cl_event e, cl_int type,
+                             void (CL_CALLBACK *fn)(cl_event, cl_int, void *), void *data)
+{
+  struct tt_callback *c = calloc(1, sizeof *c);
+  if (!c)
+    return CL_OUT_OF_HOST_MEMORY;
+  *c = (struct tt_callback){fn, data, type, e, NULL};
+  TT_RETAIN(e);
+  if (e->native) {
+    cl_int err = TT_NATIVE_DISPATCH(e->native)->clSetEventCallback(e->native, type,
+                                                                   native_callback, c);
+    if (err != CL_SUCCESS) {
+      TT_RELEASE(e);
+      free(c);
+    }
+    return err;
+  }
+  pthread_mutex_lock(&e->obj.lock);
+  /* Status values fall as a command advances: the callback is due once status <= type. */
+  cl_int status = e->user_status;
+  bool due = status <= type;
+  if (!due) {
+    c->next = e->callbacks;
+    e->callbacks = c;
+  }
+  pthread_mutex_unlock(&e->obj.lock);
+  if (due)
+    run_callback(c, status);
+  return CL_SUCCESS;
+}

@@ -1,0 +1,47 @@
+/* Log lines: "[tutti RANK file:line] message", one category each (runtime/env.h), enabled
+ * by TUTTI_DEBUG and compiled out with --disable-debug (warnings always print). */
+#ifndef TUTTI_LOG_H
+#define TUTTI_LOG_H
+
+#include "runtime/env.h"
+
+void tt_log_line(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Name of an OpenCL error code ("CL_INVALID_VALUE"), for messages. */
+const char *tt_error_name(cl_int err);
+
+#ifdef TT_ENABLE_DEBUG
+#define TT_LOG(cat, ...)                                                                          \
+  do {                                                                                            \
+    if (tt_env()->debug & (cat))                                                                  \
+      tt_log_line(__FILE__, __LINE__, __VA_ARGS__);                                               \
+  } while (0)
+#else
+#define TT_LOG(cat, ...) do { } while (0)
+#endif
+
+/* Always printed: the user must see these (no backend, bad settings). */
+#define TT_WARN(...) tt_log_line(__FILE__, __LINE__, __VA_ARGS__)
+
+/* Argument checks of the entry points. The clause of the specification is quoted above each
+ * use; with TUTTI_DEBUG=err the refused condition is logged under the error's name. */
+#define TT_RETURN_IF(cond, err)                                                                   \
+  do {                                                                                            \
+    if (__builtin_expect(!!(cond), 0)) {                                                          \
+      TT_LOG(TT_LOG_ERR, "%s: %s (%s)", __func__, #err, #cond);                                   \
+      return (err);                                                                               \
+    }                                                                                             \
+  } while (0)
+
+/* For constructors: sets the local `err` and jumps to the single `out:` label. */
+#define TT_GOTO_IF(cond, code)                                                                    \
+  do {                                                                                            \
+    if (__builtin_expect(!!(cond), 0)) {                                                          \
+      TT_LOG(TT_LOG_ERR, "%s: %s (%s)", __func__, #code, #cond);                                  \
+      err = (code);                                                                               \
+      goto out;                                                                                   \
+    }                                                                                             \
+  } while (0)
+
+#endif

@@ -1,0 +1,161 @@
+/* The live-object registry: an open-addressed hash set of object addresses. Lookups take a
+ * read lock; creation and destruction take the write lock. */
+#include "config.h"
+
+#include "runtime/object.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOMBSTONE ((struct tt_object *)1)
+
+static pthread_rwlock_t registry_lock = PTHREAD_RWLOCK_INITIALIZER;
+static struct tt_object **slots;
+static size_t nslots, nused, nlive_dynamic;
+static atomic_uint_fast64_t next_id = 1;
+
+static size_t hash_ptr(const void *p)
+{
+  uint64_t x = (uint64_t)(uintptr_t)p;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  return (size_t)x;
+}
+
+static void insert_slot(struct tt_object **table, size_t n, struct tt_object *o)
+{
+  size_t i = hash_ptr(o) & (n - 1);
+  while (table[i] != NULL && table[i] != TOMBSTONE)
+    i = (i + 1) & (n - 1);
+  table[i] = o;
+}
+
+static void grow(void)
+{
+  size_t n = nslots ? nslots * 2 : 1024;
+  struct tt_object **table = calloc(n, sizeof *table);
+  if (!table) {
+    fprintf(stderr, "[tutti] out of memory growing the object registry\n");
+    abort();
+  }
+  size_t used = 0;
+  for (size_t i = 0; i < nslots; i++)
+    if (slots[i] && slots[i] != TOMBSTONE) {
+      insert_slot(table, n, slots[i]);
+      used++;
+    }
+  free(slots);
+  slots = table;
+  nslots = n;
+  nused = used;
+}
+
+/* Caller holds the lock (read or write). */
+static size_t find_slot(const void *p)
+{
+  if (!nslots)
+    return SIZE_MAX;
+  size_t i = hash_ptr(p) & (nslots - 1);
+  while (slots[i] != NULL) {
+    if (slots[i] == p)
+      return i;
+    i = (i + 1) & (nslots - 1);
+  }
+  return SIZE_MAX;
+}
+
+void tt_object_init(struct tt_object *o, enum tt_tag tag, void (*destroy)(struct tt_object *))
+{
+  o->dispatch = &tt_dispatch;
+  o->tag = tag;
+  o->id = atomic_fetch_add(&next_id, 1);
+  atomic_init(&o->refcount, 1);
+  pthread_mutex_init(&o->lock, NULL);
+  o->destroy = destroy;
+  pthread_rwlock_wrlock(&registry_lock);
+  if ((nused + 1) * 2 > nslots)
+    grow();
+  insert_slot(slots, nslots, o);
+  nused++;
+  if (destroy)
+    nlive_dynamic++;
+  pthread_rwlock_unlock(&registry_lock);
+}
+
+bool tt_object_valid(const void *p, enum tt_tag tag)
+{
+  if (!p)
+    return false;
+  pthread_rwlock_rdlock(&registry_lock);
+  size_t i = find_slot(p);
+  bool ok = i != SIZE_MAX && slots[i]->tag == (uint32_t)tag &&
+            atomic_load_explicit(&slots[i]->refcount, memory_order_relaxed) > 0;
+  pthread_rwlock_unlock(&registry_lock);
+  return ok;
+}
+
+enum tt_tag tt_object_tag_of(const void *p)
+{
+  if (!p)
+    return 0;
+  pthread_rwlock_rdlock(&registry_lock);
+  size_t i = find_slot(p);
+  enum tt_tag tag = i != SIZE_MAX ? (enum tt_tag)slots[i]->tag : 0;
+  pthread_rwlock_unlock(&registry_lock);
+  return tag;
+}
+
+void tt_object_retain(struct tt_object *o)
+{
+  if (o->destroy)
+    atomic_fetch_add(&o->refcount, 1);
+}
+
+bool tt_object_release(struct tt_object *o)
+{
+  if (!o->destroy)
+    return false;
+  if (atomic_fetch_sub(&o->refcount, 1) != 1)
+    return false;
+  pthread_rwlock_wrlock(&registry_lock);
+  size_t i = find_slot(o);
+  if (i != SIZE_MAX) {
+    slots[i] = TOMBSTONE;
+    nlive_dynamic--;
+  }
+  pthread_rwlock_unlock(&registry_lock);
+  pthread_mutex_destroy(&o->lock);
+  o->tag = 0;
+  o->destroy(o);
+  return true;
+}
+
+size_t tt_object_live_count(void)
+{
+  pthread_rwlock_rdlock(&registry_lock);
+  size_t n = nlive_dynamic;
+  pthread_rwlock_unlock(&registry_lock);
+  return n;
+}
+
+static const char *tag_name(uint32_t tag)
+{
+  static const char *names[] = {"platform", "device", "context", "command queue", "mem object",
+                                "program", "kernel", "event", "sampler"};
+  uint32_t i = tag - TT_PLATFORM;
+  return i < sizeof names / sizeof names[0] ? names[i] : "object";
+}
+
+void tt_object_list_live(void)
+{
+  pthread_rwlock_rdlock(&registry_lock);
+  for (size_t i = 0; i < nslots; i++) {
+    struct tt_object *o = slots[i];
+    if (o && o != TOMBSTONE && o->destroy)
+      fprintf(stderr, "[tutti] still alive at exit: %s #%llu (%d references)\n", tag_name(o->tag),
+              (unsigned long long)o->id, atomic_load(&o->refcount));
+  }
+  pthread_rwlock_unlock(&registry_lock);
+}

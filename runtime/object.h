@@ -1,0 +1,60 @@
+/* Handles: the common header of every Tutti object, type tags, reference counts and the
+ * registry of live objects that lets every entry point refuse a garbage or foreign handle
+ * without dereferencing it. */
+#ifndef TUTTI_OBJECT_H
+#define TUTTI_OBJECT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "runtime/cl.h"
+
+enum tt_tag {
+  TT_PLATFORM = 0x71a70001,
+  TT_DEVICE,
+  TT_CONTEXT,
+  TT_QUEUE,
+  TT_MEM,
+  TT_PROGRAM,
+  TT_KERNEL,
+  TT_EVENT,
+  TT_SAMPLER,
+};
+
+struct tt_object {
+  const cl_icd_dispatch *dispatch; /* must stay first: the ICD loader reads it */
+  uint32_t tag;
+  uint64_t id;                     /* global id, identical on every rank (program order) */
+  atomic_int refcount;
+  pthread_mutex_t lock;
+  void (*destroy)(struct tt_object *); /* frees the object once the last reference goes */
+};
+
+extern const cl_icd_dispatch tt_dispatch;
+
+/* Sets the header, registers the object, reference count 1. Permanent objects (platform,
+ * root devices) pass destroy NULL and ignore retain/release. */
+void tt_object_init(struct tt_object *o, enum tt_tag tag, void (*destroy)(struct tt_object *));
+
+/* True if p is a live Tutti object of this tag; never dereferences an unknown pointer. */
+bool tt_object_valid(const void *p, enum tt_tag tag);
+
+/* Finds the live object whose address is p, whatever its tag, or 0 (for kernel arguments,
+ * whose type the caller does not know). */
+enum tt_tag tt_object_tag_of(const void *p);
+
+void tt_object_retain(struct tt_object *o);
+/* Drops one reference; the last one unregisters and destroys. True if destroyed. */
+bool tt_object_release(struct tt_object *o);
+
+/* Number of live (non-permanent) objects, and a listing of them on stderr (debug builds
+ * print it at exit when TUTTI_DEBUG contains "leak"). */
+size_t tt_object_live_count(void);
+void tt_object_list_live(void);
+
+#define TT_RETAIN(x) tt_object_retain(&(x)->obj)
+#define TT_RELEASE(x) tt_object_release(&(x)->obj)
+
+#endif

@@ -1,0 +1,332 @@
+/* Enqueue-time decisions: dependencies, transfers between memory domains, access records. */
+#include "config.h"
+
+#include "runtime/plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/backend.h"
+#include "runtime/event.h"
+#include "runtime/log.h"
+#include "runtime/rangemap.h"
+
+/* Accesses kept per buffer before completed ones are pruned. */
+#define ACCESS_PRUNE_AT 64
+
+struct tt_access {
+  size_t off, len; /* in the root buffer */
+  bool writes;
+  cl_uint dom;
+  cl_command_queue nq;
+  cl_event ev; /* native, retained */
+};
+
+static pthread_mutex_t plan_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+void tt_plan_lock(void)
+{
+  pthread_mutex_lock(&plan_mutex);
+}
+
+void tt_plan_unlock(void)
+{
+  pthread_mutex_unlock(&plan_mutex);
+}
+
+void tt_deps_init(struct tt_deps *d)
+{
+  d->ev = d->inline_ev;
+  d->n = 0;
+  d->cap = sizeof d->inline_ev / sizeof d->inline_ev[0];
+}
+
+cl_int tt_deps_take(struct tt_deps *d, cl_event native)
+{
+  for (cl_uint i = 0; i < d->n; i++)
+    if (d->ev[i] == native) {
+      TT_NATIVE_DISPATCH(native)->clReleaseEvent(native);
+      return CL_SUCCESS;
+    }
+  if (d->n == d->cap) {
+    cl_uint cap = d->cap * 2;
+    cl_event *ev = malloc(cap * sizeof *ev);
+    if (!ev) {
+      TT_NATIVE_DISPATCH(native)->clReleaseEvent(native);
+      return CL_OUT_OF_HOST_MEMORY;
+    }
+    memcpy(ev, d->ev, d->n * sizeof *ev);
+    if (d->ev != d->inline_ev)
+      free(d->ev);
+    d->ev = ev;
+    d->cap = cap;
+  }
+  d->ev[d->n++] = native;
+  return CL_SUCCESS;
+}
+
+void tt_deps_release(struct tt_deps *d)
+{
+  for (cl_uint i = 0; i < d->n; i++)
+    TT_NATIVE_DISPATCH(d->ev[i])->clReleaseEvent(d->ev[i]);
+  if (d->ev != d->inline_ev)
+    free(d->ev);
+  tt_deps_init(d);
+}
+
+cl_int tt_plan_wait_list(struct tt_deps *d, cl_context ctx, cl_uint dom, cl_uint n,
+                         const cl_event *list)
+{
+  /* CL_INVALID_EVENT_WAIT_LIST if event_wait_list is NULL and num_events_in_wait_list > 0,
+   * or event_wait_list is not NULL and num_events_in_wait_list is 0, or if event objects in
+   * event_wait_list are not valid events. */
+  TT_RETURN_IF((list == NULL) != (n == 0), CL_INVALID_EVENT_WAIT_LIST);
+  for (cl_uint i = 0; i < n; i++)
+    TT_RETURN_IF(!tt_object_valid(list[i], TT_EVENT), CL_INVALID_EVENT_WAIT_LIST);
+  /* CL_INVALID_CONTEXT if the context associated with command_queue and events in
+   * event_wait_list are not the same. */
+  for (cl_uint i = 0; i < n; i++)
+    TT_RETURN_IF(list[i]->context != ctx, CL_INVALID_CONTEXT);
+  for (cl_uint i = 0; i < n; i++) {
+    cl_event native;
+    cl_int err = tt_event_native_in(list[i], dom, &native);
+    if (err == CL_SUCCESS)
+      err = tt_deps_take(d, native);
+    if (err != CL_SUCCESS)
+      return err;
+  }
+  return CL_SUCCESS;
+}
+
+cl_int tt_plan_internal_queue(cl_context ctx, cl_uint dom, cl_command_queue *out)
+{
+  struct tt_domain *dm = &ctx->domains[dom];
+  if (!dm->internal) {
+    cl_int err = CL_SUCCESS;
+    struct tt_backend_platform *bp = dm->bp;
+    dm->internal = bp->d->clCreateCommandQueue(dm->native, dm->first_device->native, 0, &err);
+    if (!dm->internal) {
+      TT_LOG(TT_LOG_ERR, "cannot make the internal queue of %s: %s", bp->short_name,
+             tt_error_name(err));
+      return err ? err : CL_OUT_OF_RESOURCES;
+    }
+  }
+  *out = dm->internal;
+  return CL_SUCCESS;
+}
+
+static void CL_CALLBACK bridge_fire(cl_event src, cl_int status, void *data)
+{
+  cl_event mirror = data;
+  const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(mirror);
+  d->clSetUserEventStatus(mirror, status < 0 ? status : CL_COMPLETE);
+  d->clReleaseEvent(mirror);
+}
+
+cl_int tt_plan_bridge(cl_context ctx, cl_uint dom, cl_event src, cl_event *out)
+{
+  struct tt_backend_platform *bp = ctx->domains[dom].bp;
+  cl_int err = CL_SUCCESS;
+  cl_event mirror = bp->d->clCreateUserEvent(ctx->domains[dom].native, &err);
+  if (!mirror)
+    return err ? err : CL_OUT_OF_RESOURCES;
+  bp->d->clRetainEvent(mirror); /* one reference for the callback */
+  err = TT_NATIVE_DISPATCH(src)->clSetEventCallback(src, CL_COMPLETE, bridge_fire, mirror);
+  if (err != CL_SUCCESS) {
+    bp->d->clReleaseEvent(mirror);
+    bp->d->clReleaseEvent(mirror);
+    return err;
+  }
+  *out = mirror;
+  return CL_SUCCESS;
+}
+
+static cl_int depend_on(struct tt_deps *d, cl_context ctx, cl_uint dom, cl_command_queue nq,
+                        const struct tt_access *a)
+{
+  /* Commands of one in-order native queue are already ordered. */
+  if (a->nq == nq && a->dom == dom)
+    return CL_SUCCESS;
+  cl_event ev;
+  if (a->dom == dom) {
+    TT_NATIVE_DISPATCH(a->ev)->clRetainEvent(a->ev);
+    ev = a->ev;
+  } else {
+    cl_int err = tt_plan_bridge(ctx, dom, a->ev, &ev);
+    if (err != CL_SUCCESS)
+      return err;
+  }
+  return tt_deps_take(d, ev);
+}
+
+/* Adds the events of earlier accesses that conflict with [off, off+len). */
+static cl_int order_after(struct tt_deps *d, cl_context ctx, cl_uint dom, cl_command_queue nq,
+                          cl_mem root, size_t off, size_t len, bool writes)
+{
+  for (size_t i = 0; i < root->naccesses; i++) {
+    const struct tt_access *a = &root->accesses[i];
+    if (a->off < off + len && off < a->off + a->len && (a->writes || writes)) {
+      cl_int err = depend_on(d, ctx, dom, nq, a);
+      if (err != CL_SUCCESS)
+        return err;
+    }
+  }
+  return CL_SUCCESS;
+}
+
+static void CL_CALLBACK free_staging(cl_event ev, cl_int status, void *p)
+{
+  free(p);
+}
+
+struct fetch {
+  struct tt_deps *deps;
+  cl_context ctx;
+  cl_uint dom;
+  cl_command_queue nq;
+  cl_mem root;
+  cl_int err;
+};
+
+/* Brings one run of bytes that the domain lacks from a holder: read into host staging on
+ * the holder's internal queue, then write into this domain's copy on the command's queue. */
+static int fetch_run(void *arg, size_t off, size_t len, tt_holders holders)
+{
+  struct fetch *f = arg;
+  tt_holders mine = (tt_holders)1 << f->dom;
+  if (holders & mine)
+    return 0;
+  cl_uint src = (cl_uint)__builtin_ctzll(holders);
+  struct tt_domain *sd = &f->ctx->domains[src];
+  struct tt_domain *dd = &f->ctx->domains[f->dom];
+  void *staging = malloc(len);
+  cl_command_queue sq;
+  struct tt_deps sdeps;
+  tt_deps_init(&sdeps);
+  cl_event read_ev = NULL, bridge = NULL, write_ev = NULL;
+  f->err = staging ? tt_plan_internal_queue(f->ctx, src, &sq) : CL_OUT_OF_HOST_MEMORY;
+  if (f->err == CL_SUCCESS)
+    f->err = order_after(&sdeps, f->ctx, src, sq, f->root, off, len, false);
+  if (f->err == CL_SUCCESS)
+    f->err = sd->bp->d->clEnqueueReadBuffer(sq, f->root->native[src], CL_FALSE, off, len, staging,
+                                            sdeps.n, sdeps.n ? sdeps.ev : NULL, &read_ev);
+  tt_deps_release(&sdeps);
+  if (f->err == CL_SUCCESS) {
+    sd->bp->d->clFlush(sq);
+    f->err = tt_plan_bridge(f->ctx, f->dom, read_ev, &bridge);
+  }
+  if (f->err == CL_SUCCESS)
+    f->err = dd->bp->d->clEnqueueWriteBuffer(f->nq, f->root->native[f->dom], CL_FALSE, off, len,
+                                             staging, 1, &bridge, &write_ev);
+  if (bridge)
+    dd->bp->d->clReleaseEvent(bridge);
+  if (f->err != CL_SUCCESS) {
+    if (read_ev) {
+      /* The read may still run into staging: free it only after the read. */
+      if (TT_NATIVE_DISPATCH(read_ev)->clSetEventCallback(read_ev, CL_COMPLETE, free_staging,
+                                                          staging) != CL_SUCCESS)
+        TT_NATIVE_DISPATCH(read_ev)->clWaitForEvents(1, &read_ev), free(staging);
+      sd->bp->d->clReleaseEvent(read_ev);
+    } else {
+      free(staging);
+    }
+    TT_LOG(TT_LOG_ERR, "transfer of buffer #%llu bytes %zu+%zu from %s to %s failed: %s",
+           (unsigned long long)f->root->obj.id, off, len, sd->bp->short_name, dd->bp->short_name,
+           tt_error_name(f->err));
+    return 1;
+  }
+  TT_LOG(TT_LOG_PLAN, "buffer #%llu bytes %zu+%zu: %s -> %s through the host",
+         (unsigned long long)f->root->obj.id, off, len, sd->bp->short_name, dd->bp->short_name);
+  if (dd->bp->d->clSetEventCallback(write_ev, CL_COMPLETE, free_staging, staging) != CL_SUCCESS) {
+    dd->bp->d->clWaitForEvents(1, &write_ev);
+    free(staging);
+  }
+  /* The read must stay ordered before later writers of these bytes in the source. */
+  tt_plan_record(f->root, off, len, false, src, sq, read_ev);
+  tt_plan_record(f->root, off, len, true, f->dom, f->nq, write_ev);
+  tt_rangemap_add(f->root->latest, off, len, (tt_holders)1 << src);
+  sd->bp->d->clReleaseEvent(read_ev);
+  f->err = tt_deps_take(f->deps, write_ev);
+  return f->err != CL_SUCCESS;
+}
+
+cl_int tt_plan_use(struct tt_deps *d, cl_context ctx, cl_uint dom, cl_command_queue nq, cl_mem m,
+                   size_t off, size_t len, bool reads, bool writes)
+{
+  cl_mem root = m->root;
+  off += m->origin;
+  if (len == 0)
+    return CL_SUCCESS;
+  if (reads && ctx->ndomains > 1) {
+    struct fetch f = {d, ctx, dom, nq, root, CL_SUCCESS};
+    tt_rangemap_walk(root->latest, off, len, fetch_run, &f);
+    if (f.err != CL_SUCCESS)
+      return f.err;
+  }
+  return order_after(d, ctx, dom, nq, root, off, len, writes);
+}
+
+static void prune(cl_mem root)
+{
+  size_t w = 0;
+  for (size_t i = 0; i < root->naccesses; i++) {
+    struct tt_access *a = &root->accesses[i];
+    cl_int st = CL_QUEUED;
+    TT_NATIVE_DISPATCH(a->ev)->clGetEventInfo(a->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st,
+                                              &st, NULL);
+    if (st == CL_COMPLETE) {
+      TT_NATIVE_DISPATCH(a->ev)->clReleaseEvent(a->ev);
+      continue;
+    }
+    root->accesses[w++] = *a;
+  }
+  root->naccesses = w;
+}
+
+void tt_plan_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
+                    cl_command_queue nq, cl_event ev)
+{
+  cl_mem root = m->root;
+  off += m->origin;
+  if (len == 0 || !ev)
+    return;
+  if (writes) {
+    /* A write supersedes every access it covers: it already waits for them. */
+    size_t w = 0;
+    for (size_t i = 0; i < root->naccesses; i++) {
+      struct tt_access *a = &root->accesses[i];
+      if (a->off >= off && a->off + a->len <= off + len) {
+        TT_NATIVE_DISPATCH(a->ev)->clReleaseEvent(a->ev);
+        continue;
+      }
+      root->accesses[w++] = *a;
+    }
+    root->naccesses = w;
+    tt_rangemap_set(root->latest, off, len, (tt_holders)1 << dom);
+  }
+  if (root->naccesses >= ACCESS_PRUNE_AT)
+    prune(root);
+  struct tt_access *acc = root->accesses;
+  if (root->naccesses % ACCESS_PRUNE_AT == 0) {
+    acc = realloc(root->accesses, (root->naccesses + ACCESS_PRUNE_AT) * sizeof *acc);
+    if (!acc) {
+      /* Without a record later commands cannot be ordered after this one: wait instead. */
+      TT_NATIVE_DISPATCH(ev)->clWaitForEvents(1, &ev);
+      return;
+    }
+    root->accesses = acc;
+  }
+  TT_NATIVE_DISPATCH(ev)->clRetainEvent(ev);
+  acc[root->naccesses++] = (struct tt_access){off, len, writes, dom, nq, ev};
+}
+
+void tt_plan_forget(cl_mem root)
+{
+  for (size_t i = 0; i < root->naccesses; i++)
+    TT_NATIVE_DISPATCH(root->accesses[i].ev)->clReleaseEvent(root->accesses[i].ev);
+  free(root->accesses);
+  root->accesses = NULL;
+  root->naccesses = 0;
+  tt_rangemap_free(root->latest);
+  root->latest = NULL;
+}

@@ -1,0 +1,56 @@
+/* The plan: decisions taken at enqueue time, on the calling thread, in program order.
+ *
+ * For each command it decides which native events the command must wait for (the user's
+ * wait list, earlier conflicting commands on the same bytes, transfers) and which transfers
+ * bring a buffer's newest bytes to the command's memory domain (SnuCL-D section 3.3, Table
+ * 2). Afterwards it records what the command did: its access for conflict ordering and, for
+ * writes, the new latest holder of the written bytes. One lock, tt_plan_lock, keeps these
+ * decisions in one order across threads; never hold it while waiting for a command. */
+#ifndef TUTTI_PLAN_H
+#define TUTTI_PLAN_H
+
+#include "runtime/tutti_internal.h"
+
+/* Native events a command waits for; each one is owned (retained) by the list. */
+struct tt_deps {
+  cl_event *ev;
+  cl_uint n, cap;
+  cl_event inline_ev[8];
+};
+
+void tt_deps_init(struct tt_deps *d);
+/* Adds a native event, taking ownership of one reference. */
+cl_int tt_deps_take(struct tt_deps *d, cl_event native);
+void tt_deps_release(struct tt_deps *d);
+
+void tt_plan_lock(void);
+void tt_plan_unlock(void);
+
+/* Adds the user's wait list, translated into the queue's domain. Checks each event (valid,
+ * same context): CL_INVALID_EVENT_WAIT_LIST or CL_INVALID_CONTEXT. */
+cl_int tt_plan_wait_list(struct tt_deps *d, cl_context ctx, cl_uint domain, cl_uint n,
+                         const cl_event *list);
+
+/* A command on queue q (domain dom, native queue nq) uses [off, off+len) of m (a buffer or
+ * sub-buffer; off is relative to m). reads: the command needs the current bytes (a transfer
+ * is planned when the domain lacks them). writes: it changes them. Adds the events it must
+ * wait for to d. Caller holds the plan lock. */
+cl_int tt_plan_use(struct tt_deps *d, cl_context ctx, cl_uint dom, cl_command_queue nq, cl_mem m,
+                   size_t off, size_t len, bool reads, bool writes);
+
+/* Records the access after the native command was issued with event ev (not taken over:
+ * the plan retains what it keeps). Caller holds the plan lock. */
+void tt_plan_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
+                    cl_command_queue nq, cl_event ev);
+
+/* The native queue used for Tutti's own commands in a domain (made on first use). */
+cl_int tt_plan_internal_queue(cl_context ctx, cl_uint dom, cl_command_queue *out);
+
+/* A native event of domain `dom` that completes when `src` (a native event of another
+ * domain) completes: a user event of dom set by a callback on src. Returns it retained. */
+cl_int tt_plan_bridge(cl_context ctx, cl_uint dom, cl_event src, cl_event *out);
+
+/* Releases the consistency state of a root buffer. */
+void tt_plan_forget(cl_mem root);
+
+#endif

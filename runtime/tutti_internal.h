@@ -1,0 +1,153 @@
+/* The object model shared by icd/ and runtime/: every cl_* handle Tutti hands out.
+ *
+ * Each object starts with the ICD dispatch pointer (the loader requires it), then the
+ * common header of runtime/object.h. Objects that exist inside a backend hold one native
+ * handle per memory domain of their context: a domain is one backend platform's context
+ * (all PoCL devices of a context share one, an NVIDIA GPU is another). */
+#ifndef TUTTI_INTERNAL_H
+#define TUTTI_INTERNAL_H
+
+#include "runtime/cl.h"
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/object.h"
+
+#define TT_API __attribute__((visibility("default")))
+
+struct tt_backend_platform;
+struct tt_rangemap;
+struct tt_access;
+
+struct _cl_platform_id {
+  struct tt_object obj;
+};
+
+/* One entry of the global device table (runtime/cluster.h). Actual devices belong to this
+ * rank and carry a native handle; virtual devices (other ranks) come with the cluster issue. */
+struct _cl_device_id {
+  struct tt_object obj;
+  cl_uint index;        /* position in the global device table */
+  int rank;             /* owning rank */
+  bool actual;          /* owned by this rank */
+  cl_device_type type;  /* as presented (TUTTI_DEVICE_TYPE, DEFAULT bit) */
+  struct tt_backend_platform *bp;
+  cl_device_id native;
+  char host[64];
+};
+
+struct tt_domain {
+  struct tt_backend_platform *bp;
+  cl_context native;
+  cl_command_queue internal; /* lazily made in-order queue for transfers */
+  cl_device_id first_device;  /* Tutti device used for the internal queue */
+};
+
+struct _cl_context {
+  struct tt_object obj;
+  cl_uint ndevices;
+  cl_device_id *devices;
+  cl_uint ndomains;
+  struct tt_domain *domains;
+  cl_context_properties *props; /* as given, zero-terminated copy, or NULL */
+  size_t nprops;                 /* entries in props, terminator included */
+  void (CL_CALLBACK *notify)(const char *, const void *, size_t, void *);
+  void *notify_data;
+};
+
+struct _cl_command_queue {
+  struct tt_object obj;
+  cl_context context;
+  cl_device_id device;
+  cl_uint domain;
+  cl_command_queue_properties props;
+  cl_command_queue native;
+};
+
+struct tt_map_record {
+  void *ptr;
+  cl_uint domain;
+  bool writes;
+  size_t offset, size;
+  struct tt_map_record *next;
+};
+
+struct tt_mem_destructor;
+
+struct _cl_mem {
+  struct tt_object obj;
+  cl_context context;
+  cl_mem_flags flags;
+  size_t size;
+  void *host_ptr;
+  cl_mem parent;     /* sub-buffers: the buffer they were made from (retained) */
+  cl_mem root;       /* the buffer owning consistency state (self for buffers) */
+  size_t origin;     /* offset in root */
+  cl_mem *native;    /* one per domain of the context */
+  /* Consistency and ordering state: only in roots, guarded by the plan lock. */
+  struct tt_rangemap *latest;   /* which domains hold the newest bytes of each range */
+  struct tt_access *accesses;   /* recent commands touching the buffer, for conflict order */
+  size_t naccesses;
+  struct tt_map_record *maps;   /* live mappings (guarded by obj.lock) */
+  atomic_uint map_count;
+  struct tt_mem_destructor *destructor;
+};
+
+struct _cl_program {
+  struct tt_object obj;
+  cl_context context;
+  cl_program *native;   /* one per domain; NULL where the program has no device there */
+  cl_uint ndevices;
+  cl_device_id *devices;
+  char *source;
+  char *options;        /* user's options of the last build (without Tutti's additions) */
+  atomic_uint nkernels; /* kernels alive: CL_INVALID_OPERATION for rebuilds */
+  bool from_binary;
+  bool built_with_kernels_info;
+};
+
+enum tt_arg_kind { TT_ARG_VALUE, TT_ARG_MEM, TT_ARG_LOCAL, TT_ARG_SAMPLER, TT_ARG_IMAGE };
+
+struct tt_kernel_arg {
+  enum tt_arg_kind kind;
+  bool is_const;    /* const or __constant: the kernel only reads the buffer */
+  bool set;
+  cl_mem mem;       /* TT_ARG_MEM value (may be NULL) */
+  uint64_t mem_id;  /* id of mem when set, to detect a released and reused handle */
+};
+
+struct _cl_kernel {
+  struct tt_object obj;
+  cl_program program;
+  cl_context context;
+  cl_kernel *native;  /* one per domain */
+  cl_uint nargs;
+  struct tt_kernel_arg *args;
+  char *name;
+};
+
+struct tt_callback;
+
+struct _cl_event {
+  struct tt_object obj;
+  cl_context context;
+  cl_command_queue queue;  /* NULL for user events */
+  cl_command_type type;
+  cl_uint domain;          /* domain of native */
+  cl_event native;         /* backend event; NULL for user events */
+  /* User events: status set by clSetUserEventStatus, mirrored into native user events made
+   * on demand in each domain that waits on it. Guarded by obj.lock. */
+  cl_int user_status;
+  cl_event *user_mirrors;  /* one per domain, lazily */
+  struct tt_callback *callbacks;
+  pthread_cond_t cond;
+};
+
+struct _cl_sampler {
+  struct tt_object obj;
+};
+
+#endif

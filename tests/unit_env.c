@@ -1,0 +1,45 @@
+/* Unit test of the settings parsers (no OpenCL backend, no MPI). */
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime/backend.h"
+#include "runtime/env.h"
+
+static int failures;
+#define CHECK(c)                                                                                  \
+  do {                                                                                            \
+    if (!(c)) {                                                                                   \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                      \
+      failures++;                                                                                 \
+    }                                                                                             \
+  } while (0)
+
+int main(void)
+{
+  const char *bad;
+  int badlen;
+  CHECK(tt_env_parse_debug("err,warn", &bad, &badlen) == (TT_LOG_ERR | TT_LOG_WARN) && !bad);
+  CHECK(tt_env_parse_debug("all", &bad, &badlen) == ~0u);
+  CHECK(tt_env_parse_debug("", &bad, &badlen) == 0);
+  CHECK(tt_env_parse_debug(NULL, &bad, &badlen) == 0);
+  CHECK(tt_env_parse_debug("plan,bogus,mm", &bad, &badlen) == (TT_LOG_PLAN | TT_LOG_MM));
+  CHECK(bad && badlen == 5 && !strncmp(bad, "bogus", 5));
+  CHECK(tt_env_parse_debug("PLAN", &bad, &badlen) == TT_LOG_PLAN);
+
+  CHECK(tt_env_parse_device_type("gpu") == CL_DEVICE_TYPE_GPU);
+  CHECK(tt_env_parse_device_type("CPU") == CL_DEVICE_TYPE_CPU);
+  CHECK(tt_env_parse_device_type("accelerator") == CL_DEVICE_TYPE_ACCELERATOR);
+  CHECK(tt_env_parse_device_type("") == 0);
+  CHECK(tt_env_parse_device_type("fpga") == (cl_device_type)-1);
+
+  CHECK(tt_backend_selected(NULL, "Portable Computing Language", "pocl"));
+  CHECK(tt_backend_selected("pocl", "Portable Computing Language", "pocl"));
+  CHECK(tt_backend_selected("nvidia,pocl", "Portable Computing Language", "pocl"));
+  CHECK(tt_backend_selected("NVIDIA", "NVIDIA CUDA", "nvidia"));
+  CHECK(tt_backend_selected("computing", "Portable Computing Language", "pocl"));
+  CHECK(!tt_backend_selected("nvidia", "Portable Computing Language", "pocl"));
+  CHECK(!tt_backend_selected("intel,amd", "NVIDIA CUDA", "nvidia"));
+
+  printf("unit_env: %s\n", failures ? "FAILED" : "passed");
+  return failures ? 1 : 0;
+}
