@@ -118,7 +118,7 @@ static cl_context make_context(const cl_context_properties *properties, cl_uint 
     cl_device_id nd[64];
     cl_uint n = 0;
     for (cl_uint i = 0; i < c->ndevices && n < 64; i++)
-      if (c->devices[i]->bp == dm->bp)
+      if (tt_context_domain_of(c, c->devices[i]) == k)
         nd[n++] = c->devices[i]->native;
     cl_context_properties *np = native_properties(c, dm->bp);
     TT_GOTO_IF(!np, CL_OUT_OF_HOST_MEMORY);

@@ -144,11 +144,13 @@ bool tt_mem_flags_valid(cl_mem_flags flags);
 /* Build status of a program for one of its devices (CL_BUILD_NONE when unknown). */
 cl_build_status tt_program_build_status(cl_program p, cl_device_id d);
 
-/* Index of a device's domain in a context, or ctx->ndomains when the device is not in it. */
+/* Index of a device's memory domain in a context, or ctx->ndomains when the device is not
+ * in it. A domain is a backend platform's devices, or one device with TUTTI_DOMAINS=device. */
 static inline cl_uint tt_context_domain_of(cl_context ctx, cl_device_id d)
 {
+  bool per_device = tt_env()->domain_per_device;
   for (cl_uint i = 0; i < ctx->ndomains; i++)
-    if (ctx->domains[i].bp == d->bp)
+    if (ctx->domains[i].bp == d->bp && (!per_device || ctx->domains[i].first_device == d))
       return i;
   return ctx->ndomains;
 }

@@ -61,7 +61,7 @@ static void read_arg_info(cl_kernel k, cl_uint dom)
 static bool built_in_domain(cl_program p, cl_uint dom)
 {
   for (cl_uint i = 0; i < p->ndevices; i++)
-    if (p->devices[i]->bp == p->context->domains[dom].bp &&
+    if (tt_context_domain_of(p->context, p->devices[i]) == dom &&
         tt_program_build_status(p, p->devices[i]) == CL_BUILD_SUCCESS)
       return true;
   return false;

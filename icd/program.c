@@ -62,7 +62,7 @@ static cl_uint native_devices(cl_program p, cl_uint dom, cl_uint n, const cl_dev
   }
   cl_uint k = 0;
   for (cl_uint i = 0; i < n; i++)
-    if (list[i]->bp == p->context->domains[dom].bp)
+    if (tt_context_domain_of(p->context, list[i]) == dom)
       out[k++] = list[i]->native;
   return k;
 }
@@ -147,7 +147,7 @@ cl_program CL_API_CALL tt_clCreateProgramWithBinary(cl_context context, cl_uint 
     struct tt_domain *dm = &context->domains[k];
     cl_uint n = 0;
     for (cl_uint i = 0; i < num_devices; i++)
-      if (device_list[i]->bp == dm->bp) {
+      if (tt_context_domain_of(context, device_list[i]) == k) {
         nd[n] = device_list[i]->native;
         nb[n] = binaries[i];
         nl[n] = lengths[i];
@@ -159,7 +159,7 @@ cl_program CL_API_CALL tt_clCreateProgramWithBinary(cl_context context, cl_uint 
     p->native[k] = dm->bp->d->clCreateProgramWithBinary(dm->native, n, nd, nl, nb, ns, &e);
     n = 0;
     for (cl_uint i = 0; i < num_devices; i++)
-      if (device_list[i]->bp == dm->bp) {
+      if (tt_context_domain_of(context, device_list[i]) == k) {
         if (binary_status)
           binary_status[i] = p->native[k] ? ns[n] : (e ? e : CL_INVALID_BINARY);
         n++;

@@ -85,6 +85,13 @@ static void read_env(void)
             getenv("TUTTI_DEVICE_TYPE"));
     env.device_type = 0;
   }
+  const char *domains = getenv("TUTTI_DOMAINS");
+  if (domains && *domains) {
+    if (!strcasecmp(domains, "device"))
+      env.domain_per_device = true;
+    else if (strcasecmp(domains, "backend") != 0)
+      fprintf(stderr, "[tutti] TUTTI_DOMAINS=%s is not one of backend, device: ignored\n", domains);
+  }
   const char *stats = getenv("TUTTI_STATS");
   env.stats = stats && *stats && strcmp(stats, "0") != 0;
 }

@@ -230,13 +230,14 @@ static int fetch_run(void *arg, size_t off, size_t len, tt_holders holders)
     } else {
       free(staging);
     }
-    TT_LOG(TT_LOG_ERR, "transfer of buffer #%llu bytes %zu+%zu from %s to %s failed: %s",
-           (unsigned long long)f->root->obj.id, off, len, sd->bp->short_name, dd->bp->short_name,
-           tt_error_name(f->err));
+    TT_LOG(TT_LOG_ERR, "transfer of buffer #%llu bytes %zu+%zu from %s (domain %u) to %s "
+           "(domain %u) failed: %s", (unsigned long long)f->root->obj.id, off, len,
+           sd->bp->short_name, src, dd->bp->short_name, f->dom, tt_error_name(f->err));
     return 1;
   }
-  TT_LOG(TT_LOG_PLAN, "buffer #%llu bytes %zu+%zu: %s -> %s through the host",
-         (unsigned long long)f->root->obj.id, off, len, sd->bp->short_name, dd->bp->short_name);
+  TT_LOG(TT_LOG_PLAN, "buffer #%llu bytes %zu+%zu: %s (domain %u) -> %s (domain %u) through "
+         "the host", (unsigned long long)f->root->obj.id, off, len, sd->bp->short_name, src,
+         dd->bp->short_name, f->dom);
   if (dd->bp->d->clSetEventCallback(write_ev, CL_COMPLETE, free_staging, staging) != CL_SUCCESS) {
     dd->bp->d->clWaitForEvents(1, &write_ev);
     free(staging);

@@ -4,7 +4,7 @@ OCL_ICD_VENDORS="$top_builddir/tests/vendors"
 TUTTI_ICD="$top_builddir/tests/vendors/tutti.icd"
 POCL_CACHE_DIR="$top_builddir/tests/pocl-cache"
 export OCL_ICD_VENDORS TUTTI_ICD POCL_CACHE_DIR
-unset TUTTI_DEBUG TUTTI_BACKENDS TUTTI_BACKEND_VENDORS TUTTI_BACKEND_LIBS TUTTI_DEVICE_TYPE TUTTI_STATS
+unset TUTTI_DEBUG TUTTI_DOMAINS TUTTI_BACKENDS TUTTI_BACKEND_VENDORS TUTTI_BACKEND_LIBS TUTTI_DEVICE_TYPE TUTTI_STATS
 unset OCL_ICD_FILENAMES
 mkdir -p "$POCL_CACHE_DIR"
 # Every test command runs under a time limit: a hang is a failure, not a stuck CI.
