@@ -116,7 +116,7 @@ static double median(double *v, int n)
 int main(int argc, char **argv)
 {
   const char *baseline = NULL;
-  int rounds = 5, tiny = 20000, iters = 20000;
+  int rounds = 9, tiny = 20000, iters = 20000;
   size_t nheavy = 1 << 16;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--baseline") && i + 1 < argc)
@@ -133,7 +133,7 @@ int main(int argc, char **argv)
     }
   }
   if (rounds < 1 || rounds > 99)
-    rounds = 5;
+    rounds = 9;
   cl_platform_id ps[8], tutti = NULL, base = NULL;
   cl_uint n = 0;
   CHECK(clGetPlatformIDs(8, ps, &n));

@@ -1,0 +1,61 @@
+#!/bin/sh
+# Builds Tutti on a GPU machine from a tree whose configure was generated elsewhere (the GPU
+# machines have no libtool), then shows the GPUs through Tutti and runs the demo, the API
+# tests and the overhead benchmark on them. See doc/gpu.md.
+#   tools/gpu-check.sh [OUTDIR]    logs go to OUTDIR (default: ./gpu-check-logs)
+set -u
+cd "$(dirname "$0")/.."
+out=${1:-$PWD/gpu-check-logs}
+mkdir -p "$out"
+log() { echo "== $*"; }
+
+log "machine"
+nvidia-smi -L 2>&1 | head -n 8
+ls /etc/OpenCL/vendors 2>&1
+# Headers: the system's, or a copy carried along in .carry/include.
+extra_cppflags=""
+[ -f /usr/include/CL/cl.h ] || extra_cppflags="-I$PWD/.carry/include"
+# The link name libOpenCL.so may be missing where only the runtime library is installed.
+extra_ldflags=""
+if ! ls /usr/lib/x86_64-linux-gnu/libOpenCL.so /usr/lib64/libOpenCL.so /usr/local/cuda/lib64/libOpenCL.so >/dev/null 2>&1; then
+  mkdir -p /tmp/tt-lib
+  ln -sf "$(ldconfig -p | sed -n 's/.*libOpenCL.so.1.*=> //p' | head -n 1)" /tmp/tt-lib/libOpenCL.so
+  extra_ldflags="-L/tmp/tt-lib"
+fi
+
+log "build"
+if ! { ./configure --prefix=/tmp/tt-inst CPPFLAGS="$extra_cppflags" LDFLAGS="$extra_ldflags" &&
+       make -j"$(nproc)" && make -j"$(nproc)" tests/api tests/same bench/overhead apps/vecadd tests/vendors/tutti.icd &&
+       make install; } >"$out/build.log" 2>&1; then
+  tail -n 40 "$out/build.log"
+  exit 1
+fi
+echo "built and installed into /tmp/tt-inst"
+
+# Two loaders live there: CUDA's Khronos loader (the default, reads OCL_ICD_FILENAMES) and
+# ocl-icd (reads OCL_ICD_VENDORS). Tutti must work under both.
+ocl_icd=/lib/x86_64-linux-gnu/libOpenCL.so.1
+
+log "tutti-info (default loader)"
+/tmp/tt-inst/bin/tutti-info 2>&1
+log "tutti-info (ocl-icd)"
+LD_PRELOAD=$ocl_icd /tmp/tt-inst/bin/tutti-info 2>&1
+
+log "demo: vector addition on the GPUs, through tutti-run"
+/tmp/tt-inst/bin/tutti-run -n 1 ./apps/vecadd 2>&1
+
+export OCL_ICD_VENDORS=$PWD/tests/vendors OCL_ICD_FILENAMES=$PWD/.libs/libtutti.so
+log "API tests on the NVIDIA GPU"
+TUTTI_BACKENDS=nvidia TT_TEST_BACKEND=nvidia timeout 300 ./tests/api 2>&1
+log "API tests on every backend at once (PoCL CPU and NVIDIA GPU in one context)"
+POCL_DEVICES=pthread TT_TEST_BACKEND=any timeout 300 ./tests/api 2>&1
+log "same results through NVIDIA directly and through Tutti"
+echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/nv.icd
+LD_PRELOAD=$ocl_icd OCL_ICD_VENDORS=/tmp/nv.icd ./tests/same > "$out/same-nvidia.txt" 2>&1
+TUTTI_BACKENDS=nvidia LD_PRELOAD=$ocl_icd ./tests/same > "$out/same-tutti.txt" 2>&1
+if cmp -s "$out/same-nvidia.txt" "$out/same-tutti.txt"; then echo "identical"; else
+  echo "DIFFERENT:"; cat "$out/same-nvidia.txt" "$out/same-tutti.txt"; fi
+
+log "overhead against NVIDIA's own platform"
+TUTTI_BACKENDS=nvidia BASELINE_LIB=/usr/local/nvidia/lib64/libnvidia-opencl.so.1 \
+  LD_PRELOAD=$ocl_icd top_builddir=$PWD sh bench/run-overhead.sh --baseline NVIDIA --heavy 200000 2>&1
