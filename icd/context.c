@@ -6,15 +6,15 @@
 
 #include <stdlib.h>
 
+#include "runtime/plan.h"
+
 static void destroy_context(struct tt_object *o)
 {
   cl_context c = (cl_context)o;
   for (cl_uint i = 0; i < c->ndomains; i++) {
     struct tt_domain *dm = &c->domains[i];
-    if (dm->internal) {
-      dm->bp->d->clFinish(dm->internal);
-      dm->bp->d->clReleaseCommandQueue(dm->internal);
-    }
+    if (dm->internal)
+      tt_nqueue_unref(dm->internal);
     if (dm->native)
       dm->bp->d->clReleaseContext(dm->native);
   }

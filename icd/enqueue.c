@@ -22,7 +22,7 @@ struct cmd {
   cl_context ctx;
   cl_uint dom;
   const cl_icd_dispatch *d;
-  cl_command_queue nq;
+  struct tt_nqueue *nq;
   struct tt_deps deps;
   struct use *uses;
   cl_uint nuses, capuses;
@@ -67,7 +67,7 @@ static void cmd_init(struct cmd *c, cl_command_queue q)
   c->ctx = q->context;
   c->dom = q->domain;
   c->d = q->device->bp->d;
-  c->nq = q->native;
+  c->nq = q->nq;
   tt_deps_init(&c->deps);
   c->uses = c->inline_uses;
   c->capuses = sizeof c->inline_uses / sizeof c->inline_uses[0];
@@ -96,6 +96,13 @@ static cl_int cmd_use(struct cmd *c, cl_mem m, size_t off, size_t len, bool read
   }
   c->uses[c->nuses++] = (struct use){m, off, len, reads, writes};
   return tt_plan_use(&c->deps, c->ctx, c->dom, c->nq, m, off, len, reads, writes);
+}
+
+/* Where the native command puts its event: only asked for when the user wants one or the
+ * call blocks (the plan makes markers for the rest when needed, runtime/plan.h). */
+static cl_event *want_event(cl_event *slot, cl_event *user, bool blocking)
+{
+  return user || blocking ? slot : NULL;
 }
 
 static const cl_event *cmd_wait_list(struct cmd *c)
@@ -184,8 +191,8 @@ cl_int CL_API_CALL tt_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem
   TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
   TRY_CMD(&c, cmd_use(&c, buffer, offset, size, true, false));
   cl_event ev = NULL;
-  cl_int err = c.d->clEnqueueReadBuffer(c.nq, buffer->native[c.dom], CL_FALSE, offset, size, ptr,
-                                        c.deps.n, cmd_wait_list(&c), &ev);
+  cl_int err = c.d->clEnqueueReadBuffer(c.nq->native, buffer->native[c.dom], CL_FALSE, offset, size, ptr,
+                                        c.deps.n, cmd_wait_list(&c), want_event(&ev, event, blocking_read));
   return cmd_end(&c, err, ev, CL_COMMAND_READ_BUFFER, event, blocking_read);
 }
 
@@ -205,8 +212,8 @@ cl_int CL_API_CALL tt_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_me
   TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
   TRY_CMD(&c, cmd_use(&c, buffer, offset, size, false, true));
   cl_event ev = NULL;
-  cl_int err = c.d->clEnqueueWriteBuffer(c.nq, buffer->native[c.dom], CL_FALSE, offset, size,
-                                         ptr, c.deps.n, cmd_wait_list(&c), &ev);
+  cl_int err = c.d->clEnqueueWriteBuffer(c.nq->native, buffer->native[c.dom], CL_FALSE, offset, size,
+                                         ptr, c.deps.n, cmd_wait_list(&c), want_event(&ev, event, blocking_write));
   return cmd_end(&c, err, ev, CL_COMMAND_WRITE_BUFFER, event, blocking_write);
 }
 
@@ -233,9 +240,9 @@ cl_int CL_API_CALL tt_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem
   TRY_CMD(&c, cmd_use(&c, src_buffer, src_offset, size, true, false));
   TRY_CMD(&c, cmd_use(&c, dst_buffer, dst_offset, size, false, true));
   cl_event ev = NULL;
-  cl_int err = c.d->clEnqueueCopyBuffer(c.nq, src_buffer->native[c.dom],
+  cl_int err = c.d->clEnqueueCopyBuffer(c.nq->native, src_buffer->native[c.dom],
                                         dst_buffer->native[c.dom], src_offset, dst_offset, size,
-                                        c.deps.n, cmd_wait_list(&c), &ev);
+                                        c.deps.n, cmd_wait_list(&c), want_event(&ev, event, false));
   return cmd_end(&c, err, ev, CL_COMMAND_COPY_BUFFER, event, false);
 }
 
@@ -298,9 +305,8 @@ cl_int CL_API_CALL tt_clEnqueueReadBufferRect(cl_command_queue command_queue, cl
   TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
   TRY_CMD(&c, cmd_use(&c, buffer, off, len, true, false));
   cl_event ev = NULL;
-  cl_int err = c.d->clEnqueueReadBufferRect(
-      c.nq, buffer->native[c.dom], CL_FALSE, buffer_origin, host_origin, region, buffer_row_pitch,
-      buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, c.deps.n, cmd_wait_list(&c), &ev);
+  cl_int err = c.d->clEnqueueReadBufferRect(c.nq->native, buffer->native[c.dom], CL_FALSE, buffer_origin, host_origin, region, buffer_row_pitch,
+      buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, c.deps.n, cmd_wait_list(&c), want_event(&ev, event, blocking_read));
   return cmd_end(&c, err, ev, CL_COMMAND_READ_BUFFER_RECT, event, blocking_read);
 }
 
@@ -324,9 +330,8 @@ cl_int CL_API_CALL tt_clEnqueueWriteBufferRect(cl_command_queue command_queue, c
   /* The rectangle may leave gaps inside its span: those bytes must arrive too. */
   TRY_CMD(&c, cmd_use(&c, buffer, off, len, true, true));
   cl_event ev = NULL;
-  cl_int err = c.d->clEnqueueWriteBufferRect(
-      c.nq, buffer->native[c.dom], CL_FALSE, buffer_origin, host_origin, region, buffer_row_pitch,
-      buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, c.deps.n, cmd_wait_list(&c), &ev);
+  cl_int err = c.d->clEnqueueWriteBufferRect(c.nq->native, buffer->native[c.dom], CL_FALSE, buffer_origin, host_origin, region, buffer_row_pitch,
+      buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, c.deps.n, cmd_wait_list(&c), want_event(&ev, event, blocking_write));
   return cmd_end(&c, err, ev, CL_COMMAND_WRITE_BUFFER_RECT, event, blocking_write);
 }
 
@@ -377,10 +382,9 @@ cl_int CL_API_CALL tt_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl
   TRY_CMD(&c, cmd_use(&c, src_buffer, soff, slen, true, false));
   TRY_CMD(&c, cmd_use(&c, dst_buffer, doff, dlen, true, true));
   cl_event ev = NULL;
-  cl_int err = c.d->clEnqueueCopyBufferRect(
-      c.nq, src_buffer->native[c.dom], dst_buffer->native[c.dom], src_origin, dst_origin, region,
+  cl_int err = c.d->clEnqueueCopyBufferRect(c.nq->native, src_buffer->native[c.dom], dst_buffer->native[c.dom], src_origin, dst_origin, region,
       src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, c.deps.n, cmd_wait_list(&c),
-      &ev);
+      want_event(&ev, event, false));
   return cmd_end(&c, err, ev, CL_COMMAND_COPY_BUFFER_RECT, event, false);
 }
 
@@ -405,8 +409,8 @@ cl_int CL_API_CALL tt_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem
   TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
   TRY_CMD(&c, cmd_use(&c, buffer, offset, size, false, true));
   cl_event ev = NULL;
-  cl_int err = c.d->clEnqueueFillBuffer(c.nq, buffer->native[c.dom], pattern, pattern_size, offset,
-                                        size, c.deps.n, cmd_wait_list(&c), &ev);
+  cl_int err = c.d->clEnqueueFillBuffer(c.nq->native, buffer->native[c.dom], pattern, pattern_size, offset,
+                                        size, c.deps.n, cmd_wait_list(&c), want_event(&ev, event, false));
   return cmd_end(&c, err, ev, CL_COMMAND_FILL_BUFFER, event, false);
 }
 
@@ -447,8 +451,8 @@ void *CL_API_CALL tt_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem b
     err = cmd_use(&c, buffer, offset, size, !invalidate, false);
   cl_event ev = NULL;
   if (err == CL_SUCCESS)
-    p = c.d->clEnqueueMapBuffer(c.nq, buffer->native[c.dom], CL_FALSE, map_flags, offset, size,
-                                c.deps.n, cmd_wait_list(&c), &ev, &err);
+    p = c.d->clEnqueueMapBuffer(c.nq->native, buffer->native[c.dom], CL_FALSE, map_flags, offset, size,
+                                c.deps.n, cmd_wait_list(&c), want_event(&ev, event, blocking_map), &err);
   if (err == CL_SUCCESS) {
     *rec = (struct tt_map_record){p, c.dom, map_flags != CL_MAP_READ, offset, size, NULL};
     pthread_mutex_lock(&buffer->obj.lock);
@@ -509,12 +513,12 @@ cl_int CL_API_CALL tt_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl
     err = cmd_use(&c, memobj, rec->offset, rec->size, false, rec->writes);
   cl_event ev = NULL;
   if (err == CL_SUCCESS)
-    err = c.d->clEnqueueUnmapMemObject(c.nq, memobj->native[c.dom], mapped_ptr, c.deps.n,
-                                       cmd_wait_list(&c), &ev);
+    err = c.d->clEnqueueUnmapMemObject(c.nq->native, memobj->native[c.dom], mapped_ptr, c.deps.n,
+                                       cmd_wait_list(&c), want_event(&ev, event, false));
   if (err == CL_SUCCESS) {
     atomic_fetch_sub(&memobj->map_count, 1);
-    if (c.nq != command_queue->native)
-      c.d->clFlush(c.nq);
+    if (c.nq != command_queue->nq)
+      c.d->clFlush(c.nq->native);
     free(rec);
   } else {
     pthread_mutex_lock(&memobj->obj.lock);
@@ -558,8 +562,8 @@ cl_int CL_API_CALL tt_clEnqueueMigrateMemObjects(cl_command_queue command_queue,
   }
   cl_event ev = NULL;
   if (err == CL_SUCCESS)
-    err = c.d->clEnqueueMigrateMemObjects(c.nq, num_mem_objects, nm, flags, c.deps.n,
-                                          cmd_wait_list(&c), &ev);
+    err = c.d->clEnqueueMigrateMemObjects(c.nq->native, num_mem_objects, nm, flags, c.deps.n,
+                                          cmd_wait_list(&c), want_event(&ev, event, false));
   if (nm != stack)
     free(nm);
   return cmd_end(&c, err, ev, CL_COMMAND_MIGRATE_MEM_OBJECTS, event, false);
@@ -581,8 +585,7 @@ cl_int CL_API_CALL tt_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_
   /* CL_INVALID_PROGRAM_EXECUTABLE if there is no successfully built program executable
    * available for device associated with command_queue. */
   TT_RETURN_IF(!kernel->native[command_queue->domain] ||
-                   tt_program_build_status(kernel->program, command_queue->device) !=
-                       CL_BUILD_SUCCESS,
+                   !kernel->built_on[command_queue->device->index],
                CL_INVALID_PROGRAM_EXECUTABLE);
   /* CL_INVALID_WORK_DIMENSION if work_dim is not a valid value (1 to 3). */
   TT_RETURN_IF(work_dim < 1 || work_dim > 3, CL_INVALID_WORK_DIMENSION);
@@ -625,9 +628,9 @@ cl_int CL_API_CALL tt_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_
   pthread_mutex_unlock(&kernel->obj.lock);
   cl_event ev = NULL;
   if (err == CL_SUCCESS)
-    err = c.d->clEnqueueNDRangeKernel(c.nq, kernel->native[c.dom], work_dim, global_work_offset,
+    err = c.d->clEnqueueNDRangeKernel(c.nq->native, kernel->native[c.dom], work_dim, global_work_offset,
                                       global_work_size, local_work_size, c.deps.n,
-                                      cmd_wait_list(&c), &ev);
+                                      cmd_wait_list(&c), want_event(&ev, event, false));
   return cmd_end(&c, err, ev, CL_COMMAND_NDRANGE_KERNEL, event, false);
 }
 
@@ -666,8 +669,8 @@ static cl_int marker(cl_command_queue q, cl_uint n, const cl_event *list, cl_eve
   cl_event ev = NULL;
   if (err == CL_SUCCESS)
     err = type == CL_COMMAND_BARRIER
-              ? c.d->clEnqueueBarrierWithWaitList(c.nq, c.deps.n, cmd_wait_list(&c), event ? &ev : NULL)
-              : c.d->clEnqueueMarkerWithWaitList(c.nq, c.deps.n, cmd_wait_list(&c), event ? &ev : NULL);
+              ? c.d->clEnqueueBarrierWithWaitList(c.nq->native, c.deps.n, cmd_wait_list(&c), event ? &ev : NULL)
+              : c.d->clEnqueueMarkerWithWaitList(c.nq->native, c.deps.n, cmd_wait_list(&c), event ? &ev : NULL);
   return cmd_end(&c, err, ev, type, event, false);
 }
 

@@ -15,6 +15,7 @@ static void destroy_kernel(struct tt_object *o)
     if (k->native[i])
       k->context->domains[i].bp->d->clReleaseKernel(k->native[i]);
   free(k->native);
+  free(k->built_on);
   free(k->args);
   free(k->name);
   atomic_fetch_sub(&k->program->nkernels, 1);
@@ -86,9 +87,11 @@ cl_kernel CL_API_CALL tt_clCreateKernel(cl_program program, const char *kernel_n
   k = calloc(1, sizeof *k);
   TT_GOTO_IF(!k, CL_OUT_OF_HOST_MEMORY);
   k->native = calloc(ctx->ndomains, sizeof *k->native);
+  k->built_on = calloc(tt_cluster_ndevices(), sizeof *k->built_on);
   k->name = strdup(kernel_name);
-  if (!k->native || !k->name) {
+  if (!k->native || !k->name || !k->built_on) {
     free(k->native);
+    free(k->built_on);
     free(k->name);
     free(k);
     k = NULL;
@@ -112,6 +115,9 @@ cl_kernel CL_API_CALL tt_clCreateKernel(cl_program program, const char *kernel_n
     if (first == ctx->ndomains)
       first = i;
   }
+  for (cl_uint i = 0; i < program->ndevices; i++)
+    k->built_on[program->devices[i]->index] =
+        tt_program_build_status(program, program->devices[i]) == CL_BUILD_SUCCESS;
   TT_NCALL(ctx->domains[first].bp, clGetKernelInfo, k->native[first], CL_KERNEL_NUM_ARGS,
            sizeof k->nargs, &k->nargs, NULL);
   k->args = calloc(k->nargs ? k->nargs : 1, sizeof *k->args);

@@ -18,9 +18,50 @@ struct tt_access {
   size_t off, len; /* in the root buffer */
   bool writes;
   cl_uint dom;
-  cl_command_queue nq;
-  cl_event ev; /* native, retained */
+  struct tt_nqueue *nq; /* referenced */
+  cl_event ev;          /* native, retained; NULL until some other queue needs to wait */
 };
+
+struct tt_nqueue *tt_nqueue_new(const cl_icd_dispatch *d, cl_command_queue native)
+{
+  struct tt_nqueue *q = malloc(sizeof *q);
+  if (!q)
+    return NULL;
+  q->native = native;
+  q->d = d;
+  atomic_init(&q->refs, 1);
+  return q;
+}
+
+void tt_nqueue_ref(struct tt_nqueue *q)
+{
+  atomic_fetch_add_explicit(&q->refs, 1, memory_order_relaxed);
+}
+
+void tt_nqueue_unref(struct tt_nqueue *q)
+{
+  if (atomic_fetch_sub(&q->refs, 1) != 1)
+    return;
+  /* Releasing a queue flushes it; its commands keep what they use. */
+  q->d->clFlush(q->native);
+  q->d->clReleaseCommandQueue(q->native);
+  free(q);
+}
+
+static void drop_access(struct tt_access *a)
+{
+  if (a->ev)
+    TT_NATIVE_DISPATCH(a->ev)->clReleaseEvent(a->ev);
+  tt_nqueue_unref(a->nq);
+}
+
+/* Gives an access an event: a marker after it on its in-order queue. */
+static cl_int access_event(struct tt_access *a)
+{
+  if (a->ev)
+    return CL_SUCCESS;
+  return a->nq->d->clEnqueueMarkerWithWaitList(a->nq->native, 0, NULL, &a->ev);
+}
 
 static pthread_mutex_t plan_mutex = PTHREAD_MUTEX_INITIALIZER;
 
@@ -98,13 +139,17 @@ cl_int tt_plan_wait_list(struct tt_deps *d, cl_context ctx, cl_uint dom, cl_uint
   return CL_SUCCESS;
 }
 
-cl_int tt_plan_internal_queue(cl_context ctx, cl_uint dom, cl_command_queue *out)
+cl_int tt_plan_internal_queue(cl_context ctx, cl_uint dom, struct tt_nqueue **out)
 {
   struct tt_domain *dm = &ctx->domains[dom];
   if (!dm->internal) {
     cl_int err = CL_SUCCESS;
     struct tt_backend_platform *bp = dm->bp;
-    dm->internal = bp->d->clCreateCommandQueue(dm->native, dm->first_device->native, 0, &err);
+    cl_command_queue q = bp->d->clCreateCommandQueue(dm->native, dm->first_device->native, 0, &err);
+    if (q && !(dm->internal = tt_nqueue_new(bp->d, q))) {
+      bp->d->clReleaseCommandQueue(q);
+      err = CL_OUT_OF_HOST_MEMORY;
+    }
     if (!dm->internal) {
       TT_LOG(TT_LOG_ERR, "cannot make the internal queue of %s: %s", bp->short_name,
              tt_error_name(err));
@@ -141,18 +186,23 @@ cl_int tt_plan_bridge(cl_context ctx, cl_uint dom, cl_event src, cl_event *out)
   return CL_SUCCESS;
 }
 
-static cl_int depend_on(struct tt_deps *d, cl_context ctx, cl_uint dom, cl_command_queue nq,
-                        const struct tt_access *a)
+static cl_int depend_on(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
+                        struct tt_access *a)
 {
   /* Commands of one in-order native queue are already ordered. */
-  if (a->nq == nq && a->dom == dom)
+  if (a->nq == nq)
     return CL_SUCCESS;
+  cl_int err = access_event(a);
+  if (err != CL_SUCCESS)
+    return err;
+  /* The user did not ask for this dependency, so nothing says that queue was flushed. */
+  a->nq->d->clFlush(a->nq->native);
   cl_event ev;
   if (a->dom == dom) {
     TT_NATIVE_DISPATCH(a->ev)->clRetainEvent(a->ev);
     ev = a->ev;
   } else {
-    cl_int err = tt_plan_bridge(ctx, dom, a->ev, &ev);
+    err = tt_plan_bridge(ctx, dom, a->ev, &ev);
     if (err != CL_SUCCESS)
       return err;
   }
@@ -160,11 +210,11 @@ static cl_int depend_on(struct tt_deps *d, cl_context ctx, cl_uint dom, cl_comma
 }
 
 /* Adds the events of earlier accesses that conflict with [off, off+len). */
-static cl_int order_after(struct tt_deps *d, cl_context ctx, cl_uint dom, cl_command_queue nq,
+static cl_int order_after(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
                           cl_mem root, size_t off, size_t len, bool writes)
 {
   for (size_t i = 0; i < root->naccesses; i++) {
-    const struct tt_access *a = &root->accesses[i];
+    struct tt_access *a = &root->accesses[i];
     if (a->off < off + len && off < a->off + a->len && (a->writes || writes)) {
       cl_int err = depend_on(d, ctx, dom, nq, a);
       if (err != CL_SUCCESS)
@@ -183,7 +233,7 @@ struct fetch {
   struct tt_deps *deps;
   cl_context ctx;
   cl_uint dom;
-  cl_command_queue nq;
+  struct tt_nqueue *nq;
   cl_mem root;
   cl_int err;
 };
@@ -200,7 +250,7 @@ static int fetch_run(void *arg, size_t off, size_t len, tt_holders holders)
   struct tt_domain *sd = &f->ctx->domains[src];
   struct tt_domain *dd = &f->ctx->domains[f->dom];
   void *staging = malloc(len);
-  cl_command_queue sq;
+  struct tt_nqueue *sq = NULL;
   struct tt_deps sdeps;
   tt_deps_init(&sdeps);
   cl_event read_ev = NULL, bridge = NULL, write_ev = NULL;
@@ -208,15 +258,15 @@ static int fetch_run(void *arg, size_t off, size_t len, tt_holders holders)
   if (f->err == CL_SUCCESS)
     f->err = order_after(&sdeps, f->ctx, src, sq, f->root, off, len, false);
   if (f->err == CL_SUCCESS)
-    f->err = sd->bp->d->clEnqueueReadBuffer(sq, f->root->native[src], CL_FALSE, off, len, staging,
+    f->err = sd->bp->d->clEnqueueReadBuffer(sq->native, f->root->native[src], CL_FALSE, off, len, staging,
                                             sdeps.n, sdeps.n ? sdeps.ev : NULL, &read_ev);
   tt_deps_release(&sdeps);
   if (f->err == CL_SUCCESS) {
-    sd->bp->d->clFlush(sq);
+    sd->bp->d->clFlush(sq->native);
     f->err = tt_plan_bridge(f->ctx, f->dom, read_ev, &bridge);
   }
   if (f->err == CL_SUCCESS)
-    f->err = dd->bp->d->clEnqueueWriteBuffer(f->nq, f->root->native[f->dom], CL_FALSE, off, len,
+    f->err = dd->bp->d->clEnqueueWriteBuffer(f->nq->native, f->root->native[f->dom], CL_FALSE, off, len,
                                              staging, 1, &bridge, &write_ev);
   if (bridge)
     dd->bp->d->clReleaseEvent(bridge);
@@ -251,8 +301,8 @@ static int fetch_run(void *arg, size_t off, size_t len, tt_holders holders)
   return f->err != CL_SUCCESS;
 }
 
-cl_int tt_plan_use(struct tt_deps *d, cl_context ctx, cl_uint dom, cl_command_queue nq, cl_mem m,
-                   size_t off, size_t len, bool reads, bool writes)
+cl_int tt_plan_use(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
+                   cl_mem m, size_t off, size_t len, bool reads, bool writes)
 {
   cl_mem root = m->root;
   off += m->origin;
@@ -267,8 +317,30 @@ cl_int tt_plan_use(struct tt_deps *d, cl_context ctx, cl_uint dom, cl_command_qu
   return order_after(d, ctx, dom, nq, root, off, len, writes);
 }
 
+/* Drops the accesses whose commands are complete. Those without an event get one first
+ * (one marker per queue covers all of that queue's). */
 static void prune(cl_mem root)
 {
+  struct {
+    struct tt_nqueue *nq;
+    cl_event marker;
+  } made[8];
+  size_t nmade = 0;
+  for (size_t i = 0; i < root->naccesses; i++) {
+    struct tt_access *a = &root->accesses[i];
+    /* A marker made in this pass follows every command of its queue so far. */
+    for (size_t j = 0; j < nmade && !a->ev; j++)
+      if (made[j].nq == a->nq) {
+        a->ev = made[j].marker;
+        TT_NATIVE_DISPATCH(a->ev)->clRetainEvent(a->ev);
+      }
+    if (a->ev)
+      continue;
+    if (access_event(a) != CL_SUCCESS)
+      return;
+    if (nmade < sizeof made / sizeof made[0])
+      made[nmade++] = (typeof(made[0])){a->nq, a->ev};
+  }
   size_t w = 0;
   for (size_t i = 0; i < root->naccesses; i++) {
     struct tt_access *a = &root->accesses[i];
@@ -276,7 +348,7 @@ static void prune(cl_mem root)
     TT_NATIVE_DISPATCH(a->ev)->clGetEventInfo(a->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st,
                                               &st, NULL);
     if (st == CL_COMPLETE) {
-      TT_NATIVE_DISPATCH(a->ev)->clReleaseEvent(a->ev);
+      drop_access(a);
       continue;
     }
     root->accesses[w++] = *a;
@@ -285,11 +357,11 @@ static void prune(cl_mem root)
 }
 
 void tt_plan_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
-                    cl_command_queue nq, cl_event ev)
+                    struct tt_nqueue *nq, cl_event ev)
 {
   cl_mem root = m->root;
   off += m->origin;
-  if (len == 0 || !ev)
+  if (len == 0)
     return;
   if (writes) {
     /* A write supersedes every access it covers: it already waits for them. */
@@ -297,7 +369,7 @@ void tt_plan_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
     for (size_t i = 0; i < root->naccesses; i++) {
       struct tt_access *a = &root->accesses[i];
       if (a->off >= off && a->off + a->len <= off + len) {
-        TT_NATIVE_DISPATCH(a->ev)->clReleaseEvent(a->ev);
+        drop_access(a);
         continue;
       }
       root->accesses[w++] = *a;
@@ -312,19 +384,21 @@ void tt_plan_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
     acc = realloc(root->accesses, (root->naccesses + ACCESS_PRUNE_AT) * sizeof *acc);
     if (!acc) {
       /* Without a record later commands cannot be ordered after this one: wait instead. */
-      TT_NATIVE_DISPATCH(ev)->clWaitForEvents(1, &ev);
+      nq->d->clFinish(nq->native);
       return;
     }
     root->accesses = acc;
   }
-  TT_NATIVE_DISPATCH(ev)->clRetainEvent(ev);
+  if (ev)
+    TT_NATIVE_DISPATCH(ev)->clRetainEvent(ev);
+  tt_nqueue_ref(nq);
   acc[root->naccesses++] = (struct tt_access){off, len, writes, dom, nq, ev};
 }
 
 void tt_plan_forget(cl_mem root)
 {
   for (size_t i = 0; i < root->naccesses; i++)
-    TT_NATIVE_DISPATCH(root->accesses[i].ev)->clReleaseEvent(root->accesses[i].ev);
+    drop_access(&root->accesses[i]);
   free(root->accesses);
   root->accesses = NULL;
   root->naccesses = 0;

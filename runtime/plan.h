@@ -23,6 +23,11 @@ void tt_deps_init(struct tt_deps *d);
 cl_int tt_deps_take(struct tt_deps *d, cl_event native);
 void tt_deps_release(struct tt_deps *d);
 
+/* Native queue holders. */
+struct tt_nqueue *tt_nqueue_new(const cl_icd_dispatch *d, cl_command_queue native);
+void tt_nqueue_ref(struct tt_nqueue *q);
+void tt_nqueue_unref(struct tt_nqueue *q);
+
 void tt_plan_lock(void);
 void tt_plan_unlock(void);
 
@@ -35,16 +40,19 @@ cl_int tt_plan_wait_list(struct tt_deps *d, cl_context ctx, cl_uint domain, cl_u
  * sub-buffer; off is relative to m). reads: the command needs the current bytes (a transfer
  * is planned when the domain lacks them). writes: it changes them. Adds the events it must
  * wait for to d. Caller holds the plan lock. */
-cl_int tt_plan_use(struct tt_deps *d, cl_context ctx, cl_uint dom, cl_command_queue nq, cl_mem m,
-                   size_t off, size_t len, bool reads, bool writes);
+cl_int tt_plan_use(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
+                   cl_mem m, size_t off, size_t len, bool reads, bool writes);
 
-/* Records the access after the native command was issued with event ev (not taken over:
- * the plan retains what it keeps). Caller holds the plan lock. */
+/* Records the access after the native command was issued on nq. ev is its native event, or
+ * NULL when nobody asked for one: a later command on another queue that must wait for it
+ * then gets a marker enqueued on nq (commands of an in-order queue finish in order), so the
+ * common case of one queue creates no event at all. ev is not taken over: the plan retains
+ * what it keeps. Caller holds the plan lock. */
 void tt_plan_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
-                    cl_command_queue nq, cl_event ev);
+                    struct tt_nqueue *nq, cl_event ev);
 
 /* The native queue used for Tutti's own commands in a domain (made on first use). */
-cl_int tt_plan_internal_queue(cl_context ctx, cl_uint dom, cl_command_queue *out);
+cl_int tt_plan_internal_queue(cl_context ctx, cl_uint dom, struct tt_nqueue **out);
 
 /* A native event of domain `dom` that completes when `src` (a native event of another
  * domain) completes: a user event of dom set by a callback on src. Returns it retained. */

@@ -39,10 +39,18 @@ struct _cl_device_id {
   char host[64];
 };
 
+/* A native in-order queue, shared by the Tutti queue that made it and by the access records
+ * of commands issued on it (which may outlive that queue): released at the last reference. */
+struct tt_nqueue {
+  cl_command_queue native;
+  const cl_icd_dispatch *d;
+  atomic_uint refs;
+};
+
 struct tt_domain {
   struct tt_backend_platform *bp;
   cl_context native;
-  cl_command_queue internal; /* lazily made in-order queue for transfers */
+  struct tt_nqueue *internal; /* lazily made in-order queue for transfers */
   cl_device_id first_device;  /* Tutti device used for the internal queue */
 };
 
@@ -64,7 +72,8 @@ struct _cl_command_queue {
   cl_device_id device;
   cl_uint domain;
   cl_command_queue_properties props;
-  cl_command_queue native;
+  cl_command_queue native; /* nq->native */
+  struct tt_nqueue *nq;
 };
 
 struct tt_map_record {
@@ -124,6 +133,8 @@ struct _cl_kernel {
   cl_program program;
   cl_context context;
   cl_kernel *native;  /* one per domain */
+  bool *built_on;     /* by global device index: the program has an executable there (fixed
+                       * while the kernel lives: no rebuild with kernels attached) */
   cl_uint nargs;
   struct tt_kernel_arg *args;
   char *name;

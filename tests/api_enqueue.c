@@ -230,6 +230,18 @@ void test_consistency(struct fixture *f)
   OK(clEnqueueReadBuffer(f->q[f->ndevs - 1], m, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
   CHECK(back[0] == 1 && back[1] == 1 + base && back[N - 1] == N - 1 + base + 1);
 
+  /* A queue released right after its last command: a later command on another queue still
+   * waits for that command. */
+  cl_command_queue tmp = clCreateCommandQueue(f->ctx, f->devs[f->ndevs - 1], 0, &err);
+  OK(err);
+  add = 5;
+  OK(clSetKernelArg(k, 0, sizeof m, &m));
+  OK(clSetKernelArg(k, 1, sizeof add, &add));
+  OK(clEnqueueNDRangeKernel(tmp, k, 1, NULL, &gws, NULL, 0, NULL, NULL));
+  OK(clReleaseCommandQueue(tmp));
+  OK(clEnqueueReadBuffer(f->q[0], m, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
+  CHECK(back[0] == 6 && back[N - 1] == N - 1 + base + 6);
+
   OK(clReleaseMemObject(m2));
   OK(clReleaseMemObject(sub));
   OK(clReleaseMemObject(m));

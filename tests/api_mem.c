@@ -72,9 +72,14 @@ void test_mem(struct fixture *f)
   OK(clFinish(f->q[0]));
 
   /* Sub-buffers: errors, then one that sees its parent's bytes. */
-  cl_uint align_bits = 0;
-  OK(clGetDeviceInfo(f->devs[0], CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL));
-  size_t align = align_bits / 8;
+  /* An origin every device of the context accepts. */
+  size_t align = 0;
+  for (cl_uint i = 0; i < f->ndevs; i++) {
+    cl_uint bits = 0;
+    OK(clGetDeviceInfo(f->devs[i], CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof bits, &bits, NULL));
+    if (bits / 8 > align)
+      align = bits / 8;
+  }
   cl_buffer_region r = {align > 128 ? 0 : align, 64};
   cl_mem s = clCreateSubBuffer(m, 0, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
   OK(err);
