@@ -4,7 +4,8 @@
  *   - tiny commands: a stream of 1-work-item kernels and of 4-byte writes; the extra time
  *     per command in microseconds (target: under 2 us).
  * The loader must show both platforms: bench/run-overhead.sh sets that up.
- * Usage: overhead [--baseline NAME] [--rounds N] [--tiny N] [--heavy N] */
+ * Usage: overhead [--baseline NAME] [--rounds N] [--tiny N] [--heavy ITERS] [--items N]
+ * (a GPU needs more work to be kernel-bound: --heavy 200000 --items 4194304) */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <stdio.h>
@@ -127,8 +128,11 @@ int main(int argc, char **argv)
       tiny = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--heavy") && i + 1 < argc)
       iters = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--items") && i + 1 < argc)
+      nheavy = strtoul(argv[++i], NULL, 0);
     else {
-      fprintf(stderr, "usage: overhead [--baseline NAME] [--rounds N] [--tiny N] [--heavy N]\n");
+      fprintf(stderr, "usage: overhead [--baseline NAME] [--rounds N] [--tiny N] [--heavy ITERS] "
+                      "[--items N]\n");
       return 2;
     }
   }

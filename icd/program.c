@@ -9,6 +9,31 @@
 
 #define ARG_INFO_OPTION " -cl-kernel-arg-info"
 
+/* Tutti's program binaries: a header naming the backend, then the backend's own binary. A
+ * binary made for another backend, or no Tutti binary at all, is refused with
+ * CL_INVALID_BINARY instead of reaching a backend that would take it (NVIDIA accepts junk
+ * until the build). */
+#define BINARY_MAGIC "TUTTIBIN"
+#define BINARY_HEADER 40 /* magic (8 bytes), backend short name (32 bytes, zero padded) */
+
+static void binary_header(unsigned char *out, const struct tt_backend_platform *bp)
+{
+  memset(out, 0, BINARY_HEADER);
+  memcpy(out, BINARY_MAGIC, 8);
+  memcpy(out + 8, bp->short_name, strnlen(bp->short_name, 31));
+}
+
+/* The native part of a Tutti binary for a device of backend bp, or NULL. */
+static const unsigned char *binary_payload(const unsigned char *bin, size_t len,
+                                           const struct tt_backend_platform *bp)
+{
+  unsigned char want[BINARY_HEADER];
+  binary_header(want, bp);
+  if (len <= BINARY_HEADER || memcmp(bin, want, BINARY_HEADER) != 0)
+    return NULL;
+  return bin + BINARY_HEADER;
+}
+
 static void destroy_program(struct tt_object *o)
 {
   cl_program p = (cl_program)o;
@@ -143,14 +168,28 @@ cl_program CL_API_CALL tt_clCreateProgramWithBinary(cl_context context, cl_uint 
   TT_GOTO_IF(!p || !nd || !nb || !nl || !ns, CL_OUT_OF_HOST_MEMORY);
   p->from_binary = true;
   cl_int first_err = CL_SUCCESS;
+  /* CL_INVALID_BINARY if an invalid program binary was encountered for any device:
+   * binary_status tells which. */
+  for (cl_uint i = 0; i < num_devices; i++)
+    if (!binary_payload(binaries[i], lengths[i], device_list[i]->bp)) {
+      if (binary_status)
+        binary_status[i] = CL_INVALID_BINARY;
+      first_err = CL_INVALID_BINARY;
+    }
+  if (first_err != CL_SUCCESS) {
+    err = first_err;
+    TT_LOG(TT_LOG_ERR, "clCreateProgramWithBinary: CL_INVALID_BINARY (not a Tutti binary for "
+                       "the device's backend)");
+    goto out;
+  }
   for (cl_uint k = 0; k < context->ndomains; k++) {
     struct tt_domain *dm = &context->domains[k];
     cl_uint n = 0;
     for (cl_uint i = 0; i < num_devices; i++)
       if (tt_context_domain_of(context, device_list[i]) == k) {
         nd[n] = device_list[i]->native;
-        nb[n] = binaries[i];
-        nl[n] = lengths[i];
+        nb[n] = binaries[i] + BINARY_HEADER;
+        nl[n] = lengths[i] - BINARY_HEADER;
         n++;
       }
     if (!n)
@@ -473,14 +512,15 @@ static cl_int device_binary(cl_program p, cl_device_id d, size_t *size, unsigned
   for (cl_uint i = 0; i < n; i++)
     if (nd[i] == d->native)
       mine = i;
-  if (mine == n)
+  if (mine == n || !sizes[mine])
     return CL_SUCCESS;
-  *size = sizes[mine];
-  if (!out || !sizes[mine])
+  *size = BINARY_HEADER + sizes[mine];
+  if (!out)
     return CL_SUCCESS;
+  binary_header(out, d->bp);
   /* Backends fill every entry (PoCL does not skip NULL ones): give each a place. */
   for (cl_uint i = 0; i < n && err == CL_SUCCESS; i++) {
-    bins[i] = i == mine ? out : malloc(sizes[i] ? sizes[i] : 1);
+    bins[i] = i == mine ? out + BINARY_HEADER : malloc(sizes[i] ? sizes[i] : 1);
     if (!bins[i])
       err = CL_OUT_OF_HOST_MEMORY;
   }

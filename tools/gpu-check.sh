@@ -58,4 +58,4 @@ if cmp -s "$out/same-nvidia.txt" "$out/same-tutti.txt"; then echo "identical"; e
 
 log "overhead against NVIDIA's own platform"
 TUTTI_BACKENDS=nvidia BASELINE_LIB=/usr/local/nvidia/lib64/libnvidia-opencl.so.1 \
-  LD_PRELOAD=$ocl_icd top_builddir=$PWD sh bench/run-overhead.sh --baseline NVIDIA --heavy 200000 2>&1
+  LD_PRELOAD=$ocl_icd top_builddir=$PWD sh bench/run-overhead.sh --baseline NVIDIA --heavy 200000 --items 4194304 2>&1
