@@ -92,8 +92,6 @@ static void read_env(void)
     else if (strcasecmp(domains, "backend") != 0)
       fprintf(stderr, "[tutti] TUTTI_DOMAINS=%s is not one of backend, device: ignored\n", domains);
   }
-  const char *stats = getenv("TUTTI_STATS");
-  env.stats = stats && *stats && strcmp(stats, "0") != 0;
 }
 
 const struct tt_env *tt_env(void)

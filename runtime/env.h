@@ -25,7 +25,6 @@ struct tt_env {
   const char *backend_vendors;/* TUTTI_BACKEND_VENDORS: vendors directory to read */
   const char *backend_libs;   /* TUTTI_BACKEND_LIBS: colon list of vendor library paths */
   cl_device_type device_type; /* TUTTI_DEVICE_TYPE: 0, or the type every device shows */
-  bool stats;                 /* TUTTI_STATS */
   bool domain_per_device;     /* TUTTI_DOMAINS=device: every device its own memory */
 };
 
