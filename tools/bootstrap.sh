@@ -51,10 +51,12 @@ fi
 make -j"$jobs"
 make install
 echo
+# PoCL shows one CPU device per process unless told otherwise: two make the demo a multi-device one.
+export POCL_DEVICES="${POCL_DEVICES:-pthread pthread}"
 "$PWD/_inst/bin/tutti-info"
 echo
 # The paper's program asks for GPUs: on a CPU-only machine Tutti shows its CPUs as GPUs.
 if ! "$PWD/_inst/bin/tutti-info" | grep -q " GPU "; then
   export TUTTI_DEVICE_TYPE=gpu
 fi
-POCL_DEVICES="${POCL_DEVICES:-pthread pthread}" "$PWD/_inst/bin/tutti-run" -n 1 ./apps/vecadd
+"$PWD/_inst/bin/tutti-run" -n 1 ./apps/vecadd
