@@ -13,6 +13,8 @@ static void destroy_context(struct tt_object *o)
   cl_context c = (cl_context)o;
   for (cl_uint i = 0; i < c->ndomains; i++) {
     struct tt_domain *dm = &c->domains[i];
+    if (!dm->local)
+      continue;
     if (dm->internal)
       tt_nqueue_unref(dm->internal);
     if (dm->native)
@@ -108,13 +110,18 @@ static cl_context make_context(const cl_context_properties *properties, cl_uint 
       continue;
     c->devices[c->ndevices++] = devices[i];
     if (tt_context_domain_of(c, devices[i]) == c->ndomains) {
-      c->domains[c->ndomains].bp = devices[i]->bp;
-      c->domains[c->ndomains].first_device = devices[i];
-      c->ndomains++;
+      struct tt_domain *dm = &c->domains[c->ndomains++];
+      dm->rank = devices[i]->rank;
+      dm->bp_index = devices[i]->bp_index;
+      dm->local = devices[i]->actual;
+      dm->bp = devices[i]->bp;
+      dm->first_device = devices[i];
     }
   }
   for (cl_uint k = 0; k < c->ndomains; k++) {
     struct tt_domain *dm = &c->domains[k];
+    if (!dm->local)
+      continue;
     cl_device_id nd[64];
     cl_uint n = 0;
     for (cl_uint i = 0; i < c->ndevices && n < 64; i++)

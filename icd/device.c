@@ -84,16 +84,24 @@ static char *filtered_extensions(const char *all)
   return out;
 }
 
-static cl_int native_string(cl_device_id d, cl_device_info p, char **out)
+cl_int tt_device_query(cl_device_id d, cl_device_info param, size_t size, void *value,
+                       size_t *size_ret)
+{
+  if (!d->actual || tt_cluster_distributed())
+    return tt_cluster_device_info(d, param, size, value, size_ret);
+  return TT_NCALL(d->bp, clGetDeviceInfo, d->native, param, size, value, size_ret);
+}
+
+static cl_int query_string(cl_device_id d, cl_device_info p, char **out)
 {
   size_t sz = 0;
-  cl_int err = TT_NCALL(d->bp, clGetDeviceInfo, d->native, p, 0, NULL, &sz);
+  cl_int err = tt_device_query(d, p, 0, NULL, &sz);
   if (err != CL_SUCCESS)
     return err;
   *out = calloc(1, sz + 1);
   if (!*out)
     return CL_OUT_OF_HOST_MEMORY;
-  return TT_NCALL(d->bp, clGetDeviceInfo, d->native, p, sz, *out, NULL);
+  return tt_device_query(d, p, sz, *out, NULL);
 }
 
 cl_int CL_API_CALL tt_clGetDeviceInfo(cl_device_id device, cl_device_info param_name,
@@ -139,7 +147,7 @@ cl_int CL_API_CALL tt_clGetDeviceInfo(cl_device_id device, cl_device_info param_
   case CL_DEVICE_BUILT_IN_KERNELS:
     return TT_INFO_STR("");
   case CL_DEVICE_EXTENSIONS:
-    err = native_string(device, param_name, &s);
+    err = query_string(device, param_name, &s);
     if (err == CL_SUCCESS) {
       char *f = filtered_extensions(s);
       err = f ? TT_INFO_STR(f) : CL_OUT_OF_HOST_MEMORY;
@@ -154,13 +162,13 @@ cl_int CL_API_CALL tt_clGetDeviceInfo(cl_device_id device, cl_device_info param_
   case CL_DEVICE_TUTTI_HOST:
     return TT_INFO_STR(device->host);
   case CL_DEVICE_TUTTI_BACKEND:
-    return TT_INFO_STR(device->bp->short_name);
+    return TT_INFO_STR(device->backend);
   case CL_DEVICE_TUTTI_BACKEND_PLATFORM:
-    return TT_INFO_STR(device->bp->name);
+    return TT_INFO_STR(device->backend_platform);
   default:
     /* Everything else is the backend's answer, unchanged. */
-    return TT_NCALL(device->bp, clGetDeviceInfo, device->native, param_name, param_value_size,
-                    param_value, param_value_size_ret);
+    return tt_device_query(device, param_name, param_value_size, param_value,
+                           param_value_size_ret);
   }
 }
 

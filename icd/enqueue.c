@@ -45,10 +45,9 @@ static cl_int check_buffer(cl_command_queue q, cl_mem m)
    * aligned to CL_DEVICE_MEM_BASE_ADDR_ALIGN for the device of command_queue. */
   if (m->parent) {
     cl_uint bits = 8;
-    TT_NCALL(q->device->bp, clGetDeviceInfo, q->device->native, CL_DEVICE_MEM_BASE_ADDR_ALIGN,
-             sizeof bits, &bits, NULL);
+    tt_device_query(q->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof bits, &bits, NULL);
     TT_RETURN_IF(bits >= 8 && m->origin % (bits / 8) != 0, CL_MISALIGNED_SUB_BUFFER_OFFSET);
-    TT_RETURN_IF(!m->native[q->domain], CL_MISALIGNED_SUB_BUFFER_OFFSET);
+    TT_RETURN_IF(q->device->actual && !m->native[q->domain], CL_MISALIGNED_SUB_BUFFER_OFFSET);
   }
   return CL_SUCCESS;
 }

@@ -95,8 +95,7 @@ cl_mem CL_API_CALL tt_clCreateBuffer(cl_context context, cl_mem_flags flags, siz
   for (cl_uint i = 0; i < context->ndevices && !fits; i++) {
     cl_ulong max = 0;
     cl_device_id d = context->devices[i];
-    TT_NCALL(d->bp, clGetDeviceInfo, d->native, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max, &max,
-             NULL);
+    tt_device_query(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max, &max, NULL);
     fits = size <= max;
   }
   TT_GOTO_IF(!fits, CL_INVALID_BUFFER_SIZE);
@@ -114,6 +113,8 @@ cl_mem CL_API_CALL tt_clCreateBuffer(cl_context context, cl_mem_flags flags, siz
   TT_GOTO_IF(!m->latest, CL_OUT_OF_HOST_MEMORY);
   for (cl_uint i = 0; i < context->ndomains; i++) {
     struct tt_domain *dm = &context->domains[i];
+    if (!dm->local)
+      continue;
     m->native[i] = dm->bp->d->clCreateBuffer(dm->native, flags, size, host_ptr, &err);
     if (!m->native[i]) {
       TT_LOG(TT_LOG_ERR, "clCreateBuffer: %zu bytes on %s: %s", size, dm->bp->short_name,
@@ -169,8 +170,7 @@ cl_mem CL_API_CALL tt_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
   for (cl_uint i = 0; i < ctx->ndevices && !aligned; i++) {
     cl_uint bits = 8;
     cl_device_id d = ctx->devices[i];
-    TT_NCALL(d->bp, clGetDeviceInfo, d->native, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof bits, &bits,
-             NULL);
+    tt_device_query(d, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof bits, &bits, NULL);
     aligned = bits < 8 || r->origin % (bits / 8) == 0;
   }
   TT_GOTO_IF(!aligned, CL_MISALIGNED_SUB_BUFFER_OFFSET);
@@ -191,6 +191,8 @@ cl_mem CL_API_CALL tt_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
   cl_mem_flags native_flags = flags & ~(cl_mem_flags)HOST_PTR_FLAGS;
   for (cl_uint i = 0; i < ctx->ndomains; i++) {
     struct tt_domain *dm = &ctx->domains[i];
+    if (!dm->local)
+      continue;
     m->native[i] = dm->bp->d->clCreateSubBuffer(buffer->native[i], native_flags,
                                                 CL_BUFFER_CREATE_TYPE_REGION, r, &err);
     if (!m->native[i]) {

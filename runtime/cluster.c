@@ -1,8 +1,9 @@
-/* The global device table (one rank for now: every device is actual). */
+/* The job view: MPI start-up, device sharing on a node, the device exchange. */
 #include "config.h"
 
 #include "runtime/cluster.h"
 
+#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,51 +12,275 @@
 #include "runtime/backend.h"
 #include "runtime/env.h"
 #include "runtime/log.h"
+#include "runtime/transport.h"
 
 struct _cl_platform_id tt_platform;
 
 static struct _cl_device_id *table;
 static cl_uint ntable;
 static char hostname[64];
+static int my_rank, nranks = 1;
+static bool mpi_owned; /* Tutti started MPI and finalizes it */
+static MPI_Comm world = MPI_COMM_NULL;
+static atomic_uint_fast64_t next_id = 1;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+/* Device queries whose answers travel with a device's description: every standard one of
+ * OpenCL 1.0 to 3.0 and the vendors' (NVIDIA 0x4000.., AMD 0x4030.., Intel 0x4190..); those a
+ * backend does not answer are left out and answer CL_INVALID_VALUE everywhere. */
+static const struct {
+  cl_uint first, last;
+} info_ranges[] = {{0x1000, 0x1080}, {0x4000, 0x4060}, {0x4190, 0x41a0}};
+
+/* Description format: for each answered query, {u32 param, u32 size, bytes}; a device is
+ * {u32 total, header, queries}. */
+struct desc_header {
+  cl_uint bp_index;
+  cl_device_type type;
+  char host[64];
+  char backend[32];
+  char backend_platform[128];
+};
+
+static bool in_mpi_rank(void)
+{
+  return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
+}
+
+static void at_exit(void)
+{
+  int fin = 0;
+  tt_transport_stop();
+  MPI_Finalized(&fin);
+  if (!fin && world != MPI_COMM_NULL)
+    MPI_Comm_free(&world);
+  if (mpi_owned && !fin)
+    MPI_Finalize();
+}
+
+static bool start_mpi(void)
+{
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (finalized)
+    return false;
+  if (!initialized) {
+    int provided = 0;
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+      TT_WARN("MPI_Init_thread failed: running as a job of one rank");
+      return false;
+    }
+    mpi_owned = true;
+    if (provided < MPI_THREAD_MULTIPLE)
+      TT_WARN("the MPI library gives thread level %d, not MPI_THREAD_MULTIPLE: transfers "
+              "between ranks may fail", provided);
+  } else {
+    int provided = 0;
+    MPI_Query_thread(&provided);
+    if (provided < MPI_THREAD_MULTIPLE)
+      TT_WARN("the program started MPI at thread level %d; Tutti needs MPI_THREAD_MULTIPLE "
+              "(call MPI_Init_thread, or let Tutti start MPI)", provided);
+  }
+  MPI_Comm_dup(MPI_COMM_WORLD, &world);
+  MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(world, &my_rank);
+  MPI_Comm_size(world, &nranks);
+  atexit(at_exit);
+  return true;
+}
+
+static void append(unsigned char **buf, size_t *len, size_t *cap, const void *p, size_t n)
+{
+  if (*len + n > *cap) {
+    size_t c = *cap ? *cap * 2 : 4096;
+    while (c < *len + n)
+      c *= 2;
+    unsigned char *b = realloc(*buf, c);
+    if (!b) {
+      TT_WARN("out of memory describing devices");
+      abort();
+    }
+    *buf = b;
+    *cap = c;
+  }
+  memcpy(*buf + *len, p, n);
+  *len += n;
+}
+
+/* Appends the description of one actual device. */
+static void describe(struct _cl_device_id *d, unsigned char **buf, size_t *len, size_t *cap)
+{
+  size_t start = *len;
+  cl_uint total = 0;
+  append(buf, len, cap, &total, sizeof total);
+  struct desc_header h;
+  memset(&h, 0, sizeof h);
+  h.bp_index = d->bp_index;
+  h.type = d->type;
+  memcpy(h.host, d->host, sizeof h.host);
+  memcpy(h.backend, d->backend, sizeof h.backend);
+  memcpy(h.backend_platform, d->backend_platform, sizeof h.backend_platform);
+  append(buf, len, cap, &h, sizeof h);
+  unsigned char value[8192];
+  for (size_t r = 0; r < sizeof info_ranges / sizeof info_ranges[0]; r++)
+    for (cl_uint p = info_ranges[r].first; p < info_ranges[r].last; p++) {
+      size_t size = 0;
+      if (d->bp->d->clGetDeviceInfo(d->native, p, 0, NULL, &size) != CL_SUCCESS ||
+          size > sizeof value ||
+          d->bp->d->clGetDeviceInfo(d->native, p, size, value, NULL) != CL_SUCCESS)
+        continue;
+      cl_uint rec[2] = {p, (cl_uint)size};
+      append(buf, len, cap, rec, sizeof rec);
+      append(buf, len, cap, value, size);
+    }
+  total = (cl_uint)(*len - start);
+  memcpy(*buf + start, &total, sizeof total);
+}
+
+cl_int tt_cluster_device_info(cl_device_id d, cl_device_info param, size_t size, void *value,
+                              size_t *size_ret)
+{
+  size_t at = sizeof(cl_uint) + sizeof(struct desc_header);
+  while (at + 2 * sizeof(cl_uint) <= d->info_len) {
+    cl_uint rec[2];
+    memcpy(rec, d->info + at, sizeof rec);
+    at += sizeof rec;
+    if (rec[0] == param) {
+      if (value) {
+        if (size < rec[1])
+          return CL_INVALID_VALUE;
+        memcpy(value, d->info + at, rec[1]);
+      }
+      if (size_ret)
+        *size_ret = rec[1];
+      return CL_SUCCESS;
+    }
+    at += rec[1];
+  }
+  return CL_INVALID_VALUE;
+}
+
+/* This rank's share of the node's devices: local rank i of k takes every k-th one; with
+ * fewer devices than ranks, ranks share them. */
+static bool mine(cl_uint j, cl_uint n, int local_rank, int local_size)
+{
+  if (n >= (cl_uint)local_size)
+    return j % (cl_uint)local_size == (cl_uint)local_rank;
+  return j == (cl_uint)local_rank % n;
+}
 
 static void init(void)
 {
   tt_object_init(&tt_platform.obj, TT_PLATFORM, NULL);
   gethostname(hostname, sizeof hostname - 1);
-  cl_uint nbp = tt_backend_discover();
-  cl_uint n = 0;
-  for (cl_uint i = 0; i < nbp; i++)
-    n += tt_backend_get(i)->ndevices;
-  table = n ? calloc(n, sizeof *table) : NULL;
-  if (n && !table) {
-    TT_WARN("out of memory building the device table");
-    return;
+  bool distributed = in_mpi_rank() && start_mpi();
+  int local_rank = 0, local_size = 1;
+  if (distributed) {
+    MPI_Comm node;
+    MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, my_rank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &local_rank);
+    MPI_Comm_size(node, &local_size);
+    MPI_Comm_free(&node);
   }
+  /* This rank's devices. */
+  cl_uint nbp = tt_backend_discover();
+  cl_uint nlocal_all = 0;
+  for (cl_uint i = 0; i < nbp; i++)
+    nlocal_all += tt_backend_get(i)->ndevices;
+  struct _cl_device_id *own = calloc(nlocal_all ? nlocal_all : 1, sizeof *own);
+  cl_uint nown = 0, j = 0;
   cl_device_type forced = tt_env()->device_type;
   for (cl_uint i = 0; i < nbp; i++) {
     struct tt_backend_platform *bp = tt_backend_get(i);
-    for (cl_uint j = 0; j < bp->ndevices; j++) {
-      struct _cl_device_id *d = &table[ntable];
-      tt_object_init(&d->obj, TT_DEVICE, NULL);
-      d->index = ntable;
-      d->rank = 0;
+    for (cl_uint k = 0; k < bp->ndevices; k++, j++) {
+      if (distributed && !mine(j, nlocal_all, local_rank, local_size))
+        continue;
+      struct _cl_device_id *d = &own[nown++];
+      d->rank = my_rank;
       d->actual = true;
       d->bp = bp;
-      d->native = bp->devices[j];
+      d->bp_index = i;
+      d->native = bp->devices[k];
       cl_device_type t = CL_DEVICE_TYPE_CPU;
       TT_NCALL(bp, clGetDeviceInfo, d->native, CL_DEVICE_TYPE, sizeof t, &t, NULL);
-      t &= ~(cl_device_type)CL_DEVICE_TYPE_DEFAULT;
-      if (forced)
-        t = forced;
-      /* One device of the platform carries CL_DEVICE_TYPE_DEFAULT: the first. */
-      if (ntable == 0)
-        t |= CL_DEVICE_TYPE_DEFAULT;
-      d->type = t;
+      d->type = forced ? forced : t & ~(cl_device_type)CL_DEVICE_TYPE_DEFAULT;
       snprintf(d->host, sizeof d->host, "%s", hostname);
-      ntable++;
+      snprintf(d->backend, sizeof d->backend, "%s", bp->short_name);
+      snprintf(d->backend_platform, sizeof d->backend_platform, "%s", bp->name);
     }
   }
+  if (!distributed) {
+    table = own;
+    ntable = nown;
+  } else {
+    if (tt_transport_start(&world) != 0)
+      TT_WARN("cannot start the transport thread");
+    unsigned char *buf = NULL;
+    size_t len = 0, cap = 0;
+    cl_uint count = nown;
+    append(&buf, &len, &cap, &count, sizeof count);
+    for (cl_uint i = 0; i < nown; i++)
+      describe(&own[i], &buf, &len, &cap);
+    void *all = NULL;
+    size_t *lens = NULL;
+    if (tt_transport_allgatherv(buf, len, &all, &lens) != 0) {
+      TT_WARN("the device exchange between ranks failed");
+      MPI_Abort(world, 1);
+    }
+    free(buf);
+    /* Count, then fill the table in rank order. */
+    unsigned char *p = all;
+    ntable = 0;
+    for (int r = 0; r < nranks; r++) {
+      cl_uint c;
+      memcpy(&c, p, sizeof c);
+      ntable += c;
+      p += lens[r];
+    }
+    table = calloc(ntable ? ntable : 1, sizeof *table);
+    p = all;
+    cl_uint t = 0;
+    for (int r = 0; r < nranks; r++) {
+      unsigned char *q = p + sizeof(cl_uint);
+      cl_uint c;
+      memcpy(&c, p, sizeof c);
+      for (cl_uint i = 0; i < c; i++, t++) {
+        cl_uint total;
+        memcpy(&total, q, sizeof total);
+        struct desc_header h;
+        memcpy(&h, q + sizeof total, sizeof h);
+        struct _cl_device_id *d = &table[t];
+        if (r == my_rank)
+          *d = own[i];
+        d->rank = r;
+        d->actual = r == my_rank;
+        d->bp_index = h.bp_index;
+        d->type = h.type;
+        memcpy(d->host, h.host, sizeof d->host);
+        memcpy(d->backend, h.backend, sizeof d->backend);
+        memcpy(d->backend_platform, h.backend_platform, sizeof d->backend_platform);
+        d->info = malloc(total);
+        memcpy(d->info, q, total);
+        d->info_len = total;
+        q += total;
+      }
+      p += lens[r];
+    }
+    free(all);
+    free(lens);
+    free(own);
+  }
+  for (cl_uint i = 0; i < ntable; i++) {
+    tt_object_init(&table[i].obj, TT_DEVICE, NULL);
+    table[i].index = i;
+  }
+  /* One device of the platform carries CL_DEVICE_TYPE_DEFAULT: the first. */
+  if (ntable)
+    table[0].type |= CL_DEVICE_TYPE_DEFAULT;
+  if (distributed)
+    TT_LOG(TT_LOG_MPI, "rank %d of %d (local %d of %d): %u device(s) in the job", my_rank,
+           nranks, local_rank, local_size, ntable);
 }
 
 void tt_cluster_init(void)
@@ -65,12 +290,17 @@ void tt_cluster_init(void)
 
 int tt_cluster_rank(void)
 {
-  return 0;
+  return my_rank;
 }
 
 int tt_cluster_size(void)
 {
-  return 1;
+  return nranks;
+}
+
+bool tt_cluster_distributed(void)
+{
+  return nranks > 1;
 }
 
 const char *tt_cluster_hostname(void)
@@ -89,9 +319,7 @@ cl_device_id tt_cluster_device(cl_uint i)
   return i < ntable ? &table[i] : NULL;
 }
 
-int tt_cluster_is_device(const void *d)
+uint64_t tt_cluster_next_id(void)
 {
-  const struct _cl_device_id *p = d;
-  return table && p >= table && p < table + ntable &&
-         ((const char *)p - (const char *)table) % sizeof *table == 0;
+  return atomic_fetch_add(&next_id, 1);
 }

@@ -26,17 +26,23 @@ struct _cl_platform_id {
   struct tt_object obj;
 };
 
-/* One entry of the global device table (runtime/cluster.h). Actual devices belong to this
- * rank and carry a native handle; virtual devices (other ranks) come with the cluster issue. */
+/* One entry of the global device table (runtime/cluster.h), the same on every rank. Actual
+ * devices belong to this rank and carry a native handle; virtual devices belong to another
+ * rank and answer queries from the description their owner sent at start-up. */
 struct _cl_device_id {
   struct tt_object obj;
   cl_uint index;        /* position in the global device table */
   int rank;             /* owning rank */
   bool actual;          /* owned by this rank */
   cl_device_type type;  /* as presented (TUTTI_DEVICE_TYPE, DEFAULT bit) */
-  struct tt_backend_platform *bp;
-  cl_device_id native;
+  cl_uint bp_index;     /* index of its backend platform on the owning rank */
+  struct tt_backend_platform *bp; /* actual devices only */
+  cl_device_id native;            /* actual devices only */
   char host[64];
+  char backend[32];               /* backend short name ("pocl", "nvidia") */
+  char backend_platform[128];     /* backend platform name */
+  unsigned char *info;            /* the owner's answers to device queries (multi-rank jobs) */
+  size_t info_len;
 };
 
 /* A native in-order queue, shared by the Tutti queue that made it and by the access records
@@ -47,9 +53,15 @@ struct tt_nqueue {
   atomic_uint refs;
 };
 
+/* A memory domain of a context: the devices of one backend platform on one rank (or one
+ * device, TUTTI_DOMAINS=device). Local domains (this rank's) have a native context; remote
+ * ones exist only in the plan, which decides the same for them on every rank. */
 struct tt_domain {
-  struct tt_backend_platform *bp;
-  cl_context native;
+  int rank;
+  cl_uint bp_index;
+  bool local;
+  struct tt_backend_platform *bp; /* local domains only */
+  cl_context native;              /* local domains only */
   struct tt_nqueue *internal; /* lazily made in-order queue for transfers */
   cl_device_id first_device;  /* Tutti device used for the internal queue */
 };

@@ -1,0 +1,47 @@
+/* All MPI traffic between ranks goes through here.
+ *
+ * Messages are matched by ids that every rank computes alike (program order, DESIGN.md),
+ * never by arrival order. Each kind of message has its own communicator, so the ids of one
+ * kind never meet those of another:
+ *   TT_CH_DATA   buffer bytes: transfers between devices of different ranks, and the bytes of
+ *                reads to host memory sent by the owner to every other rank (id: transfer id)
+ *   TT_CH_EVENT  completions of commands, from their owner to the ranks waiting on them
+ *                (payload: the final status, a cl_int; id: the event's id)
+ *   TT_CH_CTRL   a rank leaving the job (id: 0; payload: the rank)
+ * Point-to-point operations are posted from any thread; one progress thread tests them with
+ * MPI_Testsome and backs off when nothing completes (a blocking MPI wait spins a core, see
+ * PITFALLS.md). Completion callbacks run on that thread and must not block. Collectives run on
+ * the calling (host) thread, in program order, on their own communicator. */
+#ifndef TUTTI_TRANSPORT_H
+#define TUTTI_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum tt_channel { TT_CH_DATA, TT_CH_EVENT, TT_CH_CTRL, TT_CH_COUNT };
+
+/* ok: the operation completed (0 when MPI reported an error, already logged). */
+typedef void (*tt_done_fn)(void *arg, int ok);
+
+/* Starts the transport over a duplicate of `world` (an MPI_Comm passed as a pointer, so
+ * that this header needs no mpi.h). */
+int tt_transport_start(const void *world);
+void tt_transport_stop(void);
+
+/* Non-blocking point-to-point; large messages travel in pieces of at most 1 GiB under the
+ * same id (MPI keeps their order). done may be NULL. */
+int tt_transport_isend(enum tt_channel ch, const void *buf, size_t len, int peer, uint64_t id,
+                       tt_done_fn done, void *arg);
+int tt_transport_irecv(enum tt_channel ch, void *buf, size_t len, int peer, uint64_t id,
+                       tt_done_fn done, void *arg);
+
+/* Blocking collectives over all ranks (host thread, program order). */
+int tt_transport_allgatherv(const void *mine, size_t len, void **all, size_t **lens);
+int tt_transport_bcast(void *buf, size_t len, int root);
+int tt_transport_allreduce_min_int(int *v);
+int tt_transport_barrier(void);
+
+/* Bytes sent and received through TT_CH_DATA (statistics). */
+uint64_t tt_transport_bytes_sent(void);
+
+#endif
