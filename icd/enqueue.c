@@ -10,6 +10,7 @@
 
 #include "runtime/event.h"
 #include "runtime/plan.h"
+#include "runtime/transport.h"
 
 struct use {
   cl_mem mem;
@@ -28,6 +29,14 @@ struct cmd {
   cl_uint nuses, capuses;
   struct use inline_uses[4];
   bool locked;
+  bool actual; /* the queue's device is this rank's */
+  int rank;    /* the rank that executes the command */
+  /* Commands that leave bytes in host memory (reads, maps): in a job of several ranks the
+   * owner sends them to every other rank (SnuCL-D 3.1). */
+  void *host_ptr;
+  size_t host_len;
+  bool spread;
+  uint64_t spread_id;
 };
 
 /* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue. */
@@ -65,7 +74,9 @@ static void cmd_init(struct cmd *c, cl_command_queue q)
   c->q = q;
   c->ctx = q->context;
   c->dom = q->domain;
-  c->d = q->device->bp->d;
+  c->actual = q->device->actual;
+  c->rank = q->device->rank;
+  c->d = c->actual ? q->device->bp->d : NULL;
   c->nq = q->nq;
   tt_deps_init(&c->deps);
   c->uses = c->inline_uses;
@@ -97,11 +108,96 @@ static cl_int cmd_use(struct cmd *c, cl_mem m, size_t off, size_t len, bool read
   return tt_plan_use(&c->deps, c->ctx, c->dom, c->nq, m, off, len, reads, writes);
 }
 
-/* Where the native command puts its event: only asked for when the user wants one or the
- * call blocks (the plan makes markers for the rest when needed, runtime/plan.h). */
-static cl_event *want_event(cl_event *slot, cl_event *user, bool blocking)
+/* The command leaves [ptr, ptr+len) of host memory filled on its owner: every rank must end
+ * with those bytes. Call before cmd_begin; every rank draws the transfer's id. */
+static void cmd_spread(struct cmd *c, void *ptr, size_t len)
 {
-  return user || blocking ? slot : NULL;
+  if (!tt_cluster_distributed())
+    return;
+  c->spread = true;
+  c->host_ptr = ptr;
+  c->host_len = len;
+  c->spread_id = tt_cluster_next_id();
+}
+
+/* Where the native command puts its event: only asked for when the user wants one, the
+ * call blocks, or the bytes go on to other ranks (the plan makes markers for the rest when
+ * needed, runtime/plan.h). */
+static cl_event *want_event(const struct cmd *c, cl_event *slot, cl_event *user, bool blocking)
+{
+  return user || blocking || c->spread ? slot : NULL;
+}
+
+struct spread {
+  cl_event done; /* managed: complete when every rank has the bytes */
+  void *ptr;
+  size_t len;
+  uint64_t id;
+  atomic_int pending;
+  cl_int status;
+};
+
+static void spread_sent(void *arg, int ok)
+{
+  struct spread *s = arg;
+  if (!ok)
+    s->status = CL_OUT_OF_RESOURCES;
+  if (atomic_fetch_sub(&s->pending, 1) == 1) {
+    tt_event_complete(s->done, s->status);
+    TT_RELEASE(s->done);
+    free(s);
+  }
+}
+
+static void CL_CALLBACK spread_start(cl_event native, cl_int status, void *arg)
+{
+  struct spread *s = arg;
+  s->status = status < 0 ? status : CL_COMPLETE;
+  int me = tt_cluster_rank(), n = tt_cluster_size();
+  for (int r = 0; r < n; r++)
+    if (r != me && tt_transport_isend(TT_CH_DATA, s->ptr, s->len, r, s->id, spread_sent, s) != 0)
+      TT_WARN("sending %zu bytes of host memory to rank %d failed", s->len, r);
+}
+
+static void spread_received(void *arg, int ok)
+{
+  cl_event e = arg;
+  tt_event_complete(e, ok ? CL_COMPLETE : CL_OUT_OF_RESOURCES);
+  TT_RELEASE(e);
+}
+
+/* The event of a command whose bytes spread over the ranks: the owner sends them once its
+ * native command is done, the others receive them. Takes over `native`. */
+static cl_event spread_event(struct cmd *c, cl_event native, cl_command_type type)
+{
+  cl_event e = tt_event_new_managed(c->ctx, c->q, type, c->rank);
+  if (!e) {
+    if (native)
+      c->d->clReleaseEvent(native);
+    return NULL;
+  }
+  if (c->actual) {
+    struct spread *s = calloc(1, sizeof *s);
+    if (s) {
+      TT_RETAIN(e);
+      s->done = e;
+      s->ptr = c->host_ptr;
+      s->len = c->host_len;
+      s->id = c->spread_id;
+      atomic_init(&s->pending, tt_cluster_size() - 1);
+      if (c->d->clSetEventCallback(native, CL_COMPLETE, spread_start, s) != CL_SUCCESS) {
+        c->d->clWaitForEvents(1, &native);
+        spread_start(native, CL_COMPLETE, s);
+      }
+    }
+    c->d->clReleaseEvent(native);
+  } else {
+    TT_RETAIN(e);
+    if (tt_transport_irecv(TT_CH_DATA, c->host_ptr, c->host_len, c->rank, c->spread_id,
+                           spread_received, e) != 0)
+      TT_WARN("receiving %zu bytes of host memory from rank %d failed", c->host_len, c->rank);
+  }
+  return e;
 }
 
 static const cl_event *cmd_wait_list(struct cmd *c)
@@ -123,7 +219,30 @@ static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_typ
   tt_deps_release(&c->deps);
   if (c->uses != c->inline_uses)
     free(c->uses);
-  if (err != CL_SUCCESS || !native)
+  if (err != CL_SUCCESS) {
+    if (native)
+      c->d->clReleaseEvent(native);
+    return err;
+  }
+  if (c->spread) {
+    cl_event e = spread_event(c, native, type);
+    if (!e)
+      return CL_OUT_OF_HOST_MEMORY;
+    if (blocking && tt_event_wait(e) < 0)
+      err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    if (event)
+      *event = e;
+    else
+      TT_RELEASE(e);
+    return err;
+  }
+  if (!c->actual) {
+    /* A virtual command: its owner runs it; the event completes when the owner says so. */
+    if (event && !(*event = tt_event_new_managed(c->ctx, c->q, type, c->rank)))
+      return CL_OUT_OF_HOST_MEMORY;
+    return err;
+  }
+  if (!native)
     return err;
   if (blocking) {
     c->d->clWaitForEvents(1, &native);
@@ -187,11 +306,12 @@ cl_int CL_API_CALL tt_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem
   TRY(host_may_read(buffer));
   struct cmd c;
   cmd_init(&c, command_queue);
+  cmd_spread(&c, ptr, size);
   TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
   TRY_CMD(&c, cmd_use(&c, buffer, offset, size, true, false));
   cl_event ev = NULL;
-  cl_int err = c.d->clEnqueueReadBuffer(c.nq->native, buffer->native[c.dom], CL_FALSE, offset, size, ptr,
-                                        c.deps.n, cmd_wait_list(&c), want_event(&ev, event, blocking_read));
+  cl_int err = !c.actual ? CL_SUCCESS : c.d->clEnqueueReadBuffer(c.nq->native, buffer->native[c.dom], CL_FALSE, offset, size, ptr,
+                                        c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, blocking_read));
   return cmd_end(&c, err, ev, CL_COMMAND_READ_BUFFER, event, blocking_read);
 }
 
@@ -211,8 +331,8 @@ cl_int CL_API_CALL tt_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_me
   TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
   TRY_CMD(&c, cmd_use(&c, buffer, offset, size, false, true));
   cl_event ev = NULL;
-  cl_int err = c.d->clEnqueueWriteBuffer(c.nq->native, buffer->native[c.dom], CL_FALSE, offset, size,
-                                         ptr, c.deps.n, cmd_wait_list(&c), want_event(&ev, event, blocking_write));
+  cl_int err = !c.actual ? CL_SUCCESS : c.d->clEnqueueWriteBuffer(c.nq->native, buffer->native[c.dom], CL_FALSE, offset, size,
+                                         ptr, c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, blocking_write));
   return cmd_end(&c, err, ev, CL_COMMAND_WRITE_BUFFER, event, blocking_write);
 }
 
@@ -239,9 +359,9 @@ cl_int CL_API_CALL tt_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem
   TRY_CMD(&c, cmd_use(&c, src_buffer, src_offset, size, true, false));
   TRY_CMD(&c, cmd_use(&c, dst_buffer, dst_offset, size, false, true));
   cl_event ev = NULL;
-  cl_int err = c.d->clEnqueueCopyBuffer(c.nq->native, src_buffer->native[c.dom],
+  cl_int err = !c.actual ? CL_SUCCESS : c.d->clEnqueueCopyBuffer(c.nq->native, src_buffer->native[c.dom],
                                         dst_buffer->native[c.dom], src_offset, dst_offset, size,
-                                        c.deps.n, cmd_wait_list(&c), want_event(&ev, event, false));
+                                        c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, false));
   return cmd_end(&c, err, ev, CL_COMMAND_COPY_BUFFER, event, false);
 }
 
@@ -269,6 +389,20 @@ static cl_int rect_extent(const size_t *origin, const size_t *region, size_t *ro
   /* CL_INVALID_VALUE if the region being read or written is out of bounds. */
   TT_RETURN_IF(limit != SIZE_MAX && (*off > limit || *len > limit - *off), CL_INVALID_VALUE);
   return CL_SUCCESS;
+}
+
+static size_t host_span_off(const size_t *o, size_t row, size_t slice, const size_t *region)
+{
+  row = row ? row : region[0];
+  slice = slice ? slice : region[1] * row;
+  return o[2] * slice + o[1] * row + o[0];
+}
+
+static size_t host_span_len(const size_t *region, size_t row, size_t slice)
+{
+  row = row ? row : region[0];
+  slice = slice ? slice : region[1] * row;
+  return (region[2] - 1) * slice + (region[1] - 1) * row + region[0];
 }
 
 static cl_int rect_common(cl_command_queue q, cl_mem buffer, const size_t *buffer_origin,
@@ -301,11 +435,15 @@ cl_int CL_API_CALL tt_clEnqueueReadBufferRect(cl_command_queue command_queue, cl
   TRY(host_may_read(buffer));
   struct cmd c;
   cmd_init(&c, command_queue);
+  /* The rectangle's span of host memory goes to the other ranks (its gaps hold the same
+   * bytes everywhere: host memory is replicated). */
+  cmd_spread(&c, (char *)ptr + host_span_off(host_origin, host_row_pitch, host_slice_pitch, region),
+             host_span_len(region, host_row_pitch, host_slice_pitch));
   TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
   TRY_CMD(&c, cmd_use(&c, buffer, off, len, true, false));
   cl_event ev = NULL;
-  cl_int err = c.d->clEnqueueReadBufferRect(c.nq->native, buffer->native[c.dom], CL_FALSE, buffer_origin, host_origin, region, buffer_row_pitch,
-      buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, c.deps.n, cmd_wait_list(&c), want_event(&ev, event, blocking_read));
+  cl_int err = !c.actual ? CL_SUCCESS : c.d->clEnqueueReadBufferRect(c.nq->native, buffer->native[c.dom], CL_FALSE, buffer_origin, host_origin, region, buffer_row_pitch,
+      buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, blocking_read));
   return cmd_end(&c, err, ev, CL_COMMAND_READ_BUFFER_RECT, event, blocking_read);
 }
 
@@ -329,8 +467,8 @@ cl_int CL_API_CALL tt_clEnqueueWriteBufferRect(cl_command_queue command_queue, c
   /* The rectangle may leave gaps inside its span: those bytes must arrive too. */
   TRY_CMD(&c, cmd_use(&c, buffer, off, len, true, true));
   cl_event ev = NULL;
-  cl_int err = c.d->clEnqueueWriteBufferRect(c.nq->native, buffer->native[c.dom], CL_FALSE, buffer_origin, host_origin, region, buffer_row_pitch,
-      buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, c.deps.n, cmd_wait_list(&c), want_event(&ev, event, blocking_write));
+  cl_int err = !c.actual ? CL_SUCCESS : c.d->clEnqueueWriteBufferRect(c.nq->native, buffer->native[c.dom], CL_FALSE, buffer_origin, host_origin, region, buffer_row_pitch,
+      buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, blocking_write));
   return cmd_end(&c, err, ev, CL_COMMAND_WRITE_BUFFER_RECT, event, blocking_write);
 }
 
@@ -381,9 +519,9 @@ cl_int CL_API_CALL tt_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl
   TRY_CMD(&c, cmd_use(&c, src_buffer, soff, slen, true, false));
   TRY_CMD(&c, cmd_use(&c, dst_buffer, doff, dlen, true, true));
   cl_event ev = NULL;
-  cl_int err = c.d->clEnqueueCopyBufferRect(c.nq->native, src_buffer->native[c.dom], dst_buffer->native[c.dom], src_origin, dst_origin, region,
+  cl_int err = !c.actual ? CL_SUCCESS : c.d->clEnqueueCopyBufferRect(c.nq->native, src_buffer->native[c.dom], dst_buffer->native[c.dom], src_origin, dst_origin, region,
       src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, c.deps.n, cmd_wait_list(&c),
-      want_event(&ev, event, false));
+      want_event(&c, &ev, event, false));
   return cmd_end(&c, err, ev, CL_COMMAND_COPY_BUFFER_RECT, event, false);
 }
 
@@ -408,8 +546,8 @@ cl_int CL_API_CALL tt_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem
   TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
   TRY_CMD(&c, cmd_use(&c, buffer, offset, size, false, true));
   cl_event ev = NULL;
-  cl_int err = c.d->clEnqueueFillBuffer(c.nq->native, buffer->native[c.dom], pattern, pattern_size, offset,
-                                        size, c.deps.n, cmd_wait_list(&c), want_event(&ev, event, false));
+  cl_int err = !c.actual ? CL_SUCCESS : c.d->clEnqueueFillBuffer(c.nq->native, buffer->native[c.dom], pattern, pattern_size, offset,
+                                        size, c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, false));
   return cmd_end(&c, err, ev, CL_COMMAND_FILL_BUFFER, event, false);
 }
 
@@ -444,16 +582,30 @@ void *CL_API_CALL tt_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem b
   TT_GOTO_IF(!rec, CL_OUT_OF_HOST_MEMORY);
   struct cmd c;
   cmd_init(&c, command_queue);
-  err = cmd_begin(&c, num_events_in_wait_list, event_wait_list);
   bool invalidate = map_flags & CL_MAP_WRITE_INVALIDATE_REGION;
+  /* A map shows the bytes on every rank: the owner maps, the others get a copy (the
+   * buffer's own host memory when it has one) that the owner's bytes fill. */
+  if (!invalidate)
+    cmd_spread(&c, NULL, size);
+  err = cmd_begin(&c, num_events_in_wait_list, event_wait_list);
   if (err == CL_SUCCESS)
     err = cmd_use(&c, buffer, offset, size, !invalidate, false);
   cl_event ev = NULL;
-  if (err == CL_SUCCESS)
-    p = c.d->clEnqueueMapBuffer(c.nq->native, buffer->native[c.dom], CL_FALSE, map_flags, offset, size,
-                                c.deps.n, cmd_wait_list(&c), want_event(&ev, event, blocking_map), &err);
+  bool owned = false;
+  if (err == CL_SUCCESS && c.actual) {
+    p = c.d->clEnqueueMapBuffer(c.nq->native, buffer->native[c.dom], CL_FALSE, map_flags, offset,
+                                size, c.deps.n, cmd_wait_list(&c),
+                                want_event(&c, &ev, event, blocking_map), &err);
+  } else if (err == CL_SUCCESS) {
+    p = buffer->host_ptr ? (char *)buffer->host_ptr + offset : malloc(size);
+    owned = !buffer->host_ptr;
+    if (!p)
+      err = CL_OUT_OF_HOST_MEMORY;
+  }
+  c.host_ptr = p;
   if (err == CL_SUCCESS) {
-    *rec = (struct tt_map_record){p, c.dom, map_flags != CL_MAP_READ, offset, size, NULL};
+    *rec = (struct tt_map_record){p, c.dom, map_flags != CL_MAP_READ, offset, size, owned, NULL,
+                                  NULL};
     pthread_mutex_lock(&buffer->obj.lock);
     rec->next = buffer->maps;
     buffer->maps = rec;
@@ -461,9 +613,19 @@ void *CL_API_CALL tt_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem b
     atomic_fetch_add(&buffer->map_count, 1);
   } else {
     free(rec);
+    rec = NULL;
     p = NULL;
   }
+  /* Tutti's copy must outlive the bytes arriving into it: keep the map's event. */
+  cl_event done = NULL;
+  if (rec && owned && c.spread && !event)
+    event = &done;
   err = cmd_end(&c, err, ev, CL_COMMAND_MAP_BUFFER, event, blocking_map);
+  if (rec && owned && c.spread && err == CL_SUCCESS) {
+    rec->done = *event;
+    if (event != &done)
+      TT_RETAIN(rec->done);
+  }
 out:
 #undef CHECK
   tt_set_err(errcode_ret, err);
@@ -497,8 +659,11 @@ cl_int CL_API_CALL tt_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl
   /* The unmap runs where the map ran; on the user's queue when that is the same domain. */
   if (rec->domain != c.dom) {
     c.dom = rec->domain;
-    c.d = c.ctx->domains[c.dom].bp->d;
-    cl_int e = tt_plan_internal_queue(c.ctx, c.dom, &c.nq);
+    c.actual = c.ctx->domains[c.dom].local;
+    c.rank = c.ctx->domains[c.dom].rank;
+    c.d = c.actual ? c.ctx->domains[c.dom].bp->d : NULL;
+    c.nq = NULL;
+    cl_int e = c.actual ? tt_plan_internal_queue(c.ctx, c.dom, &c.nq) : CL_SUCCESS;
     if (e != CL_SUCCESS) {
       pthread_mutex_lock(&memobj->obj.lock);
       rec->next = memobj->maps;
@@ -511,13 +676,19 @@ cl_int CL_API_CALL tt_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl
   if (err == CL_SUCCESS)
     err = cmd_use(&c, memobj, rec->offset, rec->size, false, rec->writes);
   cl_event ev = NULL;
-  if (err == CL_SUCCESS)
+  if (err == CL_SUCCESS && c.actual)
     err = c.d->clEnqueueUnmapMemObject(c.nq->native, memobj->native[c.dom], mapped_ptr, c.deps.n,
-                                       cmd_wait_list(&c), want_event(&ev, event, false));
+                                       cmd_wait_list(&c), want_event(&c, &ev, event, false));
   if (err == CL_SUCCESS) {
     atomic_fetch_sub(&memobj->map_count, 1);
-    if (c.nq != command_queue->nq)
+    if (c.actual && c.nq != command_queue->nq)
       c.d->clFlush(c.nq->native);
+    if (rec->done) {
+      tt_event_wait(rec->done);
+      TT_RELEASE(rec->done);
+    }
+    if (rec->owned)
+      free(rec->ptr);
     free(rec);
   } else {
     pthread_mutex_lock(&memobj->obj.lock);
@@ -560,9 +731,9 @@ cl_int CL_API_CALL tt_clEnqueueMigrateMemObjects(cl_command_queue command_queue,
                   undefined);
   }
   cl_event ev = NULL;
-  if (err == CL_SUCCESS)
+  if (err == CL_SUCCESS && c.actual)
     err = c.d->clEnqueueMigrateMemObjects(c.nq->native, num_mem_objects, nm, flags, c.deps.n,
-                                          cmd_wait_list(&c), want_event(&ev, event, false));
+                                          cmd_wait_list(&c), want_event(&c, &ev, event, false));
   if (nm != stack)
     free(nm);
   return cmd_end(&c, err, ev, CL_COMMAND_MIGRATE_MEM_OBJECTS, event, false);
@@ -583,7 +754,7 @@ cl_int CL_API_CALL tt_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_
   TT_RETURN_IF(kernel->context != command_queue->context, CL_INVALID_CONTEXT);
   /* CL_INVALID_PROGRAM_EXECUTABLE if there is no successfully built program executable
    * available for device associated with command_queue. */
-  TT_RETURN_IF(!kernel->native[command_queue->domain] ||
+  TT_RETURN_IF((command_queue->device->actual && !kernel->native[command_queue->domain]) ||
                    !kernel->built_on[command_queue->device->index],
                CL_INVALID_PROGRAM_EXECUTABLE);
   /* CL_INVALID_WORK_DIMENSION if work_dim is not a valid value (1 to 3). */
@@ -605,7 +776,7 @@ cl_int CL_API_CALL tt_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_
     struct tt_kernel_arg *a = &kernel->args[i];
     if (!a->set || (a->mem && (!tt_object_valid(a->mem, TT_MEM) || a->mem->obj.id != a->mem_id)))
       argerr = CL_INVALID_KERNEL_ARGS;
-    else if (a->mem && !a->mem->native[command_queue->domain])
+    else if (a->mem && command_queue->device->actual && !a->mem->native[command_queue->domain])
       argerr = CL_MISALIGNED_SUB_BUFFER_OFFSET;
   }
   if (argerr != CL_SUCCESS) {
@@ -626,10 +797,10 @@ cl_int CL_API_CALL tt_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_
   }
   pthread_mutex_unlock(&kernel->obj.lock);
   cl_event ev = NULL;
-  if (err == CL_SUCCESS)
+  if (err == CL_SUCCESS && c.actual)
     err = c.d->clEnqueueNDRangeKernel(c.nq->native, kernel->native[c.dom], work_dim, global_work_offset,
                                       global_work_size, local_work_size, c.deps.n,
-                                      cmd_wait_list(&c), want_event(&ev, event, false));
+                                      cmd_wait_list(&c), want_event(&c, &ev, event, false));
   return cmd_end(&c, err, ev, CL_COMMAND_NDRANGE_KERNEL, event, false);
 }
 
@@ -666,7 +837,7 @@ static cl_int marker(cl_command_queue q, cl_uint n, const cl_event *list, cl_eve
   cmd_init(&c, q);
   cl_int err = cmd_begin(&c, n, list);
   cl_event ev = NULL;
-  if (err == CL_SUCCESS)
+  if (err == CL_SUCCESS && c.actual)
     err = type == CL_COMMAND_BARRIER
               ? c.d->clEnqueueBarrierWithWaitList(c.nq->native, c.deps.n, cmd_wait_list(&c), event ? &ev : NULL)
               : c.d->clEnqueueMarkerWithWaitList(c.nq->native, c.deps.n, cmd_wait_list(&c), event ? &ev : NULL);

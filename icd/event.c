@@ -15,10 +15,13 @@ cl_int CL_API_CALL tt_clWaitForEvents(cl_uint num_events, const cl_event *event_
   /* CL_INVALID_CONTEXT if events specified in event_list do not belong to the same context. */
   for (cl_uint i = 1; i < num_events; i++)
     TT_RETURN_IF(event_list[i]->context != event_list[0]->context, CL_INVALID_CONTEXT);
-  /* The wait flushes the queues of the events, as the specification asks. */
-  for (cl_uint i = 0; i < num_events; i++)
-    if (event_list[i]->queue)
+  /* The owner of each event tells every rank when it completes (SnuCL-D 3.5); the wait
+   * flushes the queues of the events, as the specification asks. */
+  for (cl_uint i = 0; i < num_events; i++) {
+    tt_event_share_with_all(event_list[i]);
+    if (event_list[i]->queue && event_list[i]->queue->native)
       event_list[i]->queue->device->bp->d->clFlush(event_list[i]->queue->native);
+  }
   cl_int err = CL_SUCCESS;
   for (cl_uint i = 0; i < num_events; i++)
     /* CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if the execution status of any of the
@@ -44,6 +47,7 @@ cl_int CL_API_CALL tt_clGetEventInfo(cl_event event, cl_event_info param_name,
   case CL_EVENT_COMMAND_TYPE:
     return TT_INFO(event->type);
   case CL_EVENT_COMMAND_EXECUTION_STATUS:
+    tt_event_share_with_all(event);
     status = tt_event_status(event);
     return TT_INFO(status);
   case CL_EVENT_REFERENCE_COUNT:
@@ -85,10 +89,22 @@ cl_int CL_API_CALL tt_clGetEventProfilingInfo(cl_event event, cl_profiling_info 
    * CL_COMPLETE or if event is a user event object. */
   TT_RETURN_IF(!event->queue || !(event->queue->props & CL_QUEUE_PROFILING_ENABLE),
                CL_PROFILING_INFO_NOT_AVAILABLE);
-  TT_RETURN_IF(tt_event_status(event) != CL_COMPLETE, CL_PROFILING_INFO_NOT_AVAILABLE);
-  return TT_NATIVE_DISPATCH(event->native)
-      ->clGetEventProfilingInfo(event->native, param_name, param_value_size, param_value,
-                                param_value_size_ret);
+  /* The owner answers for every rank (times of its clock). */
+  cl_ulong t = 0;
+  size_t len = sizeof t;
+  cl_int err = CL_PROFILING_INFO_NOT_AVAILABLE;
+  if (event->owner == tt_cluster_rank()) {
+    if (tt_event_status(event) == CL_COMPLETE && event->native)
+      err = TT_NATIVE_DISPATCH(event->native)
+                ->clGetEventProfilingInfo(event->native, param_name, sizeof t, &t, NULL);
+  }
+  if (tt_cluster_distributed() && tt_cluster_share_answer(event->owner, &err, &t, &len, sizeof t))
+    err = CL_OUT_OF_RESOURCES;
+  if (err != CL_SUCCESS) {
+    TT_LOG(TT_LOG_ERR, "clGetEventProfilingInfo: %s", tt_error_name(err));
+    return err;
+  }
+  return TT_INFO(t);
 }
 
 cl_int CL_API_CALL tt_clSetEventCallback(cl_event event, cl_int command_exec_callback_type,
@@ -104,6 +120,7 @@ cl_int CL_API_CALL tt_clSetEventCallback(cl_event event, cl_int command_exec_cal
                    command_exec_callback_type != CL_RUNNING &&
                    command_exec_callback_type != CL_COMPLETE,
                CL_INVALID_VALUE);
+  tt_event_share_with_all(event);
   return tt_event_add_callback(event, command_exec_callback_type, pfn_notify, user_data);
 }
 
@@ -123,8 +140,8 @@ out:
 cl_int CL_API_CALL tt_clSetUserEventStatus(cl_event event, cl_int execution_status)
 {
   /* CL_INVALID_EVENT if event is not a valid user event object. */
-  TT_RETURN_IF(!tt_object_valid(event, TT_EVENT) || event->native || event->queue,
-               CL_INVALID_EVENT);
+  TT_RETURN_IF(!tt_object_valid(event, TT_EVENT) || event->type != CL_COMMAND_USER ||
+                   event->queue, CL_INVALID_EVENT);
   /* CL_INVALID_VALUE if the execution_status is not CL_COMPLETE or a negative integer. */
   TT_RETURN_IF(execution_status != CL_COMPLETE && execution_status >= 0, CL_INVALID_VALUE);
   return tt_event_set_user_status(event, execution_status);

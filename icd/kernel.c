@@ -7,6 +7,8 @@
 
 #include <stdlib.h>
 
+#include "runtime/transport.h"
+
 static void destroy_kernel(struct tt_object *o)
 {
   cl_kernel k = (cl_kernel)o;
@@ -68,6 +70,38 @@ static bool built_in_domain(cl_program p, cl_uint dom)
   return false;
 }
 
+/* In a job of several ranks, ranks without a device of the program in this context have
+ * no native kernel to ask: the lowest rank that tried shares the outcome and the argument
+ * table (every rank creates the kernel at the same program step). */
+static cl_int share_kernel_info(cl_kernel k, bool have, cl_int err)
+{
+  enum { MAX_ARGS = 1024 };
+  unsigned char buf[sizeof(cl_uint) + 2 * MAX_ARGS];
+  size_t len = 0;
+  if (have && err == CL_SUCCESS) {
+    cl_uint n = k->nargs < MAX_ARGS ? k->nargs : MAX_ARGS;
+    memcpy(buf, &n, sizeof n);
+    for (cl_uint i = 0; i < n; i++) {
+      buf[sizeof n + 2 * i] = (unsigned char)k->args[i].kind;
+      buf[sizeof n + 2 * i + 1] = k->args[i].is_const;
+    }
+    len = sizeof n + 2 * n;
+  }
+  if (tt_cluster_share_first(have, &err, buf, &len, sizeof buf) != 0)
+    return CL_INVALID_PROGRAM_EXECUTABLE;
+  if (err != CL_SUCCESS || have || len < sizeof(cl_uint))
+    return err;
+  memcpy(&k->nargs, buf, sizeof k->nargs);
+  k->args = calloc(k->nargs ? k->nargs : 1, sizeof *k->args);
+  if (!k->args)
+    return CL_OUT_OF_HOST_MEMORY;
+  for (cl_uint i = 0; i < k->nargs; i++) {
+    k->args[i].kind = (enum tt_arg_kind)buf[sizeof(cl_uint) + 2 * i];
+    k->args[i].is_const = buf[sizeof(cl_uint) + 2 * i + 1];
+  }
+  return CL_SUCCESS;
+}
+
 cl_kernel CL_API_CALL tt_clCreateKernel(cl_program program, const char *kernel_name,
                                         cl_int *errcode_ret)
 {
@@ -79,8 +113,8 @@ cl_kernel CL_API_CALL tt_clCreateKernel(cl_program program, const char *kernel_n
   TT_GOTO_IF(kernel_name == NULL, CL_INVALID_VALUE);
   cl_context ctx = program->context;
   bool any = false;
-  for (cl_uint i = 0; i < ctx->ndomains; i++)
-    any |= program->native[i] && built_in_domain(program, i);
+  for (cl_uint i = 0; i < program->ndevices; i++)
+    any |= tt_program_build_status(program, program->devices[i]) == CL_BUILD_SUCCESS;
   /* CL_INVALID_PROGRAM_EXECUTABLE if there is no successfully built executable for program
    * (PoCL crashes when asked anyway). */
   TT_GOTO_IF(!any, CL_INVALID_PROGRAM_EXECUTABLE);
@@ -104,25 +138,29 @@ cl_kernel CL_API_CALL tt_clCreateKernel(cl_program program, const char *kernel_n
   k->context = ctx;
   TT_RETAIN(ctx);
   cl_uint first = ctx->ndomains;
-  for (cl_uint i = 0; i < ctx->ndomains; i++) {
-    if (!program->native[i] || !built_in_domain(program, i))
+  bool tried = false;
+  for (cl_uint i = 0; i < ctx->ndomains && err == CL_SUCCESS; i++) {
+    if (!ctx->domains[i].local || !program->native[i] || !built_in_domain(program, i))
       continue;
+    tried = true;
     k->native[i] = ctx->domains[i].bp->d->clCreateKernel(program->native[i], kernel_name, &err);
     /* CL_INVALID_KERNEL_NAME if kernel_name is not found in program;
      * CL_INVALID_KERNEL_DEFINITION if the function definition differs between devices. */
-    if (!k->native[i])
-      goto out;
-    if (first == ctx->ndomains)
+    if (k->native[i] && first == ctx->ndomains)
       first = i;
   }
   for (cl_uint i = 0; i < program->ndevices; i++)
     k->built_on[program->devices[i]->index] =
         tt_program_build_status(program, program->devices[i]) == CL_BUILD_SUCCESS;
-  TT_NCALL(ctx->domains[first].bp, clGetKernelInfo, k->native[first], CL_KERNEL_NUM_ARGS,
-           sizeof k->nargs, &k->nargs, NULL);
-  k->args = calloc(k->nargs ? k->nargs : 1, sizeof *k->args);
-  TT_GOTO_IF(!k->args, CL_OUT_OF_HOST_MEMORY);
-  read_arg_info(k, first);
+  if (err == CL_SUCCESS && first < ctx->ndomains) {
+    TT_NCALL(ctx->domains[first].bp, clGetKernelInfo, k->native[first], CL_KERNEL_NUM_ARGS,
+             sizeof k->nargs, &k->nargs, NULL);
+    k->args = calloc(k->nargs ? k->nargs : 1, sizeof *k->args);
+    TT_GOTO_IF(!k->args, CL_OUT_OF_HOST_MEMORY);
+    read_arg_info(k, first);
+  }
+  if (tt_cluster_distributed())
+    err = share_kernel_info(k, tried, err);
 out:
   tt_set_err(errcode_ret, err);
   if (err != CL_SUCCESS && k) {
@@ -276,7 +314,46 @@ static cl_uint any_native(cl_kernel k)
   for (cl_uint i = 0; i < k->context->ndomains; i++)
     if (k->native[i])
       return i;
-  return 0;
+  return k->context->ndomains;
+}
+
+/* A kernel query that any native kernel answers: in a job of several ranks, the lowest rank
+ * with one answers for all. */
+static cl_int kernel_query(cl_kernel k, cl_int (*ask)(cl_kernel, cl_uint, const void *, void *,
+                                                      size_t, size_t *),
+                           const void *what, size_t param_value_size, void *param_value,
+                           size_t *param_value_size_ret)
+{
+  unsigned char v[4096];
+  size_t len = 0;
+  cl_uint d = any_native(k);
+  bool have = d < k->context->ndomains;
+  cl_int err = have ? ask(k, d, what, v, sizeof v, &len) : CL_INVALID_KERNEL;
+  if (tt_cluster_distributed() && tt_cluster_share_first(have, &err, v, &len, sizeof v) != 0)
+    err = CL_INVALID_KERNEL;
+  if (err != CL_SUCCESS)
+    return err;
+  return tt_info(param_value_size, param_value, param_value_size_ret, v, len);
+}
+
+static cl_int ask_attributes(cl_kernel k, cl_uint d, const void *what, void *v, size_t size,
+                             size_t *len)
+{
+  return TT_NCALL(k->context->domains[d].bp, clGetKernelInfo, k->native[d], CL_KERNEL_ATTRIBUTES,
+                  size, v, len);
+}
+
+struct arg_question {
+  cl_uint index;
+  cl_kernel_arg_info param;
+};
+
+static cl_int ask_arg_info(cl_kernel k, cl_uint d, const void *what, void *v, size_t size,
+                           size_t *len)
+{
+  const struct arg_question *q = what;
+  return TT_NCALL(k->context->domains[d].bp, clGetKernelArgInfo, k->native[d], q->index, q->param,
+                  size, v, len);
 }
 
 cl_int CL_API_CALL tt_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name,
@@ -299,9 +376,9 @@ cl_int CL_API_CALL tt_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_nam
   case CL_KERNEL_PROGRAM:
     return TT_INFO(kernel->program);
   case CL_KERNEL_ATTRIBUTES:
-    k = any_native(kernel);
-    return TT_NCALL(kernel->context->domains[k].bp, clGetKernelInfo, kernel->native[k],
-                    param_name, param_value_size, param_value, param_value_size_ret);
+    (void)k;
+    return kernel_query(kernel, ask_attributes, NULL, param_value_size, param_value,
+                        param_value_size_ret);
   default:
     /* CL_INVALID_VALUE if param_name is not valid. */
     TT_RETURN_IF(1, CL_INVALID_VALUE);
@@ -327,9 +404,23 @@ cl_int CL_API_CALL tt_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id de
     found |= p->devices[i] == device;
   TT_RETURN_IF(!tt_object_valid(device, TT_DEVICE) || !found, CL_INVALID_DEVICE);
   cl_uint k = tt_context_domain_of(kernel->context, device);
-  TT_RETURN_IF(!kernel->native[k], CL_INVALID_DEVICE);
-  return TT_NCALL(device->bp, clGetKernelWorkGroupInfo, kernel->native[k], device->native,
-                  param_name, param_value_size, param_value, param_value_size_ret);
+  if (!tt_cluster_distributed()) {
+    TT_RETURN_IF(!kernel->native[k], CL_INVALID_DEVICE);
+    return TT_NCALL(device->bp, clGetKernelWorkGroupInfo, kernel->native[k], device->native,
+                    param_name, param_value_size, param_value, param_value_size_ret);
+  }
+  /* The device's owner answers for every rank. */
+  unsigned char v[256];
+  size_t len = 0;
+  cl_int err = CL_INVALID_DEVICE;
+  if (device->actual && kernel->native[k])
+    err = TT_NCALL(device->bp, clGetKernelWorkGroupInfo, kernel->native[k], device->native,
+                   param_name, sizeof v, v, &len);
+  if (tt_cluster_share_answer(device->rank, &err, v, &len, sizeof v) != 0)
+    err = CL_OUT_OF_RESOURCES;
+  if (err != CL_SUCCESS)
+    return err;
+  return tt_info(param_value_size, param_value, param_value_size_ret, v, len);
 }
 
 cl_int CL_API_CALL tt_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_indx,
@@ -340,7 +431,7 @@ cl_int CL_API_CALL tt_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_indx,
   TT_RETURN_IF(!tt_object_valid(kernel, TT_KERNEL), CL_INVALID_KERNEL);
   /* CL_INVALID_ARG_INDEX if arg_indx is not a valid argument index. */
   TT_RETURN_IF(arg_indx >= kernel->nargs, CL_INVALID_ARG_INDEX);
-  cl_uint k = any_native(kernel);
-  return TT_NCALL(kernel->context->domains[k].bp, clGetKernelArgInfo, kernel->native[k], arg_indx,
-                  param_name, param_value_size, param_value, param_value_size_ret);
+  struct arg_question q = {arg_indx, param_name};
+  return kernel_query(kernel, ask_arg_info, &q, param_value_size, param_value,
+                      param_value_size_ret);
 }

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "runtime/transport.h"
+
 #define ARG_INFO_OPTION " -cl-kernel-arg-info"
 
 /* Tutti's program binaries: a header naming the backend, then the backend's own binary. A
@@ -16,19 +18,19 @@
 #define BINARY_MAGIC "TUTTIBIN"
 #define BINARY_HEADER 40 /* magic (8 bytes), backend short name (32 bytes, zero padded) */
 
-static void binary_header(unsigned char *out, const struct tt_backend_platform *bp)
+static void binary_header(unsigned char *out, const char *backend)
 {
   memset(out, 0, BINARY_HEADER);
   memcpy(out, BINARY_MAGIC, 8);
-  memcpy(out + 8, bp->short_name, strnlen(bp->short_name, 31));
+  memcpy(out + 8, backend, strnlen(backend, 31));
 }
 
-/* The native part of a Tutti binary for a device of backend bp, or NULL. */
+/* The native part of a Tutti binary for a device of this backend, or NULL. */
 static const unsigned char *binary_payload(const unsigned char *bin, size_t len,
-                                           const struct tt_backend_platform *bp)
+                                           const char *backend)
 {
   unsigned char want[BINARY_HEADER];
-  binary_header(want, bp);
+  binary_header(want, backend);
   if (len <= BINARY_HEADER || memcmp(bin, want, BINARY_HEADER) != 0)
     return NULL;
   return bin + BINARY_HEADER;
@@ -40,6 +42,11 @@ static void destroy_program(struct tt_object *o)
   for (cl_uint i = 0; p->native && i < p->context->ndomains; i++)
     if (p->native[i])
       p->context->domains[i].bp->d->clReleaseProgram(p->native[i]);
+  for (cl_uint i = 0; p->logs && i < p->ndevices; i++)
+    free(p->logs[i]);
+  free(p->logs);
+  free(p->status);
+  free(p->binary_type);
   free(p->native);
   free(p->devices);
   free(p->source);
@@ -55,12 +62,20 @@ static cl_program alloc_program(cl_context ctx, cl_uint ndevices, const cl_devic
     return NULL;
   p->native = calloc(ctx->ndomains, sizeof *p->native);
   p->devices = malloc(ndevices * sizeof *p->devices);
-  if (!p->native || !p->devices) {
+  p->status = calloc(ndevices, sizeof *p->status);
+  p->binary_type = calloc(ndevices, sizeof *p->binary_type);
+  p->logs = calloc(ndevices, sizeof *p->logs);
+  if (!p->native || !p->devices || !p->status || !p->binary_type || !p->logs) {
     free(p->native);
     free(p->devices);
+    free(p->status);
+    free(p->binary_type);
+    free(p->logs);
     free(p);
     return NULL;
   }
+  for (cl_uint i = 0; i < ndevices; i++)
+    p->status[i] = CL_BUILD_NONE;
   tt_object_init(&p->obj, TT_PROGRAM, destroy_program);
   p->context = ctx;
   TT_RETAIN(ctx);
@@ -120,6 +135,8 @@ cl_program CL_API_CALL tt_clCreateProgramWithSource(cl_context context, cl_uint 
   *w = 0;
   for (cl_uint i = 0; i < context->ndomains; i++) {
     struct tt_domain *dm = &context->domains[i];
+    if (!dm->local)
+      continue;
     const char *src = p->source;
     p->native[i] = dm->bp->d->clCreateProgramWithSource(dm->native, 1, &src, NULL, &err);
     TT_GOTO_IF(!p->native[i], err ? err : CL_OUT_OF_RESOURCES);
@@ -171,7 +188,7 @@ cl_program CL_API_CALL tt_clCreateProgramWithBinary(cl_context context, cl_uint 
   /* CL_INVALID_BINARY if an invalid program binary was encountered for any device:
    * binary_status tells which. */
   for (cl_uint i = 0; i < num_devices; i++)
-    if (!binary_payload(binaries[i], lengths[i], device_list[i]->bp)) {
+    if (!binary_payload(binaries[i], lengths[i], device_list[i]->backend)) {
       if (binary_status)
         binary_status[i] = CL_INVALID_BINARY;
       first_err = CL_INVALID_BINARY;
@@ -184,6 +201,8 @@ cl_program CL_API_CALL tt_clCreateProgramWithBinary(cl_context context, cl_uint 
   }
   for (cl_uint k = 0; k < context->ndomains; k++) {
     struct tt_domain *dm = &context->domains[k];
+    if (!dm->local)
+      continue;
     cl_uint n = 0;
     for (cl_uint i = 0; i < num_devices; i++)
       if (tt_context_domain_of(context, device_list[i]) == k) {
@@ -308,6 +327,76 @@ static cl_int merge_error(cl_int sofar, cl_int e)
   return sofar != CL_SUCCESS ? sofar : e;
 }
 
+/* After a build, compile or link on every rank: each rank reports its devices' status, binary
+ * type and log, so a build error on rank 3's device is seen on every rank; all ranks return
+ * the same code. */
+static cl_int share_build_results(cl_program p, cl_int err)
+{
+  if (!tt_cluster_distributed())
+    return err;
+  size_t len = 0, cap = 0;
+  unsigned char *buf = NULL;
+  for (cl_uint i = 0; i < p->ndevices; i++) {
+    cl_device_id d = p->devices[i];
+    if (!d->actual)
+      continue;
+    cl_uint k = tt_context_domain_of(p->context, d);
+    cl_build_status st = CL_BUILD_NONE;
+    cl_program_binary_type bt = CL_PROGRAM_BINARY_TYPE_NONE;
+    size_t loglen = 0;
+    char *log = NULL;
+    if (p->native[k]) {
+      const cl_icd_dispatch *disp = d->bp->d;
+      disp->clGetProgramBuildInfo(p->native[k], d->native, CL_PROGRAM_BUILD_STATUS, sizeof st, &st, NULL);
+      disp->clGetProgramBuildInfo(p->native[k], d->native, CL_PROGRAM_BINARY_TYPE, sizeof bt, &bt, NULL);
+      disp->clGetProgramBuildInfo(p->native[k], d->native, CL_PROGRAM_BUILD_LOG, 0, NULL, &loglen);
+      log = calloc(1, loglen + 1);
+      if (log)
+        disp->clGetProgramBuildInfo(p->native[k], d->native, CL_PROGRAM_BUILD_LOG, loglen, log, NULL);
+      else
+        loglen = 0;
+    }
+    uint64_t rec[4] = {i, (uint64_t)(int64_t)st, bt, loglen};
+    size_t need = len + sizeof rec + loglen;
+    if (need > cap) {
+      cap = need * 2;
+      unsigned char *b = realloc(buf, cap);
+      if (!b) {
+        free(log);
+        break;
+      }
+      buf = b;
+    }
+    memcpy(buf + len, rec, sizeof rec);
+    memcpy(buf + len + sizeof rec, log ? log : "", loglen);
+    len = need;
+    free(log);
+  }
+  void *all = NULL;
+  size_t *lens = NULL;
+  if (tt_transport_allgatherv(buf ? buf : (void *)"", len, &all, &lens) == 0) {
+    size_t total = 0;
+    for (int r = 0; r < tt_cluster_size(); r++)
+      total += lens[r];
+    for (size_t at = 0; at + 4 * sizeof(uint64_t) <= total;) {
+      uint64_t rec[4];
+      memcpy(rec, (char *)all + at, sizeof rec);
+      at += sizeof rec;
+      if (rec[0] < p->ndevices) {
+        p->status[rec[0]] = (cl_build_status)(int64_t)rec[1];
+        p->binary_type[rec[0]] = (cl_program_binary_type)rec[2];
+        free(p->logs[rec[0]]);
+        p->logs[rec[0]] = strndup((char *)all + at, rec[3]);
+      }
+      at += rec[3];
+    }
+  }
+  free(all);
+  free(lens);
+  free(buf);
+  return tt_cluster_agree(err);
+}
+
 cl_int CL_API_CALL tt_clBuildProgram(cl_program program, cl_uint num_devices,
                                      const cl_device_id *device_list, const char *options,
                                      void (CL_CALLBACK *pfn_notify)(cl_program, void *),
@@ -326,7 +415,7 @@ cl_int CL_API_CALL tt_clBuildProgram(cl_program program, cl_uint num_devices,
   cl_context ctx = program->context;
   for (cl_uint k = 0; k < ctx->ndomains; k++) {
     cl_uint n = native_devices(program, k, num_devices, device_list, nd);
-    if (!n || !program->native[k])
+    if (!n || !program->native[k] || !ctx->domains[k].local)
       continue;
     /* Builds are synchronous: the callback, if any, runs once they are done. */
     cl_int e = ctx->domains[k].bp->d->clBuildProgram(program->native[k], n, nd, opts, NULL, NULL);
@@ -338,6 +427,7 @@ cl_int CL_API_CALL tt_clBuildProgram(cl_program program, cl_uint num_devices,
   }
   free(nd);
   free(opts);
+  err = share_build_results(program, err);
   if (pfn_notify)
     pfn_notify(program, user_data);
   return err;
@@ -376,7 +466,7 @@ cl_int CL_API_CALL tt_clCompileProgram(cl_program program, cl_uint num_devices,
   cl_context ctx = program->context;
   for (cl_uint k = 0; k < ctx->ndomains; k++) {
     cl_uint n = native_devices(program, k, num_devices, device_list, nd);
-    if (!n || !program->native[k])
+    if (!n || !program->native[k] || !ctx->domains[k].local)
       continue;
     for (cl_uint i = 0; i < num_input_headers; i++)
       nh[i] = input_headers[i]->native[k];
@@ -388,6 +478,7 @@ cl_int CL_API_CALL tt_clCompileProgram(cl_program program, cl_uint num_devices,
   free(nd);
   free(nh);
   free(opts);
+  err = share_build_results(program, err);
   if (pfn_notify)
     pfn_notify(program, user_data);
   return err;
@@ -439,7 +530,7 @@ cl_program CL_API_CALL tt_clLinkProgram(cl_context context, cl_uint num_devices,
     goto out;
   for (cl_uint k = 0; k < context->ndomains; k++) {
     cl_uint n = native_devices(p, k, 0, NULL, nd);
-    if (!n)
+    if (!n || !context->domains[k].local)
       continue;
     for (cl_uint i = 0; i < num_input_programs; i++)
       np[i] = input_programs[i]->native[k];
@@ -450,6 +541,7 @@ cl_program CL_API_CALL tt_clLinkProgram(cl_context context, cl_uint num_devices,
       e = CL_LINK_PROGRAM_FAILURE;
     err = merge_error(err, e);
   }
+  err = share_build_results(p, err);
   /* A failed link still returns a program whose build log tells why. */
   if (err == CL_LINK_PROGRAM_FAILURE) {
     for (cl_uint k = 0; k < context->ndomains; k++)
@@ -476,8 +568,20 @@ out:
 }
 
 /* Build status of the program for one device (CL_BUILD_NONE when unknown). */
+static cl_uint device_position(cl_program p, cl_device_id d)
+{
+  for (cl_uint i = 0; i < p->ndevices; i++)
+    if (p->devices[i] == d)
+      return i;
+  return p->ndevices;
+}
+
 cl_build_status tt_program_build_status(cl_program p, cl_device_id d)
 {
+  if (!d->actual) {
+    cl_uint i = device_position(p, d);
+    return i < p->ndevices ? p->status[i] : CL_BUILD_NONE;
+  }
   cl_uint k = tt_context_domain_of(p->context, d);
   cl_build_status st = CL_BUILD_NONE;
   if (k < p->context->ndomains && p->native[k])
@@ -517,7 +621,7 @@ static cl_int device_binary(cl_program p, cl_device_id d, size_t *size, unsigned
   *size = BINARY_HEADER + sizes[mine];
   if (!out)
     return CL_SUCCESS;
-  binary_header(out, d->bp);
+  binary_header(out, d->backend);
   /* Backends fill every entry (PoCL does not skip NULL ones): give each a place. */
   for (cl_uint i = 0; i < n && err == CL_SUCCESS; i++) {
     bins[i] = i == mine ? out + BINARY_HEADER : malloc(sizes[i] ? sizes[i] : 1);
@@ -532,11 +636,31 @@ static cl_int device_binary(cl_program p, cl_device_id d, size_t *size, unsigned
   return err;
 }
 
+/* A device's binary, from its owner in a job of several ranks (every rank asks alike). */
+static cl_int binary_of(cl_program p, cl_device_id d, size_t *size, unsigned char *out)
+{
+  cl_int err = d->actual ? device_binary(p, d, size, NULL) : CL_SUCCESS;
+  if (!tt_cluster_distributed())
+    return err == CL_SUCCESS && out ? device_binary(p, d, size, out) : err;
+  size_t len = sizeof *size;
+  if (tt_cluster_share_answer(d->rank, &err, size, &len, sizeof *size) != 0)
+    return CL_OUT_OF_RESOURCES;
+  if (err != CL_SUCCESS || !out || !*size)
+    return err;
+  if (d->actual)
+    err = device_binary(p, d, size, out);
+  len = *size;
+  if (tt_cluster_share_answer(d->rank, &err, out, &len, *size) != 0)
+    return CL_OUT_OF_RESOURCES;
+  return err;
+}
+
 /* The first domain whose native program has an executable: for kernel names. */
 static cl_int built_native(cl_program p, cl_uint *dom)
 {
   for (cl_uint i = 0; i < p->ndevices; i++)
-    if (tt_program_build_status(p, p->devices[i]) == CL_BUILD_SUCCESS) {
+    if (p->devices[i]->actual &&
+        tt_program_build_status(p, p->devices[i]) == CL_BUILD_SUCCESS) {
       *dom = tt_context_domain_of(p->context, p->devices[i]);
       return CL_SUCCESS;
     }
@@ -568,7 +692,7 @@ cl_int CL_API_CALL tt_clGetProgramInfo(cl_program program, cl_program_info param
     size_t sizes[64];
     cl_uint n = program->ndevices < 64 ? program->ndevices : 64;
     for (cl_uint i = 0; i < n; i++) {
-      err = device_binary(program, program->devices[i], &sizes[i], NULL);
+      err = binary_of(program, program->devices[i], &sizes[i], NULL);
       if (err != CL_SUCCESS)
         return err;
     }
@@ -586,7 +710,7 @@ cl_int CL_API_CALL tt_clGetProgramInfo(cl_program program, cl_program_info param
       size_t size;
       if (!out[i])
         continue;
-      err = device_binary(program, program->devices[i], &size, out[i]);
+      err = binary_of(program, program->devices[i], &size, out[i]);
       if (err != CL_SUCCESS)
         return err;
     }
@@ -597,9 +721,22 @@ cl_int CL_API_CALL tt_clGetProgramInfo(cl_program program, cl_program_info param
     /* CL_INVALID_PROGRAM_EXECUTABLE if param_name is CL_PROGRAM_NUM_KERNELS or
      * CL_PROGRAM_KERNEL_NAMES and a successful program executable has not been built for at
      * least one device in the list of devices associated with program. */
-    TT_RETURN_IF(built_native(program, &dom) != CL_SUCCESS, CL_INVALID_PROGRAM_EXECUTABLE);
-    return TT_NCALL(program->context->domains[dom].bp, clGetProgramInfo, program->native[dom],
-                    param_name, param_value_size, param_value, param_value_size_ret);
+  {
+    /* Asked of a rank that built it (every rank asks alike). */
+    char names[8192];
+    size_t len = 0;
+    bool have = built_native(program, &dom) == CL_SUCCESS;
+    err = have ? TT_NCALL(program->context->domains[dom].bp, clGetProgramInfo,
+                          program->native[dom], param_name, sizeof names, names, &len)
+               : CL_INVALID_PROGRAM_EXECUTABLE;
+    if (tt_cluster_distributed() &&
+        tt_cluster_share_first(have, &err, names, &len, sizeof names) != 0)
+      err = CL_INVALID_PROGRAM_EXECUTABLE;
+    TT_RETURN_IF(err == CL_INVALID_PROGRAM_EXECUTABLE, CL_INVALID_PROGRAM_EXECUTABLE);
+    if (err != CL_SUCCESS)
+      return err;
+    return tt_info(param_value_size, param_value, param_value_size_ret, names, len);
+  }
   default:
     /* CL_INVALID_VALUE if param_name is not valid. */
     TT_RETURN_IF(1, CL_INVALID_VALUE);
@@ -617,12 +754,21 @@ cl_int CL_API_CALL tt_clGetProgramBuildInfo(cl_program program, cl_device_id dev
   TT_RETURN_IF(!tt_object_valid(device, TT_DEVICE) || !program_has_device(program, device),
                CL_INVALID_DEVICE);
   cl_uint k = tt_context_domain_of(program->context, device);
+  cl_uint pos = device_position(program, device);
   switch (param_name) {
   case CL_PROGRAM_BUILD_OPTIONS:
     return TT_INFO_STR(program->options ? program->options : "");
   case CL_PROGRAM_BUILD_STATUS:
   case CL_PROGRAM_BUILD_LOG:
   case CL_PROGRAM_BINARY_TYPE:
+    /* Another rank's device: what its owner reported after the build. */
+    if (!device->actual) {
+      if (param_name == CL_PROGRAM_BUILD_STATUS)
+        return TT_INFO(program->status[pos]);
+      if (param_name == CL_PROGRAM_BINARY_TYPE)
+        return TT_INFO(program->binary_type[pos]);
+      return TT_INFO_STR(program->logs[pos] ? program->logs[pos] : "");
+    }
     if (!program->native[k]) {
       cl_build_status none = CL_BUILD_NONE;
       cl_program_binary_type bt = CL_PROGRAM_BINARY_TYPE_NONE;

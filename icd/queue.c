@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 
+#include "runtime/event.h"
 #include "runtime/plan.h"
 
 static void destroy_queue(struct tt_object *o)
@@ -50,6 +51,10 @@ cl_command_queue CL_API_CALL tt_clCreateCommandQueue(cl_context context, cl_devi
   q->device = device;
   q->props = properties;
   q->domain = tt_context_domain_of(context, device);
+  /* A queue of another rank's device is virtual: its commands are planned here and run
+   * there. */
+  if (!device->actual)
+    goto out;
   q->native = device->bp->d->clCreateCommandQueue(context->domains[q->domain].native,
                                                   device->native,
                                                   properties & CL_QUEUE_PROFILING_ENABLE, &err);
@@ -120,6 +125,8 @@ cl_int CL_API_CALL tt_clFlush(cl_command_queue command_queue)
 {
   /* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue. */
   TT_RETURN_IF(!tt_object_valid(command_queue, TT_QUEUE), CL_INVALID_COMMAND_QUEUE);
+  if (!command_queue->native)
+    return CL_SUCCESS;
   return command_queue->device->bp->d->clFlush(command_queue->native);
 }
 
@@ -127,6 +134,18 @@ cl_int CL_API_CALL tt_clFinish(cl_command_queue command_queue)
 {
   /* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue. */
   TT_RETURN_IF(!tt_object_valid(command_queue, TT_QUEUE), CL_INVALID_COMMAND_QUEUE);
+  if (tt_cluster_distributed()) {
+    /* Every rank waits for a marker at the queue's end; its owner tells them when it is
+     * reached (SnuCL-D 3.5). */
+    cl_event m = NULL;
+    cl_int err = tt_clEnqueueMarkerWithWaitList(command_queue, 0, NULL, &m);
+    if (err != CL_SUCCESS)
+      return err;
+    tt_event_share_with_all(m);
+    tt_event_wait(m);
+    TT_RELEASE(m);
+    return CL_SUCCESS;
+  }
   cl_int err = command_queue->device->bp->d->clFinish(command_queue->native);
   /* Some backends (NVIDIA) report a failed command here; the specification lists only queue
    * and resource errors, and failed commands show in their events. */

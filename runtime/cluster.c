@@ -319,6 +319,41 @@ cl_device_id tt_cluster_device(cl_uint i)
   return i < ntable ? &table[i] : NULL;
 }
 
+int tt_cluster_share_answer(int owner, cl_int *err, void *buf, size_t *len, size_t cap)
+{
+  if (nranks == 1)
+    return 0;
+  uint64_t head[2] = {(uint64_t)(int64_t)*err, *len};
+  if (tt_transport_bcast(head, sizeof head, owner) != 0)
+    return -1;
+  *err = (cl_int)(int64_t)head[0];
+  *len = head[1] <= cap ? head[1] : cap;
+  if (*len && tt_transport_bcast(buf, *len, owner) != 0)
+    return -1;
+  if (head[1] > cap)
+    *len = head[1]; /* the caller sees it did not fit */
+  return 0;
+}
+
+int tt_cluster_share_first(bool have, cl_int *err, void *buf, size_t *len, size_t cap)
+{
+  if (nranks == 1)
+    return have ? 0 : -1;
+  int root = have ? my_rank : nranks;
+  if (tt_transport_allreduce_min_int(&root) != 0 || root == nranks)
+    return -1;
+  return tt_cluster_share_answer(root, err, buf, len, cap);
+}
+
+cl_int tt_cluster_agree(cl_int v)
+{
+  if (nranks == 1)
+    return v;
+  int x = v;
+  tt_transport_allreduce_min_int(&x);
+  return x;
+}
+
 uint64_t tt_cluster_next_id(void)
 {
   return atomic_fetch_add(&next_id, 1);

@@ -31,6 +31,18 @@ cl_int tt_cluster_device_info(cl_device_id d, cl_device_info param, size_t size,
  * every rank then answers the same, actual devices included). */
 bool tt_cluster_distributed(void);
 
+/* Collective, every rank at the same program step: `owner` computed an answer (*err and
+ * *len bytes in buf, at most cap); afterwards every rank holds it. */
+int tt_cluster_share_answer(int owner, cl_int *err, void *buf, size_t *len, size_t cap);
+
+/* Collective: the lowest rank whose `have` is true shares its answer, as above; returns -1
+ * (and shares nothing) when no rank has one. */
+int tt_cluster_share_first(bool have, cl_int *err, void *buf, size_t *len, size_t cap);
+
+/* Collective: the minimum of v over all ranks (errors are negative: every rank then returns
+ * the same, most negative, code). */
+cl_int tt_cluster_agree(cl_int v);
+
 /* Ids that every rank draws alike, in program order: transfers and events. */
 uint64_t tt_cluster_next_id(void);
 

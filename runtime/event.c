@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "runtime/backend.h"
+#include "runtime/cluster.h"
 #include "runtime/log.h"
 #include "runtime/plan.h"
+#include "runtime/transport.h"
 
 struct tt_callback {
   void (CL_CALLBACK *fn)(cl_event, cl_int, void *);
@@ -39,6 +41,7 @@ static void destroy_event(struct tt_object *o)
     e->callbacks = c->next;
     free(c);
   }
+  free(e->notified);
   pthread_cond_destroy(&e->cond);
   if (e->queue)
     TT_RELEASE(e->queue);
@@ -58,8 +61,15 @@ static cl_event alloc_event(cl_context ctx, cl_command_queue q, cl_command_type 
   if (q)
     TT_RETAIN(q);
   e->type = type;
+  e->owner = tt_cluster_rank();
   pthread_cond_init(&e->cond, NULL);
   return e;
+}
+
+/* Events of commands draw an id on every rank, in program order. */
+static void name_event(cl_event e)
+{
+  e->gid = tt_cluster_next_id();
 }
 
 cl_event tt_event_new(cl_context ctx, cl_command_queue q, cl_command_type type, cl_uint dom,
@@ -72,6 +82,23 @@ cl_event tt_event_new(cl_context ctx, cl_command_queue q, cl_command_type type, 
   }
   e->domain = dom;
   e->native = native;
+  name_event(e);
+  return e;
+}
+
+cl_event tt_event_new_managed(cl_context ctx, cl_command_queue q, cl_command_type type, int owner)
+{
+  cl_event e = alloc_event(ctx, q, type);
+  if (!e)
+    return NULL;
+  e->owner = owner;
+  e->user_status = CL_QUEUED;
+  e->user_mirrors = calloc(ctx->ndomains ? ctx->ndomains : 1, sizeof *e->user_mirrors);
+  if (!e->user_mirrors) {
+    TT_RELEASE(e);
+    return NULL;
+  }
+  name_event(e);
   return e;
 }
 
@@ -164,6 +191,18 @@ cl_int tt_event_set_user_status(cl_event e, cl_int status)
     TT_LOG(TT_LOG_ERR, "clSetUserEventStatus: CL_INVALID_OPERATION (status already set)");
     return CL_INVALID_OPERATION;
   }
+  pthread_mutex_unlock(&e->obj.lock);
+  tt_event_complete(e, status);
+  return CL_SUCCESS;
+}
+
+void tt_event_complete(cl_event e, cl_int status)
+{
+  pthread_mutex_lock(&e->obj.lock);
+  if (e->user_status <= 0) {
+    pthread_mutex_unlock(&e->obj.lock);
+    return;
+  }
   e->user_status = status;
   for (cl_uint i = 0; i < e->context->ndomains; i++)
     if (e->user_mirrors[i])
@@ -179,7 +218,85 @@ cl_int tt_event_set_user_status(cl_event e, cl_int status)
     list = c->next;
     run_callback(c, status);
   }
-  return CL_SUCCESS;
+}
+
+/* Completion messages (SnuCL-D 3.2, 3.5): the owner of a command sends its final status to
+ * the ranks that wait on it; each of them posted a receive for it in the same program step. */
+struct note {
+  cl_event event; /* receiving side: retained until the message arrives */
+  int peer;       /* sending side: where the status goes */
+  cl_int status;
+};
+
+static void CL_CALLBACK note_sent(void *arg, int ok)
+{
+  free(arg);
+}
+
+static void CL_CALLBACK send_note(cl_event e, cl_int status, void *arg)
+{
+  struct note *n = arg;
+  n->status = status < 0 ? status : CL_COMPLETE;
+  tt_transport_isend(TT_CH_EVENT, &n->status, sizeof n->status, n->peer, e->gid, note_sent, n);
+}
+
+static void note_arrived(void *arg, int ok)
+{
+  struct note *n = arg;
+  if (!ok) {
+    TT_WARN("the completion of event #%llu from rank %d did not arrive",
+            (unsigned long long)n->event->gid, n->event->owner);
+    n->status = CL_OUT_OF_RESOURCES;
+  }
+  tt_event_complete(n->event, n->status);
+  TT_RELEASE(n->event);
+  free(n);
+}
+
+void tt_event_share_with(cl_event e, int rank)
+{
+  int me = tt_cluster_rank();
+  if (rank == e->owner || (me != e->owner && me != rank))
+    return;
+  pthread_mutex_lock(&e->obj.lock);
+  bool todo = false;
+  if (me == e->owner) {
+    if (!e->notified)
+      e->notified = calloc((size_t)tt_cluster_size() / 8 + 1, 1);
+    if (e->notified && !(e->notified[rank / 8] & (1u << (rank % 8)))) {
+      e->notified[rank / 8] |= (unsigned char)(1u << (rank % 8));
+      todo = true;
+    }
+  } else if (!e->receiving) {
+    e->receiving = todo = true;
+  }
+  pthread_mutex_unlock(&e->obj.lock);
+  if (!todo)
+    return;
+  struct note *n = calloc(1, sizeof *n);
+  if (!n)
+    return;
+  if (me == e->owner) {
+    n->peer = rank;
+    tt_event_add_callback(e, CL_COMPLETE, send_note, n);
+  } else {
+    TT_RETAIN(e);
+    n->event = e;
+    tt_transport_irecv(TT_CH_EVENT, &n->status, sizeof n->status, e->owner, e->gid, note_arrived, n);
+  }
+}
+
+void tt_event_share_with_all(cl_event e)
+{
+  if (!tt_cluster_distributed())
+    return;
+  int me = tt_cluster_rank();
+  if (me == e->owner) {
+    for (int r = 0; r < tt_cluster_size(); r++)
+      tt_event_share_with(e, r);
+  } else {
+    tt_event_share_with(e, me);
+  }
 }
 
 static void CL_CALLBACK native_callback(cl_event native, cl_int status, void *data)

@@ -10,6 +10,8 @@
 #include "runtime/event.h"
 #include "runtime/log.h"
 #include "runtime/rangemap.h"
+#include "runtime/transport.h"
+#include "runtime/cluster.h"
 
 /* Accesses kept per buffer before completed ones are pruned. */
 #define ACCESS_PRUNE_AT 64
@@ -128,7 +130,9 @@ cl_int tt_plan_wait_list(struct tt_deps *d, cl_context ctx, cl_uint dom, cl_uint
    * event_wait_list are not the same. */
   for (cl_uint i = 0; i < n; i++)
     TT_RETURN_IF(list[i]->context != ctx, CL_INVALID_CONTEXT);
-  for (cl_uint i = 0; i < n; i++) {
+  for (cl_uint i = 0; i < n; i++)
+    tt_event_share_with(list[i], ctx->domains[dom].rank);
+  for (cl_uint i = 0; i < n && ctx->domains[dom].local; i++) {
     cl_event native;
     cl_int err = tt_event_native_in(list[i], dom, &native);
     if (err == CL_SUCCESS)
@@ -233,20 +237,32 @@ struct fetch {
   struct tt_deps *deps;
   cl_context ctx;
   cl_uint dom;
-  struct tt_nqueue *nq;
+  bool actual;          /* the command executes on this rank */
+  struct tt_nqueue *nq; /* its native queue (actual commands) */
   cl_mem root;
   cl_int err;
 };
 
-/* Brings one run of bytes that the domain lacks from a holder: read into host staging on
- * the holder's internal queue, then write into this domain's copy on the command's queue. */
-static int fetch_run(void *arg, size_t off, size_t len, tt_holders holders)
+static void record_access(cl_mem root, size_t off, size_t len, bool writes, cl_uint dom,
+                          struct tt_nqueue *nq, cl_event ev);
+
+/* The holder a domain fetches from: one on the same rank if any (a copy through host memory
+ * of that rank), else the lowest. Every rank decides alike: it depends on the destination
+ * only, never on who decides. */
+static cl_uint choose_source(cl_context ctx, tt_holders holders, cl_uint dom)
 {
-  struct fetch *f = arg;
-  tt_holders mine = (tt_holders)1 << f->dom;
-  if (holders & mine)
-    return 0;
-  cl_uint src = (cl_uint)__builtin_ctzll(holders);
+  for (tt_holders h = holders; h; h &= h - 1) {
+    cl_uint i = (cl_uint)__builtin_ctzll(h);
+    if (ctx->domains[i].rank == ctx->domains[dom].rank)
+      return i;
+  }
+  return (cl_uint)__builtin_ctzll(holders);
+}
+
+/* Both domains on this rank: read into host staging on the holder's internal queue, then
+ * write into this domain's copy on the command's queue. */
+static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
+{
   struct tt_domain *sd = &f->ctx->domains[src];
   struct tt_domain *dd = &f->ctx->domains[f->dom];
   void *staging = malloc(len);
@@ -258,16 +274,16 @@ static int fetch_run(void *arg, size_t off, size_t len, tt_holders holders)
   if (f->err == CL_SUCCESS)
     f->err = order_after(&sdeps, f->ctx, src, sq, f->root, off, len, false);
   if (f->err == CL_SUCCESS)
-    f->err = sd->bp->d->clEnqueueReadBuffer(sq->native, f->root->native[src], CL_FALSE, off, len, staging,
-                                            sdeps.n, sdeps.n ? sdeps.ev : NULL, &read_ev);
+    f->err = sd->bp->d->clEnqueueReadBuffer(sq->native, f->root->native[src], CL_FALSE, off, len,
+                                            staging, sdeps.n, sdeps.n ? sdeps.ev : NULL, &read_ev);
   tt_deps_release(&sdeps);
   if (f->err == CL_SUCCESS) {
     sd->bp->d->clFlush(sq->native);
     f->err = tt_plan_bridge(f->ctx, f->dom, read_ev, &bridge);
   }
   if (f->err == CL_SUCCESS)
-    f->err = dd->bp->d->clEnqueueWriteBuffer(f->nq->native, f->root->native[f->dom], CL_FALSE, off, len,
-                                             staging, 1, &bridge, &write_ev);
+    f->err = dd->bp->d->clEnqueueWriteBuffer(f->nq->native, f->root->native[f->dom], CL_FALSE,
+                                             off, len, staging, 1, &bridge, &write_ev);
   if (bridge)
     dd->bp->d->clReleaseEvent(bridge);
   if (f->err != CL_SUCCESS) {
@@ -293,12 +309,189 @@ static int fetch_run(void *arg, size_t off, size_t len, tt_holders holders)
     free(staging);
   }
   /* The read must stay ordered before later writers of these bytes in the source. */
-  tt_plan_record(f->root, off, len, false, src, sq, read_ev);
-  tt_plan_record(f->root, off, len, true, f->dom, f->nq, write_ev);
-  tt_rangemap_add(f->root->latest, off, len, (tt_holders)1 << src);
+  record_access(f->root, off, len, false, src, sq, read_ev);
+  record_access(f->root, off, len, true, f->dom, f->nq, write_ev);
   sd->bp->d->clReleaseEvent(read_ev);
   f->err = tt_deps_take(f->deps, write_ev);
   return f->err != CL_SUCCESS;
+}
+
+/* Transfers between ranks travel in pieces, so that reading on the source, the network and
+ * writing on the destination overlap. */
+#define PIECE_BYTES ((size_t)4 << 20)
+
+struct piece {
+  void *staging;
+  size_t len;
+  int peer;
+  uint64_t id;
+  cl_event mirror; /* receiving side: set when the bytes are in */
+};
+
+static void piece_sent(void *arg, int ok)
+{
+  struct piece *p = arg;
+  free(p->staging);
+  free(p);
+}
+
+static void CL_CALLBACK piece_read(cl_event ev, cl_int status, void *arg)
+{
+  struct piece *p = arg;
+  if (status < 0)
+    TT_WARN("reading %zu bytes for rank %d failed (%s): sending them anyway", p->len, p->peer,
+            tt_error_name(status));
+  if (tt_transport_isend(TT_CH_DATA, p->staging, p->len, p->peer, p->id, piece_sent, p) != 0)
+    TT_WARN("sending %zu bytes to rank %d failed", p->len, p->peer);
+}
+
+static void piece_received(void *arg, int ok)
+{
+  struct piece *p = arg;
+  const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(p->mirror);
+  d->clSetUserEventStatus(p->mirror, ok ? CL_COMPLETE : CL_OUT_OF_RESOURCES);
+  d->clReleaseEvent(p->mirror);
+  free(p);
+}
+
+static void CL_CALLBACK piece_written(cl_event ev, cl_int status, void *arg)
+{
+  struct piece *p = arg;
+  free(p->staging);
+  free(p);
+}
+
+/* The holder is here, the destination on another rank: read each piece on the holder's
+ * internal queue (after earlier writers of those bytes) and send it when read. */
+static int send_run(struct fetch *f, cl_uint src, size_t off, size_t len, int peer, uint64_t id)
+{
+  struct tt_domain *sd = &f->ctx->domains[src];
+  struct tt_nqueue *sq;
+  f->err = tt_plan_internal_queue(f->ctx, src, &sq);
+  for (size_t at = 0; at < len && f->err == CL_SUCCESS; at += PIECE_BYTES, id++) {
+    size_t n = len - at < PIECE_BYTES ? len - at : PIECE_BYTES;
+    struct piece *p = calloc(1, sizeof *p);
+    void *staging = p ? malloc(n) : NULL;
+    if (!staging) {
+      free(p);
+      f->err = CL_OUT_OF_HOST_MEMORY;
+      break;
+    }
+    *p = (struct piece){staging, n, peer, id, NULL};
+    struct tt_deps sdeps;
+    tt_deps_init(&sdeps);
+    cl_event ev = NULL;
+    f->err = order_after(&sdeps, f->ctx, src, sq, f->root, off + at, n, false);
+    if (f->err == CL_SUCCESS)
+      f->err = sd->bp->d->clEnqueueReadBuffer(sq->native, f->root->native[src], CL_FALSE, off + at,
+                                              n, staging, sdeps.n, sdeps.n ? sdeps.ev : NULL, &ev);
+    tt_deps_release(&sdeps);
+    if (f->err == CL_SUCCESS)
+      f->err = sd->bp->d->clSetEventCallback(ev, CL_COMPLETE, piece_read, p);
+    if (f->err != CL_SUCCESS) {
+      if (ev)
+        sd->bp->d->clWaitForEvents(1, &ev);
+      free(staging);
+      free(p);
+    }
+    if (ev) {
+      record_access(f->root, off + at, n, false, src, sq, ev);
+      sd->bp->d->clReleaseEvent(ev);
+    }
+  }
+  sd->bp->d->clFlush(sq->native);
+  if (f->err != CL_SUCCESS)
+    TT_LOG(TT_LOG_ERR, "sending buffer #%llu bytes %zu+%zu to rank %d failed: %s",
+           (unsigned long long)f->root->obj.id, off, len, peer, tt_error_name(f->err));
+  else
+    TT_LOG(TT_LOG_PLAN, "buffer #%llu bytes %zu+%zu: %s (domain %u) -> rank %d",
+           (unsigned long long)f->root->obj.id, off, len, sd->bp->short_name, src, peer);
+  return f->err != CL_SUCCESS;
+}
+
+/* The holder is on another rank: receive each piece into host staging and write it into this
+ * domain's copy on the command's queue, each write waiting for its piece. */
+static int recv_run(struct fetch *f, size_t off, size_t len, int peer, uint64_t id)
+{
+  struct tt_domain *dd = &f->ctx->domains[f->dom];
+  for (size_t at = 0; at < len && f->err == CL_SUCCESS; at += PIECE_BYTES, id++) {
+    size_t n = len - at < PIECE_BYTES ? len - at : PIECE_BYTES;
+    struct piece *p = calloc(1, sizeof *p);
+    void *staging = p ? malloc(n) : NULL;
+    cl_event mirror = staging ? dd->bp->d->clCreateUserEvent(dd->native, &f->err) : NULL;
+    if (!mirror) {
+      free(staging);
+      free(p);
+      if (f->err == CL_SUCCESS)
+        f->err = CL_OUT_OF_HOST_MEMORY;
+      break;
+    }
+    dd->bp->d->clRetainEvent(mirror); /* one for the receive, one for the write */
+    *p = (struct piece){staging, n, peer, id, mirror};
+    cl_event wev = NULL;
+    f->err = dd->bp->d->clEnqueueWriteBuffer(f->nq->native, f->root->native[f->dom], CL_FALSE,
+                                             off + at, n, staging, 1, &mirror, &wev);
+    dd->bp->d->clReleaseEvent(mirror);
+    if (f->err != CL_SUCCESS) {
+      /* Nothing waits on the mirror: drop the receive's reference too. */
+      dd->bp->d->clReleaseEvent(mirror);
+      free(staging);
+      free(p);
+      break;
+    }
+    /* The write's completion frees the staging; the receive's, the piece (and it sets the
+     * mirror, which lets the write run). A failed receive fails the write. */
+    struct piece *w = calloc(1, sizeof *w);
+    if (w)
+      *w = (struct piece){staging, n, peer, id, NULL};
+    if (!w || dd->bp->d->clSetEventCallback(wev, CL_COMPLETE, piece_written, w) != CL_SUCCESS)
+      free(w); /* the staging then leaks rather than being freed under a pending write */
+    p->staging = NULL;
+    if (tt_transport_irecv(TT_CH_DATA, staging, n, peer, id, piece_received, p) != 0)
+      f->err = CL_OUT_OF_RESOURCES;
+    if (wev) {
+      record_access(f->root, off + at, n, true, f->dom, f->nq, wev);
+      f->err = f->err == CL_SUCCESS ? tt_deps_take(f->deps, wev) : f->err;
+    }
+  }
+  if (f->err != CL_SUCCESS)
+    TT_LOG(TT_LOG_ERR, "receiving buffer #%llu bytes %zu+%zu from rank %d failed: %s",
+           (unsigned long long)f->root->obj.id, off, len, peer, tt_error_name(f->err));
+  else
+    TT_LOG(TT_LOG_PLAN, "buffer #%llu bytes %zu+%zu: rank %d -> %s (domain %u)",
+           (unsigned long long)f->root->obj.id, off, len, peer, dd->bp->short_name, f->dom);
+  return f->err != CL_SUCCESS;
+}
+
+/* One run of bytes the command's domain lacks (SnuCL-D Table 2): a copy within this rank, a
+ * send from here, a receive here, or nothing when neither end is here. Every rank draws the
+ * transfer's ids alike. */
+static int fetch_run(void *arg, size_t off, size_t len, tt_holders holders)
+{
+  struct fetch *f = arg;
+  if (holders & ((tt_holders)1 << f->dom))
+    return 0;
+  cl_uint src = choose_source(f->ctx, holders, f->dom);
+  struct tt_domain *sd = &f->ctx->domains[src], *dd = &f->ctx->domains[f->dom];
+  int stop = 0;
+  if (sd->rank == dd->rank) {
+    if (dd->local)
+      stop = copy_local(f, src, off, len);
+  } else {
+    uint64_t id = 0;
+    for (size_t at = 0; at < len; at += PIECE_BYTES) {
+      uint64_t i = tt_cluster_next_id();
+      if (at == 0)
+        id = i;
+    }
+    if (sd->local)
+      stop = send_run(f, src, off, len, dd->rank, id);
+    else if (dd->local)
+      stop = recv_run(f, off, len, sd->rank, id);
+  }
+  if (!stop)
+    tt_rangemap_add(f->root->latest, off, len, (tt_holders)1 << f->dom);
+  return stop;
 }
 
 cl_int tt_plan_use(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
@@ -308,13 +501,15 @@ cl_int tt_plan_use(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqu
   off += m->origin;
   if (len == 0)
     return CL_SUCCESS;
+  bool actual = ctx->domains[dom].local;
   if (reads && ctx->ndomains > 1) {
-    struct fetch f = {d, ctx, dom, nq, root, CL_SUCCESS};
+    struct fetch f = {d, ctx, dom, actual, nq, root, CL_SUCCESS};
     tt_rangemap_walk(root->latest, off, len, fetch_run, &f);
     if (f.err != CL_SUCCESS)
       return f.err;
   }
-  return order_after(d, ctx, dom, nq, root, off, len, writes);
+  /* A virtual command waits for nothing here: its owner orders it. */
+  return actual ? order_after(d, ctx, dom, nq, root, off, len, writes) : CL_SUCCESS;
 }
 
 /* Drops the accesses whose commands are complete. Those without an event get one first
@@ -356,13 +551,10 @@ static void prune(cl_mem root)
   root->naccesses = w;
 }
 
-void tt_plan_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
-                    struct tt_nqueue *nq, cl_event ev)
+/* Keeps an access for conflict ordering (without touching the latest holders). */
+static void record_access(cl_mem root, size_t off, size_t len, bool writes, cl_uint dom,
+                          struct tt_nqueue *nq, cl_event ev)
 {
-  cl_mem root = m->root;
-  off += m->origin;
-  if (len == 0)
-    return;
   if (writes) {
     /* A write supersedes every access it covers: it already waits for them. */
     size_t w = 0;
@@ -375,7 +567,6 @@ void tt_plan_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
       root->accesses[w++] = *a;
     }
     root->naccesses = w;
-    tt_rangemap_set(root->latest, off, len, (tt_holders)1 << dom);
   }
   if (root->naccesses >= ACCESS_PRUNE_AT)
     prune(root);
@@ -393,6 +584,21 @@ void tt_plan_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
     TT_NATIVE_DISPATCH(ev)->clRetainEvent(ev);
   tt_nqueue_ref(nq);
   acc[root->naccesses++] = (struct tt_access){off, len, writes, dom, nq, ev};
+}
+
+void tt_plan_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
+                    struct tt_nqueue *nq, cl_event ev)
+{
+  cl_mem root = m->root;
+  off += m->origin;
+  if (len == 0)
+    return;
+  /* A write leaves only the command's domain holding the newest bytes, on every rank;
+   * only the rank that ran it keeps the access. */
+  if (writes)
+    tt_rangemap_set(root->latest, off, len, (tt_holders)1 << dom);
+  if (nq)
+    record_access(root, off, len, writes, dom, nq, ev);
 }
 
 void tt_plan_forget(cl_mem root)

@@ -31,8 +31,10 @@ void tt_nqueue_unref(struct tt_nqueue *q);
 void tt_plan_lock(void);
 void tt_plan_unlock(void);
 
-/* Adds the user's wait list, translated into the queue's domain. Checks each event (valid,
- * same context): CL_INVALID_EVENT_WAIT_LIST or CL_INVALID_CONTEXT. */
+/* Adds the user's wait list of a command of domain `domain` (owned by that domain's rank),
+ * translated into native events when the command is actual; the owners of the events that
+ * are elsewhere will send it their completion. Checks each event (valid, same context):
+ * CL_INVALID_EVENT_WAIT_LIST or CL_INVALID_CONTEXT. */
 cl_int tt_plan_wait_list(struct tt_deps *d, cl_context ctx, cl_uint domain, cl_uint n,
                          const cl_event *list);
 

@@ -93,6 +93,8 @@ struct tt_map_record {
   cl_uint domain;
   bool writes;
   size_t offset, size;
+  bool owned;     /* ptr is Tutti's copy (a map of another rank's device) */
+  cl_event done;  /* with owned: the map's event, waited for before the copy goes */
   struct tt_map_record *next;
 };
 
@@ -126,6 +128,11 @@ struct _cl_program {
   char *source;
   char *options;        /* user's options of the last build (without Tutti's additions) */
   atomic_uint nkernels; /* kernels alive: CL_INVALID_OPERATION for rebuilds */
+  /* Build results of every device, as their owners reported them (multi-rank jobs): one
+   * entry per device of the program. */
+  cl_build_status *status;
+  cl_program_binary_type *binary_type;
+  char **logs;
   bool from_binary;
   bool built_with_kernels_info;
 };
@@ -154,19 +161,29 @@ struct _cl_kernel {
 
 struct tt_callback;
 
+/* An event is either native-backed (the command of an actual device: it completes when the
+ * backend says so) or managed by Tutti: user events (set by the program), virtual events (a
+ * command of another rank: set when its owner's completion message arrives), reads whose
+ * bytes go on to other ranks (set when the last send is done). */
 struct _cl_event {
   struct tt_object obj;
   cl_context context;
   cl_command_queue queue;  /* NULL for user events */
   cl_command_type type;
   cl_uint domain;          /* domain of native */
-  cl_event native;         /* backend event; NULL for user events */
-  /* User events: status set by clSetUserEventStatus, mirrored into native user events made
-   * on demand in each domain that waits on it. Guarded by obj.lock. */
+  cl_event native;         /* backend event; NULL for managed events */
+  uint64_t gid;            /* id drawn alike on every rank: names completion messages */
+  int owner;               /* rank that executes the command */
+  /* Managed events: status, mirrored into native user events made on demand in each local
+   * domain that waits on it. Guarded by obj.lock. */
   cl_int user_status;
   cl_event *user_mirrors;  /* one per domain, lazily */
   struct tt_callback *callbacks;
   pthread_cond_t cond;
+  /* Completion messages: on the owner, the ranks it sends to; elsewhere, whether the
+   * receive is posted. Decided in program order on every rank alike. */
+  unsigned char *notified;
+  bool receiving;
 };
 
 struct _cl_sampler {
