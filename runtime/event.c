@@ -256,6 +256,9 @@ static void note_arrived(void *arg, int ok)
 void tt_event_share_with(cl_event e, int rank)
 {
   int me = tt_cluster_rank();
+  /* User events are replicated: every rank's host sets its own. */
+  if (e->type == CL_COMMAND_USER && !e->queue)
+    return;
   if (rank == e->owner || (me != e->owner && me != rank))
     return;
   pthread_mutex_lock(&e->obj.lock);
