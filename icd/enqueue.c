@@ -157,6 +157,7 @@ static void CL_CALLBACK spread_start(cl_event native, cl_int status, void *arg)
   for (int r = 0; r < n; r++)
     if (r != me && tt_transport_isend(TT_CH_DATA, s->ptr, s->len, r, s->id, spread_sent, s) != 0)
       TT_WARN("sending %zu bytes of host memory to rank %d failed", s->len, r);
+  tt_transport_promise(-1);
 }
 
 static void spread_received(void *arg, int ok)
@@ -185,6 +186,7 @@ static cl_event spread_event(struct cmd *c, cl_event native, cl_command_type typ
       s->len = c->host_len;
       s->id = c->spread_id;
       atomic_init(&s->pending, tt_cluster_size() - 1);
+      tt_transport_promise(1);
       if (c->d->clSetEventCallback(native, CL_COMPLETE, spread_start, s) != CL_SUCCESS) {
         c->d->clWaitForEvents(1, &native);
         spread_start(native, CL_COMPLETE, s);

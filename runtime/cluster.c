@@ -50,6 +50,7 @@ static bool in_mpi_rank(void)
 static void at_exit(void)
 {
   int fin = 0;
+  tt_transport_goodbye();
   tt_transport_stop();
   MPI_Finalized(&fin);
   if (!fin && world != MPI_COMM_NULL)

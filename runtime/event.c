@@ -238,6 +238,7 @@ static void CL_CALLBACK send_note(cl_event e, cl_int status, void *arg)
   struct note *n = arg;
   n->status = status < 0 ? status : CL_COMPLETE;
   tt_transport_isend(TT_CH_EVENT, &n->status, sizeof n->status, n->peer, e->gid, note_sent, n);
+  tt_transport_promise(-1);
 }
 
 static void note_arrived(void *arg, int ok)
@@ -281,7 +282,11 @@ void tt_event_share_with(cl_event e, int rank)
     return;
   if (me == e->owner) {
     n->peer = rank;
-    tt_event_add_callback(e, CL_COMPLETE, send_note, n);
+    tt_transport_promise(1);
+    if (tt_event_add_callback(e, CL_COMPLETE, send_note, n) != CL_SUCCESS) {
+      tt_transport_promise(-1);
+      free(n);
+    }
   } else {
     TT_RETAIN(e);
     n->event = e;

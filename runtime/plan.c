@@ -343,6 +343,7 @@ static void CL_CALLBACK piece_read(cl_event ev, cl_int status, void *arg)
             tt_error_name(status));
   if (tt_transport_isend(TT_CH_DATA, p->staging, p->len, p->peer, p->id, piece_sent, p) != 0)
     TT_WARN("sending %zu bytes to rank %d failed", p->len, p->peer);
+  tt_transport_promise(-1);
 }
 
 static void piece_received(void *arg, int ok)
@@ -386,8 +387,12 @@ static int send_run(struct fetch *f, cl_uint src, size_t off, size_t len, int pe
       f->err = sd->bp->d->clEnqueueReadBuffer(sq->native, f->root->native[src], CL_FALSE, off + at,
                                               n, staging, sdeps.n, sdeps.n ? sdeps.ev : NULL, &ev);
     tt_deps_release(&sdeps);
-    if (f->err == CL_SUCCESS)
+    if (f->err == CL_SUCCESS) {
+      tt_transport_promise(1);
       f->err = sd->bp->d->clSetEventCallback(ev, CL_COMPLETE, piece_read, p);
+      if (f->err != CL_SUCCESS)
+        tt_transport_promise(-1);
+    }
     if (f->err != CL_SUCCESS) {
       if (ev)
         sd->bp->d->clWaitForEvents(1, &ev);

@@ -22,7 +22,16 @@ struct op {
   void *arg;
   int pending; /* MPI requests of this operation still open */
   int failed;
+  int peer;
+  bool watch;  /* a standing receive for a rank's goodbye: nobody waits on it */
+  enum tt_channel ch;
+  uint64_t id;
 };
+
+/* A rank whose goodbye arrived while this rank still expects messages from it left early
+ * (its host program diverged or failed): after this grace, the job stops with a message
+ * instead of hanging. Messages it sent before leaving arrive well within it. */
+#define GONE_GRACE_NS 3000000000LL
 
 static MPI_Comm comms[TT_CH_COUNT], coll;
 static int tag_ub = 32767;
@@ -34,11 +43,52 @@ static int nreqs, capreqs;
 static bool stopping, started;
 static pthread_t progress;
 static atomic_uint_fast64_t bytes_sent;
+static int my_rank, nranks;
+static atomic_int promises;
+static int64_t stop_deadline;
+static int64_t *gone_since; /* by rank: when its goodbye arrived (0: still here) */
+static int goodbye_payload;
+static int *goodbye_in;
+
+static int64_t now_ns(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* Caller holds the lock. Stops the job when an operation still waits on a rank that left. */
+static void check_departed(void)
+{
+  int64_t now = now_ns();
+  for (int i = 0; i < nreqs; i++) {
+    struct op *o = owners[i];
+    if (!o || o->watch || o->peer < 0 || !gone_since || !gone_since[o->peer] ||
+        now - gone_since[o->peer] < GONE_GRACE_NS)
+      continue;
+    static const char *what[] = {"buffer bytes", "a command's completion", "a message"};
+    TT_WARN("rank %d exited while rank %d still expects %s from it (id %llu): stopping the job",
+            o->peer, my_rank, what[o->ch], (unsigned long long)o->id);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+}
+
+static int busy_requests(void)
+{
+  int n = 0;
+  for (int i = 0; i < nreqs; i++)
+    n += owners[i] && !owners[i]->watch;
+  return n;
+}
 
 static int tag_of(uint64_t id)
 {
   return (int)(id % ((uint64_t)tag_ub + 1));
 }
+
+static int post_op(bool send, enum tt_channel ch, void *buf, size_t len, int peer, uint64_t id,
+                   tt_done_fn done, void *arg, bool watch);
+static void post_watch(int r);
 
 static void finish_op(struct op *o)
 {
@@ -54,12 +104,22 @@ static void *progress_main(void *unused)
   MPI_Status *st = NULL;
   struct op **done = NULL;
   long backoff_ns = 0;
+  int64_t last_check = 0;
   pthread_mutex_lock(&lock);
   for (;;) {
     while (nreqs == 0 && !stopping)
       pthread_cond_wait(&wake, &lock);
-    if (nreqs == 0 && stopping)
+    if (stopping && busy_requests() == 0 &&
+        (atomic_load(&promises) == 0 || now_ns() > stop_deadline)) {
+      if (atomic_load(&promises) > 0)
+        TT_WARN("leaving with %d send(s) to other ranks never made: their commands did not "
+                "complete", atomic_load(&promises));
       break;
+    }
+    if (now_ns() - last_check > 500000000LL) {
+      check_departed();
+      last_check = now_ns();
+    }
     if (cap < nreqs) {
       cap = capreqs;
       idx = realloc(idx, cap * sizeof *idx);
@@ -96,11 +156,14 @@ static void *progress_main(void *unused)
     for (int i = 0; i < ndone; i++)
       finish_op(done[i]);
     if (ndone == 0 && n <= 0) {
-      /* Nothing moved: back off, from a yield up to 200 us, so that an idle rank leaves the
-       * cores to the backends' kernels. */
+      /* Nothing moved: back off, from a microsecond up to 200 us (5 ms when only goodbyes
+       * are awaited), so that an idle rank leaves the cores to the backends' kernels. */
+      pthread_mutex_lock(&lock);
+      long cap = busy_requests() ? 200000 : 5000000;
+      pthread_mutex_unlock(&lock);
       backoff_ns = backoff_ns ? backoff_ns * 2 : 1000;
-      if (backoff_ns > 200000)
-        backoff_ns = 200000;
+      if (backoff_ns > cap)
+        backoff_ns = cap;
       struct timespec ts = {0, backoff_ns};
       nanosleep(&ts, NULL);
     } else {
@@ -115,9 +178,24 @@ static void *progress_main(void *unused)
   return NULL;
 }
 
+static void goodbye_arrived(void *arg, int ok)
+{
+  int *from = arg;
+  int r = (int)(from - goodbye_in);
+  pthread_mutex_lock(&lock);
+  if (ok && gone_since && !gone_since[r])
+    gone_since[r] = now_ns();
+  pthread_mutex_unlock(&lock);
+  TT_LOG(TT_LOG_MPI, "rank %d said goodbye", r);
+}
+
 int tt_transport_start(const void *world_ptr)
 {
   MPI_Comm world = *(const MPI_Comm *)world_ptr;
+  MPI_Comm_rank(world, &my_rank);
+  MPI_Comm_size(world, &nranks);
+  gone_since = calloc((size_t)nranks, sizeof *gone_since);
+  goodbye_in = calloc((size_t)nranks, sizeof *goodbye_in);
   for (int i = 0; i < TT_CH_COUNT; i++) {
     MPI_Comm_dup(world, &comms[i]);
     MPI_Comm_set_errhandler(comms[i], MPI_ERRORS_RETURN);
@@ -131,7 +209,21 @@ int tt_transport_start(const void *world_ptr)
   if (pthread_create(&progress, NULL, progress_main, NULL) != 0)
     return -1;
   started = true;
+  /* A standing receive for each other rank's goodbye (tt_transport_goodbye). */
+  for (int r = 0; r < nranks; r++)
+    if (r != my_rank && gone_since && goodbye_in)
+      post_watch(r);
   return 0;
+}
+
+void tt_transport_goodbye(void)
+{
+  if (!started)
+    return;
+  goodbye_payload = my_rank;
+  for (int r = 0; r < nranks; r++)
+    if (r != my_rank)
+      tt_transport_isend(TT_CH_CTRL, &goodbye_payload, sizeof goodbye_payload, r, 0, NULL, NULL);
 }
 
 void tt_transport_stop(void)
@@ -140,10 +232,18 @@ void tt_transport_stop(void)
     return;
   pthread_mutex_lock(&lock);
   stopping = true;
+  stop_deadline = now_ns() + 10000000000LL;
   pthread_cond_signal(&wake);
   pthread_mutex_unlock(&lock);
   pthread_join(progress, NULL);
   started = false;
+  /* The goodbyes that never came (ranks still running, or gone without one). */
+  for (int i = 0; i < nreqs; i++)
+    if (owners[i] && owners[i]->watch) {
+      MPI_Cancel(&reqs[i]);
+      MPI_Request_free(&reqs[i]);
+      free(owners[i]);
+    }
   for (int i = 0; i < TT_CH_COUNT; i++)
     MPI_Comm_free(&comms[i]);
   MPI_Comm_free(&coll);
@@ -174,14 +274,18 @@ static int reserve(int extra)
   return 0;
 }
 
-static int post(bool send, enum tt_channel ch, void *buf, size_t len, int peer, uint64_t id,
-                tt_done_fn done, void *arg)
+static int post_op(bool send, enum tt_channel ch, void *buf, size_t len, int peer, uint64_t id,
+                   tt_done_fn done, void *arg, bool watch)
 {
   struct op *o = calloc(1, sizeof *o);
   if (!o)
     return -1;
   o->done = done;
   o->arg = arg;
+  o->peer = peer;
+  o->watch = watch;
+  o->ch = ch;
+  o->id = id;
   int pieces = len ? (int)((len + PIECE - 1) / PIECE) : 1;
   int tag = tag_of(id);
   pthread_mutex_lock(&lock);
@@ -216,6 +320,18 @@ static int post(bool send, enum tt_channel ch, void *buf, size_t len, int peer, 
   if (send && ch == TT_CH_DATA)
     atomic_fetch_add(&bytes_sent, len);
   return rc == MPI_SUCCESS ? 0 : -1;
+}
+
+static int post(bool send, enum tt_channel ch, void *buf, size_t len, int peer, uint64_t id,
+                tt_done_fn done, void *arg)
+{
+  return post_op(send, ch, buf, len, peer, id, done, arg, false);
+}
+
+static void post_watch(int r)
+{
+  post_op(false, TT_CH_CTRL, &goodbye_in[r], sizeof goodbye_in[r], r, 0, goodbye_arrived,
+          &goodbye_in[r], true);
 }
 
 int tt_transport_isend(enum tt_channel ch, const void *buf, size_t len, int peer, uint64_t id,
@@ -272,6 +388,11 @@ int tt_transport_allreduce_min_int(int *v)
 int tt_transport_barrier(void)
 {
   return MPI_Barrier(coll) == MPI_SUCCESS ? 0 : -1;
+}
+
+void tt_transport_promise(int delta)
+{
+  atomic_fetch_add(&promises, delta);
 }
 
 uint64_t tt_transport_bytes_sent(void)

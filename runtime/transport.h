@@ -26,7 +26,13 @@ typedef void (*tt_done_fn)(void *arg, int ok);
 /* Starts the transport over a duplicate of `world` (an MPI_Comm passed as a pointer, so
  * that this header needs no mpi.h). */
 int tt_transport_start(const void *world);
+/* Stops after the operations under way are done (standing receives for goodbyes are
+ * cancelled). */
 void tt_transport_stop(void);
+
+/* Tells every other rank that this one's host program ended. A rank that still expects
+ * messages from a rank that said goodbye stops the job, naming it, after a short grace. */
+void tt_transport_goodbye(void);
 
 /* Non-blocking point-to-point; large messages travel in pieces of at most 1 GiB under the
  * same id (MPI keeps their order). done may be NULL. */
@@ -40,6 +46,11 @@ int tt_transport_allgatherv(const void *mine, size_t len, void **all, size_t **l
 int tt_transport_bcast(void *buf, size_t len, int root);
 int tt_transport_allreduce_min_int(int *v);
 int tt_transport_barrier(void);
+
+/* Sends this rank owes others once a native command completes (a callback will post them):
+ * +1 when the callback is set, -1 once it posted its sends. Stopping waits for them (up to
+ * a limit), so that a rank whose host program ended still delivers what others wait for. */
+void tt_transport_promise(int delta);
 
 /* Bytes sent and received through TT_CH_DATA (statistics). */
 uint64_t tt_transport_bytes_sent(void);
