@@ -3,6 +3,7 @@
 
 #include "runtime/cluster.h"
 
+#include <dlfcn.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,8 @@ static int my_rank, nranks = 1;
 static bool mpi_owned; /* Tutti started MPI and finalizes it */
 static MPI_Comm world = MPI_COMM_NULL;
 static atomic_uint_fast64_t next_id = 1;
-static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_bool init_done;
 
 /* Device queries whose answers travel with a device's description: every standard one of
  * OpenCL 1.0 to 3.0 and the vendors' (NVIDIA 0x4000.., AMD 0x4030.., Intel 0x4190..); those a
@@ -47,16 +49,37 @@ static bool in_mpi_rank(void)
   return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
 }
 
+/* The preloaded shim (tools/mpishim.c), when tutti-run put it there. */
+static int (*shim_initializing)(void);
+static void (*shim_register)(int, void (*)(void));
+
+static void find_shim(void)
+{
+  shim_initializing = (int (*)(void))dlsym(RTLD_DEFAULT, "tutti_shim_initializing");
+  shim_register = (void (*)(int, void (*)(void)))dlsym(RTLD_DEFAULT, "tutti_shim_register");
+}
+
+/* The program is about to finalize the MPI it started: Tutti's traffic stops first. */
+static void before_program_finalize(void)
+{
+  tt_transport_goodbye();
+  tt_transport_stop();
+  if (world != MPI_COMM_NULL)
+    MPI_Comm_free(&world);
+}
+
 static void at_exit(void)
 {
   int fin = 0;
+  MPI_Finalized(&fin);
+  if (fin)
+    return;
   tt_transport_goodbye();
   tt_transport_stop();
-  MPI_Finalized(&fin);
-  if (!fin && world != MPI_COMM_NULL)
+  if (world != MPI_COMM_NULL)
     MPI_Comm_free(&world);
-  if (mpi_owned && !fin)
-    MPI_Finalize();
+  if (mpi_owned)
+    PMPI_Finalize();
 }
 
 static bool start_mpi(void)
@@ -68,7 +91,8 @@ static bool start_mpi(void)
     return false;
   if (!initialized) {
     int provided = 0;
-    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+    /* PMPI: the shim's MPI_Init_thread is the program's. */
+    if (PMPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
       TT_WARN("MPI_Init_thread failed: running as a job of one rank");
       return false;
     }
@@ -87,6 +111,11 @@ static bool start_mpi(void)
   MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
   MPI_Comm_rank(world, &my_rank);
   MPI_Comm_size(world, &nranks);
+  if (shim_register)
+    shim_register(mpi_owned, before_program_finalize);
+  else if (!mpi_owned)
+    TT_WARN("the program started MPI without tutti-run's libtutti-mpi.so: its MPI_Finalize "
+            "must come after its last OpenCL call");
   atexit(at_exit);
   return true;
 }
@@ -173,7 +202,8 @@ static bool mine(cl_uint j, cl_uint n, int local_rank, int local_size)
 
 static void init(void)
 {
-  tt_object_init(&tt_platform.obj, TT_PLATFORM, NULL);
+  if (!tt_platform.obj.dispatch)
+    tt_object_init(&tt_platform.obj, TT_PLATFORM, NULL);
   gethostname(hostname, sizeof hostname - 1);
   bool distributed = in_mpi_rank() && start_mpi();
   int local_rank = 0, local_size = 1;
@@ -286,7 +316,21 @@ static void init(void)
 
 void tt_cluster_init(void)
 {
-  pthread_once(&init_once, init);
+  if (atomic_load_explicit(&init_done, memory_order_acquire))
+    return;
+  pthread_mutex_lock(&init_lock);
+  if (!atomic_load(&init_done)) {
+    find_shim();
+    /* Called from inside MPI_Init (hwloc loads every OpenCL driver there): show no devices
+     * for now and start for real at the program's first call. */
+    if (shim_initializing && shim_initializing()) {
+      pthread_mutex_unlock(&init_lock);
+      return;
+    }
+    init();
+    atomic_store_explicit(&init_done, true, memory_order_release);
+  }
+  pthread_mutex_unlock(&init_lock);
 }
 
 int tt_cluster_rank(void)
