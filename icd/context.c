@@ -17,6 +17,8 @@ static void destroy_context(struct tt_object *o)
       continue;
     if (dm->internal)
       tt_nqueue_unref(dm->internal);
+    if (dm->unmaps)
+      tt_nqueue_unref(dm->unmaps);
     if (dm->native)
       dm->bp->d->clReleaseContext(dm->native);
   }

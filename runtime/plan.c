@@ -143,6 +143,21 @@ cl_int tt_plan_wait_list(struct tt_deps *d, cl_context ctx, cl_uint dom, cl_uint
   return CL_SUCCESS;
 }
 
+static cl_int make_queue(struct tt_domain *dm, struct tt_nqueue **slot)
+{
+  if (!*slot) {
+    cl_int err = CL_SUCCESS;
+    cl_command_queue q = dm->bp->d->clCreateCommandQueue(dm->native, dm->first_device->native, 0, &err);
+    if (q && !(*slot = tt_nqueue_new(dm->bp->d, q))) {
+      dm->bp->d->clReleaseCommandQueue(q);
+      err = CL_OUT_OF_HOST_MEMORY;
+    }
+    if (!*slot)
+      return err ? err : CL_OUT_OF_RESOURCES;
+  }
+  return CL_SUCCESS;
+}
+
 cl_int tt_plan_internal_queue(cl_context ctx, cl_uint dom, struct tt_nqueue **out)
 {
   struct tt_domain *dm = &ctx->domains[dom];
@@ -316,95 +331,153 @@ static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
   return f->err != CL_SUCCESS;
 }
 
-/* Transfers between ranks travel in pieces, so that reading on the source, the network and
- * writing on the destination overlap. */
+/* Transfers between ranks travel in pieces, so that the source, the network and the
+ * destination overlap. Each piece is mapped, not copied: where a backend keeps buffers in
+ * host memory (PoCL) MPI then reads and writes the buffer itself; elsewhere the map is the
+ * backend's own (often pinned, DMA) copy. */
 #define PIECE_BYTES ((size_t)4 << 20)
 
 struct piece {
-  void *staging;
+  struct tt_nqueue *q; /* the queue its unmap goes to (referenced) */
+  cl_mem buffer;       /* native buffer (retained) */
+  void *ptr;           /* mapped piece */
   size_t len;
   int peer;
   uint64_t id;
-  cl_event mirror; /* receiving side: set when the bytes are in */
+  cl_event done;       /* native user event: the piece is through and unmapped */
 };
 
-static void piece_sent(void *arg, int ok)
+static void piece_free(struct piece *p)
 {
-  struct piece *p = arg;
-  free(p->staging);
+  if (p->buffer)
+    p->q->d->clReleaseMemObject(p->buffer);
+  if (p->done)
+    p->q->d->clReleaseEvent(p->done);
+  tt_nqueue_unref(p->q);
   free(p);
 }
 
-static void CL_CALLBACK piece_read(cl_event ev, cl_int status, void *arg)
+static void CL_CALLBACK piece_unmapped(cl_event ev, cl_int status, void *arg)
+{
+  struct piece *p = arg;
+  p->q->d->clSetUserEventStatus(p->done, status < 0 ? status : CL_COMPLETE);
+  piece_free(p);
+}
+
+/* The bytes went out or came in: unmap the piece; its user event completes with the unmap. */
+static void piece_through(void *arg, int ok)
+{
+  struct piece *p = arg;
+  /* Once its callback is set the piece may be gone: keep what is needed after that. */
+  struct tt_nqueue *q = p->q;
+  size_t len = p->len;
+  int peer = p->peer;
+  tt_nqueue_ref(q);
+  if (!ok)
+    TT_WARN("moving %zu bytes with rank %d failed (MPI error)", len, peer);
+  cl_event ev = NULL;
+  cl_int err = q->d->clEnqueueUnmapMemObject(q->native, p->buffer, p->ptr, 0, NULL, &ev);
+  if (err == CL_SUCCESS)
+    err = q->d->clSetEventCallback(ev, CL_COMPLETE, piece_unmapped, p);
+  if (err != CL_SUCCESS) {
+    TT_WARN("unmapping %zu bytes moved with rank %d failed (%s)", len, peer, tt_error_name(err));
+    q->d->clSetUserEventStatus(p->done, CL_OUT_OF_RESOURCES);
+    piece_free(p);
+  }
+  if (ev)
+    q->d->clReleaseEvent(ev);
+  q->d->clFlush(q->native);
+  tt_nqueue_unref(q);
+}
+
+static void CL_CALLBACK piece_mapped_for_send(cl_event ev, cl_int status, void *arg)
 {
   struct piece *p = arg;
   if (status < 0)
-    TT_WARN("reading %zu bytes for rank %d failed (%s): sending them anyway", p->len, p->peer,
+    TT_WARN("mapping %zu bytes for rank %d failed (%s): sending them anyway", p->len, p->peer,
             tt_error_name(status));
-  if (tt_transport_isend(TT_CH_DATA, p->staging, p->len, p->peer, p->id, piece_sent, p) != 0)
+  if (tt_transport_isend(TT_CH_DATA, p->ptr, p->len, p->peer, p->id, piece_through, p) != 0)
     TT_WARN("sending %zu bytes to rank %d failed", p->len, p->peer);
   tt_transport_promise(-1);
 }
 
-static void piece_received(void *arg, int ok)
+static void CL_CALLBACK piece_mapped_for_recv(cl_event ev, cl_int status, void *arg)
 {
   struct piece *p = arg;
-  const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(p->mirror);
-  d->clSetUserEventStatus(p->mirror, ok ? CL_COMPLETE : CL_OUT_OF_RESOURCES);
-  d->clReleaseEvent(p->mirror);
-  free(p);
+  if (tt_transport_irecv(TT_CH_DATA, p->ptr, p->len, p->peer, p->id, piece_through, p) != 0)
+    TT_WARN("receiving %zu bytes from rank %d failed", p->len, p->peer);
 }
 
-static void CL_CALLBACK piece_written(cl_event ev, cl_int status, void *arg)
+/* Maps one piece on domain dom's internal queue after the accesses it conflicts with, and
+ * records the piece's transfer as an access whose event is the piece's user event. Returns
+ * the piece (with its map event in *map_ev), or NULL with f->err set. */
+static struct piece *map_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool writes,
+                               int peer, uint64_t id, cl_event *map_ev)
 {
-  struct piece *p = arg;
-  free(p->staging);
-  free(p);
+  struct tt_domain *dm = &f->ctx->domains[dom];
+  struct tt_nqueue *q;
+  f->err = tt_plan_internal_queue(f->ctx, dom, &q);
+  if (f->err == CL_SUCCESS)
+    f->err = make_queue(dm, &dm->unmaps);
+  if (f->err != CL_SUCCESS)
+    return NULL;
+  struct piece *p = calloc(1, sizeof *p);
+  if (!p) {
+    f->err = CL_OUT_OF_HOST_MEMORY;
+    return NULL;
+  }
+  /* Maps wait (in plan order) for earlier accesses, which may be earlier pieces whose unmaps
+   * come later: the unmaps go to a queue of their own, so no map ever waits behind them. */
+  tt_nqueue_ref(dm->unmaps);
+  p->q = dm->unmaps;
+  p->len = n;
+  p->peer = peer;
+  p->id = id;
+  p->done = dm->bp->d->clCreateUserEvent(dm->native, &f->err);
+  if (!p->done) {
+    piece_free(p);
+    return NULL;
+  }
+  struct tt_deps deps;
+  tt_deps_init(&deps);
+  f->err = order_after(&deps, f->ctx, dom, q, f->root, off, n, writes);
+  if (f->err == CL_SUCCESS)
+    p->ptr = dm->bp->d->clEnqueueMapBuffer(
+        q->native, f->root->native[dom], CL_FALSE,
+        writes ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, off, n, deps.n,
+        deps.n ? deps.ev : NULL, map_ev, &f->err);
+  tt_deps_release(&deps);
+  if (f->err != CL_SUCCESS) {
+    dm->bp->d->clSetUserEventStatus(p->done, CL_OUT_OF_RESOURCES);
+    piece_free(p);
+    return NULL;
+  }
+  p->buffer = f->root->native[dom];
+  dm->bp->d->clRetainMemObject(p->buffer);
+  record_access(f->root, off, n, writes, dom, q, p->done);
+  return p;
 }
 
-/* The holder is here, the destination on another rank: read each piece on the holder's
- * internal queue (after earlier writers of those bytes) and send it when read. */
+/* The holder is here, the destination on another rank: map each piece for reading and send
+ * it once mapped. */
 static int send_run(struct fetch *f, cl_uint src, size_t off, size_t len, int peer, uint64_t id)
 {
   struct tt_domain *sd = &f->ctx->domains[src];
-  struct tt_nqueue *sq;
-  f->err = tt_plan_internal_queue(f->ctx, src, &sq);
   for (size_t at = 0; at < len && f->err == CL_SUCCESS; at += PIECE_BYTES, id++) {
     size_t n = len - at < PIECE_BYTES ? len - at : PIECE_BYTES;
-    struct piece *p = calloc(1, sizeof *p);
-    void *staging = p ? malloc(n) : NULL;
-    if (!staging) {
-      free(p);
-      f->err = CL_OUT_OF_HOST_MEMORY;
-      break;
-    }
-    *p = (struct piece){staging, n, peer, id, NULL};
-    struct tt_deps sdeps;
-    tt_deps_init(&sdeps);
     cl_event ev = NULL;
-    f->err = order_after(&sdeps, f->ctx, src, sq, f->root, off + at, n, false);
-    if (f->err == CL_SUCCESS)
-      f->err = sd->bp->d->clEnqueueReadBuffer(sq->native, f->root->native[src], CL_FALSE, off + at,
-                                              n, staging, sdeps.n, sdeps.n ? sdeps.ev : NULL, &ev);
-    tt_deps_release(&sdeps);
-    if (f->err == CL_SUCCESS) {
-      tt_transport_promise(1);
-      f->err = sd->bp->d->clSetEventCallback(ev, CL_COMPLETE, piece_read, p);
-      if (f->err != CL_SUCCESS)
-        tt_transport_promise(-1);
+    struct piece *p = map_piece(f, src, off + at, n, false, peer, id, &ev);
+    if (!p)
+      break;
+    tt_transport_promise(1);
+    if (sd->bp->d->clSetEventCallback(ev, CL_COMPLETE, piece_mapped_for_send, p) != CL_SUCCESS) {
+      sd->bp->d->clWaitForEvents(1, &ev);
+      piece_mapped_for_send(ev, CL_COMPLETE, p);
     }
-    if (f->err != CL_SUCCESS) {
-      if (ev)
-        sd->bp->d->clWaitForEvents(1, &ev);
-      free(staging);
-      free(p);
-    }
-    if (ev) {
-      record_access(f->root, off + at, n, false, src, sq, ev);
-      sd->bp->d->clReleaseEvent(ev);
-    }
+    sd->bp->d->clReleaseEvent(ev);
   }
-  sd->bp->d->clFlush(sq->native);
+  if (sd->internal)
+    sd->bp->d->clFlush(sd->internal->native);
   if (f->err != CL_SUCCESS)
     TT_LOG(TT_LOG_ERR, "sending buffer #%llu bytes %zu+%zu to rank %d failed: %s",
            (unsigned long long)f->root->obj.id, off, len, peer, tt_error_name(f->err));
@@ -414,51 +487,27 @@ static int send_run(struct fetch *f, cl_uint src, size_t off, size_t len, int pe
   return f->err != CL_SUCCESS;
 }
 
-/* The holder is on another rank: receive each piece into host staging and write it into this
- * domain's copy on the command's queue, each write waiting for its piece. */
+/* The holder is on another rank: map each piece of this domain's copy for writing, receive
+ * into it, unmap; the command waits for every piece. */
 static int recv_run(struct fetch *f, size_t off, size_t len, int peer, uint64_t id)
 {
   struct tt_domain *dd = &f->ctx->domains[f->dom];
   for (size_t at = 0; at < len && f->err == CL_SUCCESS; at += PIECE_BYTES, id++) {
     size_t n = len - at < PIECE_BYTES ? len - at : PIECE_BYTES;
-    struct piece *p = calloc(1, sizeof *p);
-    void *staging = p ? malloc(n) : NULL;
-    cl_event mirror = staging ? dd->bp->d->clCreateUserEvent(dd->native, &f->err) : NULL;
-    if (!mirror) {
-      free(staging);
-      free(p);
-      if (f->err == CL_SUCCESS)
-        f->err = CL_OUT_OF_HOST_MEMORY;
+    cl_event ev = NULL;
+    struct piece *p = map_piece(f, f->dom, off + at, n, true, peer, id, &ev);
+    if (!p)
       break;
+    dd->bp->d->clRetainEvent(p->done);
+    f->err = tt_deps_take(f->deps, p->done);
+    if (dd->bp->d->clSetEventCallback(ev, CL_COMPLETE, piece_mapped_for_recv, p) != CL_SUCCESS) {
+      dd->bp->d->clWaitForEvents(1, &ev);
+      piece_mapped_for_recv(ev, CL_COMPLETE, p);
     }
-    dd->bp->d->clRetainEvent(mirror); /* one for the receive, one for the write */
-    *p = (struct piece){staging, n, peer, id, mirror};
-    cl_event wev = NULL;
-    f->err = dd->bp->d->clEnqueueWriteBuffer(f->nq->native, f->root->native[f->dom], CL_FALSE,
-                                             off + at, n, staging, 1, &mirror, &wev);
-    dd->bp->d->clReleaseEvent(mirror);
-    if (f->err != CL_SUCCESS) {
-      /* Nothing waits on the mirror: drop the receive's reference too. */
-      dd->bp->d->clReleaseEvent(mirror);
-      free(staging);
-      free(p);
-      break;
-    }
-    /* The write's completion frees the staging; the receive's, the piece (and it sets the
-     * mirror, which lets the write run). A failed receive fails the write. */
-    struct piece *w = calloc(1, sizeof *w);
-    if (w)
-      *w = (struct piece){staging, n, peer, id, NULL};
-    if (!w || dd->bp->d->clSetEventCallback(wev, CL_COMPLETE, piece_written, w) != CL_SUCCESS)
-      free(w); /* the staging then leaks rather than being freed under a pending write */
-    p->staging = NULL;
-    if (tt_transport_irecv(TT_CH_DATA, staging, n, peer, id, piece_received, p) != 0)
-      f->err = CL_OUT_OF_RESOURCES;
-    if (wev) {
-      record_access(f->root, off + at, n, true, f->dom, f->nq, wev);
-      f->err = f->err == CL_SUCCESS ? tt_deps_take(f->deps, wev) : f->err;
-    }
+    dd->bp->d->clReleaseEvent(ev);
   }
+  if (dd->internal)
+    dd->bp->d->clFlush(dd->internal->native);
   if (f->err != CL_SUCCESS)
     TT_LOG(TT_LOG_ERR, "receiving buffer #%llu bytes %zu+%zu from rank %d failed: %s",
            (unsigned long long)f->root->obj.id, off, len, peer, tt_error_name(f->err));

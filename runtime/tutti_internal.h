@@ -63,6 +63,8 @@ struct tt_domain {
   struct tt_backend_platform *bp; /* local domains only */
   cl_context native;              /* local domains only */
   struct tt_nqueue *internal; /* lazily made in-order queue for transfers */
+  struct tt_nqueue *unmaps;   /* lazily made queue for the unmaps of transfer pieces: they
+                               * wait for nothing, so nothing waits behind them */
   cl_device_id first_device;  /* Tutti device used for the internal queue */
 };
 
