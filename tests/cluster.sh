@@ -1,6 +1,6 @@
-# Runs tests/cluster under tutti-run on $1 ranks, each rank with one and then two PoCL
+# Runs tests/cluster under tutti-run on $ranks ranks, each rank with one and then two PoCL
 # devices; prints TAP (sourced by tests/cluster-N.test).
-ranks=$1
+
 echo "1..14"
 n=0
 for devs in "pthread" "pthread pthread"; do
