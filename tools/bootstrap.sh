@@ -2,7 +2,8 @@
 # Sets Tutti up on a fresh Debian 12 (as root) and then either runs the demo or the whole
 # test suite. The README's two commands and .ci/run call this; running it again is harmless.
 #   tools/bootstrap.sh demo    install the packages, build, install into ./_inst, show the
-#                              device table and run the SnuCL-D vector addition
+#                              device table of 4 ranks and run the SnuCL-D vector addition
+#                              on them
 #   tools/bootstrap.sh check   install the packages, build with -Werror, run make check
 set -eu
 what=${1:-}
@@ -51,12 +52,13 @@ fi
 make -j"$jobs"
 make install
 echo
-# PoCL shows one CPU device per process unless told otherwise: two make the demo a multi-device one.
-export POCL_DEVICES="${POCL_DEVICES:-pthread pthread}"
-"$PWD/_inst/bin/tutti-info"
+# Four ranks on this machine, each with a PoCL CPU device: one platform of four devices.
+export POCL_DEVICES="${POCL_DEVICES:-pthread}"
+info=$("$PWD/_inst/bin/tutti-run" -n 4 "$PWD/_inst/bin/tutti-info")
+echo "$info"
 echo
 # The paper's program asks for GPUs: on a CPU-only machine Tutti shows its CPUs as GPUs.
-if ! "$PWD/_inst/bin/tutti-info" | grep -q " GPU "; then
+if ! echo "$info" | grep -q " GPU "; then
   export TUTTI_DEVICE_TYPE=gpu
 fi
-"$PWD/_inst/bin/tutti-run" -n 1 ./apps/vecadd
+"$PWD/_inst/bin/tutti-run" -n 4 ./apps/vecadd

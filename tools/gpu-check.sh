@@ -25,7 +25,7 @@ fi
 
 log "build"
 if ! { ./configure --prefix=/tmp/tt-inst CPPFLAGS="$extra_cppflags" LDFLAGS="$extra_ldflags" &&
-       make -j"$(nproc)" && make -j"$(nproc)" tests/api tests/same bench/overhead apps/vecadd tests/vendors/tutti.icd &&
+       make -j"$(nproc)" && make -j"$(nproc)" tests/api tests/same tests/cluster bench/overhead bench/cluster apps/vecadd tests/vendors/tutti.icd &&
        make install; } >"$out/build.log" 2>&1; then
   tail -n 40 "$out/build.log"
   exit 1
@@ -59,3 +59,16 @@ if cmp -s "$out/same-nvidia.txt" "$out/same-tutti.txt"; then echo "identical"; e
 log "overhead against NVIDIA's own platform"
 TUTTI_BACKENDS=nvidia BASELINE_LIB=/usr/local/nvidia/lib64/libnvidia-opencl.so.1 \
   LD_PRELOAD=$ocl_icd top_builddir=$PWD sh bench/run-overhead.sh --baseline NVIDIA --heavy 200000 --items 4194304 2>&1
+
+ngpus=$(nvidia-smi -L 2>/dev/null | grep -c "^GPU")
+if [ "$ngpus" -ge 2 ]; then
+  log "cluster: $ngpus GPUs, one rank each"
+  TUTTI_BACKENDS=nvidia /tmp/tt-inst/bin/tutti-run -n "$ngpus" /tmp/tt-inst/bin/tutti-info 2>&1
+  TUTTI_BACKENDS=nvidia /tmp/tt-inst/bin/tutti-run -n "$ngpus" ./apps/vecadd 2>&1
+  log "cluster tests on the GPUs, one rank each"
+  TUTTI_BACKENDS=nvidia TUTTI_ICD=$PWD/tests/vendors/tutti.icd timeout 300 ./tutti-run -n "$ngpus" ./tests/cluster 2>&1
+  log "cluster tests on every device (CPU and GPUs) over $ngpus ranks"
+  TUTTI_ICD=$PWD/tests/vendors/tutti.icd timeout 300 ./tutti-run -n "$ngpus" ./tests/cluster 2>&1
+  log "transfer between the GPUs of two ranks, and tiny kernels"
+  TUTTI_BACKENDS=nvidia TUTTI_ICD=$PWD/tests/vendors/tutti.icd timeout 300 ./tutti-run -n 2 ./bench/cluster 64 15 20000 2>&1
+fi
