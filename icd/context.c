@@ -15,10 +15,7 @@ static void destroy_context(struct tt_object *o)
     struct tt_domain *dm = &c->domains[i];
     if (!dm->local)
       continue;
-    if (dm->internal)
-      tt_nqueue_unref(dm->internal);
-    if (dm->unmaps)
-      tt_nqueue_unref(dm->unmaps);
+    tt_plan_domain_release(dm);
     if (dm->native)
       dm->bp->d->clReleaseContext(dm->native);
   }
@@ -118,6 +115,7 @@ static cl_context make_context(const cl_context_properties *properties, cl_uint 
       dm->local = devices[i]->actual;
       dm->bp = devices[i]->bp;
       dm->first_device = devices[i];
+      dm->host_unified = -1;
     }
   }
   for (cl_uint k = 0; k < c->ndomains; k++) {

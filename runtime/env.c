@@ -85,6 +85,16 @@ static void read_env(void)
             getenv("TUTTI_DEVICE_TYPE"));
     env.device_type = 0;
   }
+  const char *staging = getenv("TUTTI_STAGING");
+  env.staging = -1;
+  if (staging && *staging) {
+    if (!strcasecmp(staging, "on"))
+      env.staging = 1;
+    else if (!strcasecmp(staging, "off"))
+      env.staging = 0;
+    else if (strcasecmp(staging, "auto") != 0)
+      fprintf(stderr, "[tutti] TUTTI_STAGING=%s is not one of auto, on, off: ignored\n", staging);
+  }
   const char *domains = getenv("TUTTI_DOMAINS");
   if (domains && *domains) {
     if (!strcasecmp(domains, "device"))

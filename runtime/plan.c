@@ -12,6 +12,7 @@
 #include "runtime/rangemap.h"
 #include "runtime/transport.h"
 #include "runtime/cluster.h"
+#include "runtime/env.h"
 
 /* Accesses kept per buffer before completed ones are pruned. */
 #define ACCESS_PRUNE_AT 64
@@ -458,6 +459,214 @@ static struct piece *map_piece(struct fetch *f, cl_uint dom, size_t off, size_t 
   return p;
 }
 
+/* Backends that keep buffers in device memory (GPUs) move pieces through pinned host
+ * memory of their own (a buffer allocated with CL_MEM_ALLOC_HOST_PTR and mapped once): their
+ * reads and writes are then DMA at the link's speed, where a map of a device buffer is a slow
+ * pageable copy. A piece that finds no free slot takes the map path. */
+#define STAGING_SLOTS 16
+
+struct tt_staging {
+  cl_mem buffer;
+  unsigned char *host;
+  struct tt_nqueue *q;
+  pthread_mutex_t lock;
+  uint32_t free_slots; /* bit i: slot i is free */
+};
+
+struct staged {
+  struct tt_staging *st;
+  int slot;
+  size_t len;
+  int peer;
+  uint64_t id;
+  cl_event mirror; /* receiving side: set when the bytes are in */
+};
+
+static bool device_memory(cl_context ctx, cl_uint dom)
+{
+  struct tt_domain *dm = &ctx->domains[dom];
+  if (tt_env()->staging >= 0 && dm->host_unified < 0)
+    dm->host_unified = !tt_env()->staging;
+  if (dm->host_unified < 0) {
+    cl_bool unified = CL_TRUE;
+    dm->bp->d->clGetDeviceInfo(dm->first_device->native, CL_DEVICE_HOST_UNIFIED_MEMORY,
+                               sizeof unified, &unified, NULL);
+    dm->host_unified = unified != CL_FALSE;
+  }
+  return !dm->host_unified;
+}
+
+/* A free slot of the domain's pinned staging (made on first use), or -1. */
+static int staging_slot(cl_context ctx, cl_uint dom, struct tt_staging **out)
+{
+  struct tt_domain *dm = &ctx->domains[dom];
+  if (!dm->staging) {
+    struct tt_staging *st = calloc(1, sizeof *st);
+    struct tt_nqueue *q;
+    cl_int err = st ? tt_plan_internal_queue(ctx, dom, &q) : CL_OUT_OF_HOST_MEMORY;
+    if (err == CL_SUCCESS)
+      st->buffer = dm->bp->d->clCreateBuffer(dm->native, CL_MEM_ALLOC_HOST_PTR,
+                                             STAGING_SLOTS * PIECE_BYTES, NULL, &err);
+    if (err == CL_SUCCESS)
+      st->host = dm->bp->d->clEnqueueMapBuffer(q->native, st->buffer, CL_TRUE,
+                                               CL_MAP_READ | CL_MAP_WRITE, 0,
+                                               STAGING_SLOTS * PIECE_BYTES, 0, NULL, NULL, &err);
+    if (err != CL_SUCCESS) {
+      TT_LOG(TT_LOG_MM, "no pinned staging on %s: %s", dm->bp->short_name, tt_error_name(err));
+      if (st && st->buffer)
+        dm->bp->d->clReleaseMemObject(st->buffer);
+      free(st);
+      dm->host_unified = 1; /* do not try again: maps it is */
+      return -1;
+    }
+    tt_nqueue_ref(q);
+    st->q = q;
+    pthread_mutex_init(&st->lock, NULL);
+    st->free_slots = STAGING_SLOTS == 32 ? ~0u : (1u << STAGING_SLOTS) - 1;
+    dm->staging = st;
+  }
+  struct tt_staging *st = dm->staging;
+  pthread_mutex_lock(&st->lock);
+  int slot = st->free_slots ? __builtin_ctz(st->free_slots) : -1;
+  if (slot >= 0)
+    st->free_slots &= ~(1u << slot);
+  pthread_mutex_unlock(&st->lock);
+  *out = st;
+  return slot;
+}
+
+static void staged_free(struct staged *s)
+{
+  pthread_mutex_lock(&s->st->lock);
+  s->st->free_slots |= 1u << s->slot;
+  pthread_mutex_unlock(&s->st->lock);
+  free(s);
+}
+
+static void *slot_ptr(const struct staged *s)
+{
+  return s->st->host + (size_t)s->slot * PIECE_BYTES;
+}
+
+static void staged_sent(void *arg, int ok)
+{
+  if (!ok)
+    TT_WARN("sending %zu bytes to rank %d failed", ((struct staged *)arg)->len,
+            ((struct staged *)arg)->peer);
+  staged_free(arg);
+}
+
+static void CL_CALLBACK staged_read(cl_event ev, cl_int status, void *arg)
+{
+  struct staged *s = arg;
+  if (tt_transport_isend(TT_CH_DATA, slot_ptr(s), s->len, s->peer, s->id, staged_sent, s) != 0)
+    TT_WARN("sending %zu bytes to rank %d failed", s->len, s->peer);
+  tt_transport_promise(-1);
+}
+
+static void staged_received(void *arg, int ok)
+{
+  /* The write may run, finish and free the piece as soon as the mirror is set: the receive
+   * holds a reference of its own. */
+  cl_event mirror = ((struct staged *)arg)->mirror;
+  const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(mirror);
+  d->clSetUserEventStatus(mirror, ok ? CL_COMPLETE : CL_OUT_OF_RESOURCES);
+  d->clReleaseEvent(mirror);
+}
+
+static void CL_CALLBACK staged_written(cl_event ev, cl_int status, void *arg)
+{
+  struct staged *s = arg;
+  TT_NATIVE_DISPATCH(s->mirror)->clReleaseEvent(s->mirror);
+  staged_free(s);
+}
+
+/* One piece through pinned staging: send side (read, then send) or receive side (receive,
+ * then write on the command's queue). Returns 0 when done, -1 when no slot was free (the
+ * caller maps instead), 1 on an error (f->err). */
+static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool send, int peer,
+                        uint64_t id)
+{
+  struct tt_staging *st;
+  int slot = staging_slot(f->ctx, dom, &st);
+  if (slot < 0)
+    return -1;
+  struct tt_domain *dm = &f->ctx->domains[dom];
+  struct staged *s = calloc(1, sizeof *s);
+  if (!s) {
+    pthread_mutex_lock(&st->lock);
+    st->free_slots |= 1u << slot;
+    pthread_mutex_unlock(&st->lock);
+    f->err = CL_OUT_OF_HOST_MEMORY;
+    return 1;
+  }
+  *s = (struct staged){st, slot, n, peer, id, NULL};
+  cl_event ev = NULL;
+  if (send) {
+    struct tt_nqueue *q;
+    struct tt_deps deps;
+    tt_deps_init(&deps);
+    f->err = tt_plan_internal_queue(f->ctx, dom, &q);
+    if (f->err == CL_SUCCESS)
+      f->err = order_after(&deps, f->ctx, dom, q, f->root, off, n, false);
+    if (f->err == CL_SUCCESS)
+      f->err = dm->bp->d->clEnqueueReadBuffer(q->native, f->root->native[dom], CL_FALSE, off, n,
+                                              slot_ptr(s), deps.n, deps.n ? deps.ev : NULL, &ev);
+    tt_deps_release(&deps);
+    if (f->err == CL_SUCCESS) {
+      record_access(f->root, off, n, false, dom, q, ev);
+      tt_transport_promise(1);
+      if (dm->bp->d->clSetEventCallback(ev, CL_COMPLETE, staged_read, s) != CL_SUCCESS) {
+        dm->bp->d->clWaitForEvents(1, &ev);
+        staged_read(ev, CL_COMPLETE, s);
+      }
+    }
+  } else {
+    s->mirror = dm->bp->d->clCreateUserEvent(dm->native, &f->err);
+    if (s->mirror)
+      f->err = dm->bp->d->clEnqueueWriteBuffer(f->nq->native, f->root->native[dom], CL_FALSE, off,
+                                               n, slot_ptr(s), 1, &s->mirror, &ev);
+    if (f->err == CL_SUCCESS) {
+      record_access(f->root, off, n, true, dom, f->nq, ev);
+      dm->bp->d->clRetainEvent(ev);
+      f->err = tt_deps_take(f->deps, ev);
+      if (dm->bp->d->clSetEventCallback(ev, CL_COMPLETE, staged_written, s) != CL_SUCCESS)
+        TT_WARN("a staging slot of %s stays taken", dm->bp->short_name);
+      dm->bp->d->clRetainEvent(s->mirror);
+      if (tt_transport_irecv(TT_CH_DATA, slot_ptr(s), n, peer, id, staged_received, s) != 0)
+        f->err = CL_OUT_OF_RESOURCES;
+    } else if (s->mirror) {
+      dm->bp->d->clReleaseEvent(s->mirror);
+    }
+  }
+  if (ev)
+    dm->bp->d->clReleaseEvent(ev);
+  if (f->err != CL_SUCCESS && !ev) {
+    staged_free(s);
+    return 1;
+  }
+  return f->err != CL_SUCCESS;
+}
+
+void tt_plan_domain_release(struct tt_domain *dm)
+{
+  if (dm->staging) {
+    struct tt_staging *st = dm->staging;
+    dm->bp->d->clEnqueueUnmapMemObject(st->q->native, st->buffer, st->host, 0, NULL, NULL);
+    dm->bp->d->clFinish(st->q->native);
+    dm->bp->d->clReleaseMemObject(st->buffer);
+    tt_nqueue_unref(st->q);
+    pthread_mutex_destroy(&st->lock);
+    free(st);
+    dm->staging = NULL;
+  }
+  if (dm->internal)
+    tt_nqueue_unref(dm->internal);
+  if (dm->unmaps)
+    tt_nqueue_unref(dm->unmaps);
+  dm->internal = dm->unmaps = NULL;
+}
+
 /* The holder is here, the destination on another rank: map each piece for reading and send
  * it once mapped. */
 static int send_run(struct fetch *f, cl_uint src, size_t off, size_t len, int peer, uint64_t id)
@@ -465,6 +674,11 @@ static int send_run(struct fetch *f, cl_uint src, size_t off, size_t len, int pe
   struct tt_domain *sd = &f->ctx->domains[src];
   for (size_t at = 0; at < len && f->err == CL_SUCCESS; at += PIECE_BYTES, id++) {
     size_t n = len - at < PIECE_BYTES ? len - at : PIECE_BYTES;
+    if (device_memory(f->ctx, src)) {
+      int r = staged_piece(f, src, off + at, n, true, peer, id);
+      if (r >= 0)
+        continue;
+    }
     cl_event ev = NULL;
     struct piece *p = map_piece(f, src, off + at, n, false, peer, id, &ev);
     if (!p)
@@ -494,6 +708,11 @@ static int recv_run(struct fetch *f, size_t off, size_t len, int peer, uint64_t 
   struct tt_domain *dd = &f->ctx->domains[f->dom];
   for (size_t at = 0; at < len && f->err == CL_SUCCESS; at += PIECE_BYTES, id++) {
     size_t n = len - at < PIECE_BYTES ? len - at : PIECE_BYTES;
+    if (device_memory(f->ctx, f->dom)) {
+      int r = staged_piece(f, f->dom, off + at, n, false, peer, id);
+      if (r >= 0)
+        continue;
+    }
     cl_event ev = NULL;
     struct piece *p = map_piece(f, f->dom, off + at, n, true, peer, id, &ev);
     if (!p)

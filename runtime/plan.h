@@ -60,6 +60,9 @@ cl_int tt_plan_internal_queue(cl_context ctx, cl_uint dom, struct tt_nqueue **ou
  * domain) completes: a user event of dom set by a callback on src. Returns it retained. */
 cl_int tt_plan_bridge(cl_context ctx, cl_uint dom, cl_event src, cl_event *out);
 
+/* Releases what a context's domain holds for transfers (before its native context goes). */
+void tt_plan_domain_release(struct tt_domain *dm);
+
 /* Releases the consistency state of a root buffer. */
 void tt_plan_forget(cl_mem root);
 

@@ -65,6 +65,8 @@ struct tt_domain {
   struct tt_nqueue *internal; /* lazily made in-order queue for transfers */
   struct tt_nqueue *unmaps;   /* lazily made queue for the unmaps of transfer pieces: they
                                * wait for nothing, so nothing waits behind them */
+  struct tt_staging *staging; /* pinned host memory for transfers (device-memory backends) */
+  int host_unified;           /* -1 unknown, else CL_DEVICE_HOST_UNIFIED_MEMORY */
   cl_device_id first_device;  /* Tutti device used for the internal queue */
 };
 

@@ -2,10 +2,12 @@
 # Builds Tutti on a GPU machine from a tree whose configure was generated elsewhere (the GPU
 # machines have no libtool), then shows the GPUs through Tutti and runs the demo, the API
 # tests and the overhead benchmark on them. See doc/gpu.md.
-#   tools/gpu-check.sh [OUTDIR]    logs go to OUTDIR (default: ./gpu-check-logs)
+#   tools/gpu-check.sh [OUTDIR] [cluster]    logs go to OUTDIR (default: ./gpu-check-logs);
+#                                            "cluster": only the parts of several GPUs
 set -u
 cd "$(dirname "$0")/.."
 out=${1:-$PWD/gpu-check-logs}
+only=${2:-all}
 mkdir -p "$out"
 log() { echo "== $*"; }
 
@@ -36,6 +38,7 @@ echo "built and installed into /tmp/tt-inst"
 # ocl-icd (reads OCL_ICD_VENDORS). Tutti must work under both.
 ocl_icd=/lib/x86_64-linux-gnu/libOpenCL.so.1
 
+if [ "$only" != cluster ]; then
 log "tutti-info (default loader)"
 /tmp/tt-inst/bin/tutti-info 2>&1
 log "tutti-info (ocl-icd)"
@@ -59,6 +62,7 @@ if cmp -s "$out/same-nvidia.txt" "$out/same-tutti.txt"; then echo "identical"; e
 log "overhead against NVIDIA's own platform"
 TUTTI_BACKENDS=nvidia BASELINE_LIB=/usr/local/nvidia/lib64/libnvidia-opencl.so.1 \
   LD_PRELOAD=$ocl_icd top_builddir=$PWD sh bench/run-overhead.sh --baseline NVIDIA --heavy 200000 --items 4194304 2>&1
+fi
 
 ngpus=$(nvidia-smi -L 2>/dev/null | grep -c "^GPU")
 if [ "$ngpus" -ge 2 ]; then
@@ -69,6 +73,7 @@ if [ "$ngpus" -ge 2 ]; then
   TUTTI_BACKENDS=nvidia TUTTI_ICD=$PWD/tests/vendors/tutti.icd timeout 300 ./tutti-run -n "$ngpus" ./tests/cluster 2>&1
   log "cluster tests on every device (CPU and GPUs) over $ngpus ranks"
   TUTTI_ICD=$PWD/tests/vendors/tutti.icd timeout 300 ./tutti-run -n "$ngpus" ./tests/cluster 2>&1
-  log "transfer between the GPUs of two ranks, and tiny kernels"
+  log "transfer between the GPUs of two ranks (pinned staging, then maps), and tiny kernels"
   TUTTI_BACKENDS=nvidia TUTTI_ICD=$PWD/tests/vendors/tutti.icd timeout 300 ./tutti-run -n 2 ./bench/cluster 64 15 20000 2>&1
+  TUTTI_STAGING=off TUTTI_BACKENDS=nvidia TUTTI_ICD=$PWD/tests/vendors/tutti.icd timeout 300 ./tutti-run -n 2 ./bench/cluster 64 15 1000 2>&1 | grep transfer
 fi
