@@ -502,8 +502,10 @@ static int staging_slot(cl_context ctx, cl_uint dom, struct tt_staging **out)
   struct tt_domain *dm = &ctx->domains[dom];
   if (!dm->staging) {
     struct tt_staging *st = calloc(1, sizeof *st);
-    struct tt_nqueue *q;
-    cl_int err = st ? tt_plan_internal_queue(ctx, dom, &q) : CL_OUT_OF_HOST_MEMORY;
+    /* The blocking map goes to the unmaps' queue, behind which nothing ever waits (the
+     * internal queue may hold commands waiting for other ranks). */
+    cl_int err = st ? make_queue(dm, &dm->unmaps) : CL_OUT_OF_HOST_MEMORY;
+    struct tt_nqueue *q = dm->unmaps;
     if (err == CL_SUCCESS)
       st->buffer = dm->bp->d->clCreateBuffer(dm->native, CL_MEM_ALLOC_HOST_PTR,
                                              STAGING_SLOTS * PIECE_BYTES, NULL, &err);

@@ -70,10 +70,11 @@ if [ "$ngpus" -ge 2 ]; then
   TUTTI_BACKENDS=nvidia /tmp/tt-inst/bin/tutti-run -n "$ngpus" /tmp/tt-inst/bin/tutti-info 2>&1
   TUTTI_BACKENDS=nvidia /tmp/tt-inst/bin/tutti-run -n "$ngpus" ./apps/vecadd 2>&1
   log "cluster tests on the GPUs, one rank each"
-  TUTTI_BACKENDS=nvidia TUTTI_ICD=$PWD/tests/vendors/tutti.icd timeout 300 ./tutti-run -n "$ngpus" ./tests/cluster 2>&1
+  TUTTI_BACKENDS=nvidia TUTTI_ICD=$PWD/tests/vendors/tutti.icd timeout 120 ./tutti-run -n "$ngpus" ./tests/cluster 2>&1
+  TUTTI_STAGING=off TUTTI_BACKENDS=nvidia TUTTI_ICD=$PWD/tests/vendors/tutti.icd timeout 120 ./tutti-run -n "$ngpus" ./tests/cluster 2>&1
   log "cluster tests on every device (CPU and GPUs) over $ngpus ranks"
-  TUTTI_ICD=$PWD/tests/vendors/tutti.icd timeout 300 ./tutti-run -n "$ngpus" ./tests/cluster 2>&1
+  TUTTI_ICD=$PWD/tests/vendors/tutti.icd timeout 200 ./tutti-run -n "$ngpus" ./tests/cluster 2>&1
   log "transfer between the GPUs of two ranks (pinned staging, then maps), and tiny kernels"
-  TUTTI_BACKENDS=nvidia TUTTI_ICD=$PWD/tests/vendors/tutti.icd timeout 300 ./tutti-run -n 2 ./bench/cluster 64 15 20000 2>&1
-  TUTTI_STAGING=off TUTTI_BACKENDS=nvidia TUTTI_ICD=$PWD/tests/vendors/tutti.icd timeout 300 ./tutti-run -n 2 ./bench/cluster 64 15 1000 2>&1 | grep transfer
+  TUTTI_BACKENDS=nvidia TUTTI_ICD=$PWD/tests/vendors/tutti.icd timeout 120 ./tutti-run -n 2 ./bench/cluster 64 15 20000 2>&1
+  TUTTI_STAGING=off TUTTI_BACKENDS=nvidia TUTTI_ICD=$PWD/tests/vendors/tutti.icd timeout 120 ./tutti-run -n 2 ./bench/cluster 64 15 1000 2>&1 | grep transfer
 fi
