@@ -74,12 +74,15 @@ static void at_exit(void)
   MPI_Finalized(&fin);
   if (fin)
     return;
+  TT_LOG(TT_LOG_MPI, "leaving: goodbye to the other ranks");
   tt_transport_goodbye();
   tt_transport_stop();
+  TT_LOG(TT_LOG_MPI, "leaving: transport stopped");
   if (world != MPI_COMM_NULL)
     MPI_Comm_free(&world);
   if (mpi_owned)
     PMPI_Finalize();
+  TT_LOG(TT_LOG_MPI, "leaving: MPI finalized");
 }
 
 static bool start_mpi(void)

@@ -479,7 +479,8 @@ struct staged {
   size_t len;
   int peer;
   uint64_t id;
-  cl_event mirror; /* receiving side: set when the bytes are in */
+  cl_event mirror;      /* receiving side: set when the bytes are in */
+  struct tt_nqueue *wq; /* receiving side: the queue of the write (referenced) */
 };
 
 static bool device_memory(cl_context ctx, cl_uint dom)
@@ -571,9 +572,13 @@ static void staged_received(void *arg, int ok)
   /* The write may run, finish and free the piece as soon as the mirror is set: the receive
    * holds a reference of its own. */
   cl_event mirror = ((struct staged *)arg)->mirror;
+  struct tt_nqueue *wq = ((struct staged *)arg)->wq;
   const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(mirror);
   d->clSetUserEventStatus(mirror, ok ? CL_COMPLETE : CL_OUT_OF_RESOURCES);
   d->clReleaseEvent(mirror);
+  /* Some backends (NVIDIA) start a command whose user event was set only at a flush. */
+  wq->d->clFlush(wq->native);
+  tt_nqueue_unref(wq);
 }
 
 static void CL_CALLBACK staged_written(cl_event ev, cl_int status, void *arg)
@@ -602,7 +607,7 @@ static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool
     f->err = CL_OUT_OF_HOST_MEMORY;
     return 1;
   }
-  *s = (struct staged){st, slot, n, peer, id, NULL};
+  *s = (struct staged){st, slot, n, peer, id, NULL, NULL};
   cl_event ev = NULL;
   if (send) {
     struct tt_nqueue *q;
@@ -635,6 +640,8 @@ static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool
       if (dm->bp->d->clSetEventCallback(ev, CL_COMPLETE, staged_written, s) != CL_SUCCESS)
         TT_WARN("a staging slot of %s stays taken", dm->bp->short_name);
       dm->bp->d->clRetainEvent(s->mirror);
+      tt_nqueue_ref(f->nq);
+      s->wq = f->nq;
       if (tt_transport_irecv(TT_CH_DATA, slot_ptr(s), n, peer, id, staged_received, s) != 0)
         f->err = CL_OUT_OF_RESOURCES;
     } else if (s->mirror) {
