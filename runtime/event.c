@@ -309,7 +309,9 @@ void tt_event_share_with_all(cl_event e)
 
 static void CL_CALLBACK native_callback(cl_event native, cl_int status, void *data)
 {
+  tt_reaper_enter();
   run_callback(data, status);
+  tt_reaper_leave();
 }
 
 cl_int tt_event_add_callback(cl_event e, cl_int type,

@@ -113,6 +113,83 @@ void tt_object_retain(struct tt_object *o)
     atomic_fetch_add(&o->refcount, 1);
 }
 
+/* The reaper: one thread that runs deferred destructions in order. */
+struct reap {
+  void (*fn)(void *);
+  void *arg;
+  struct reap *next;
+};
+
+static _Thread_local int deferring;
+static pthread_mutex_t reap_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t reap_cond = PTHREAD_COND_INITIALIZER;
+static struct reap *reap_head, *reap_tail;
+static bool reaper_started;
+
+static void *reaper_main(void *unused)
+{
+  pthread_mutex_lock(&reap_lock);
+  for (;;) {
+    while (!reap_head)
+      pthread_cond_wait(&reap_cond, &reap_lock);
+    struct reap *r = reap_head;
+    reap_head = r->next;
+    if (!reap_head)
+      reap_tail = NULL;
+    pthread_mutex_unlock(&reap_lock);
+    r->fn(r->arg);
+    free(r);
+    pthread_mutex_lock(&reap_lock);
+  }
+  return NULL;
+}
+
+void tt_reaper_enter(void)
+{
+  deferring++;
+}
+
+void tt_reaper_leave(void)
+{
+  deferring--;
+}
+
+void tt_reaper_run(void (*fn)(void *), void *arg)
+{
+  if (!deferring) {
+    fn(arg);
+    return;
+  }
+  struct reap *r = malloc(sizeof *r);
+  if (!r) {
+    fn(arg); /* better a risk of waiting than a leak of a whole context */
+    return;
+  }
+  *r = (struct reap){fn, arg, NULL};
+  pthread_mutex_lock(&reap_lock);
+  if (!reaper_started) {
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    reaper_started = pthread_create(&t, &attr, reaper_main, NULL) == 0;
+    pthread_attr_destroy(&attr);
+  }
+  if (reap_tail)
+    reap_tail->next = r;
+  else
+    reap_head = r;
+  reap_tail = r;
+  pthread_cond_signal(&reap_cond);
+  pthread_mutex_unlock(&reap_lock);
+}
+
+static void destroy_later(void *arg)
+{
+  struct tt_object *o = arg;
+  o->destroy(o);
+}
+
 bool tt_object_release(struct tt_object *o)
 {
   if (!o->destroy)
@@ -128,7 +205,7 @@ bool tt_object_release(struct tt_object *o)
   pthread_rwlock_unlock(&registry_lock);
   pthread_mutex_destroy(&o->lock);
   o->tag = 0;
-  o->destroy(o);
+  tt_reaper_run(destroy_later, o);
   return true;
 }
 

@@ -54,6 +54,14 @@ bool tt_object_release(struct tt_object *o);
 size_t tt_object_live_count(void);
 void tt_object_list_live(void);
 
+/* Threads that must never block in a backend (the transport's progress thread, backend
+ * callbacks) hand last releases to the reaper thread instead: destroying a queue or a
+ * context finishes native work, which may wait for those very threads. */
+void tt_reaper_enter(void);
+void tt_reaper_leave(void);
+/* Runs fn(arg) now on an ordinary thread, or on the reaper thread inside enter/leave. */
+void tt_reaper_run(void (*fn)(void *), void *arg);
+
 #define TT_RETAIN(x) tt_object_retain(&(x)->obj)
 #define TT_RELEASE(x) tt_object_release(&(x)->obj)
 

@@ -41,14 +41,20 @@ void tt_nqueue_ref(struct tt_nqueue *q)
   atomic_fetch_add_explicit(&q->refs, 1, memory_order_relaxed);
 }
 
-void tt_nqueue_unref(struct tt_nqueue *q)
+static void nqueue_destroy(void *arg)
 {
-  if (atomic_fetch_sub(&q->refs, 1) != 1)
-    return;
+  struct tt_nqueue *q = arg;
   /* Releasing a queue flushes it; its commands keep what they use. */
   q->d->clFlush(q->native);
   q->d->clReleaseCommandQueue(q->native);
   free(q);
+}
+
+void tt_nqueue_unref(struct tt_nqueue *q)
+{
+  if (atomic_fetch_sub(&q->refs, 1) != 1)
+    return;
+  tt_reaper_run(nqueue_destroy, q);
 }
 
 static void drop_access(struct tt_access *a)
@@ -362,7 +368,9 @@ static void CL_CALLBACK piece_unmapped(cl_event ev, cl_int status, void *arg)
 {
   struct piece *p = arg;
   p->q->d->clSetUserEventStatus(p->done, status < 0 ? status : CL_COMPLETE);
+  tt_reaper_enter();
   piece_free(p);
+  tt_reaper_leave();
 }
 
 /* The bytes went out or came in: unmap the piece; its user event completes with the unmap. */

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "runtime/log.h"
+#include "runtime/object.h"
 
 #define PIECE ((size_t)1 << 30)
 
@@ -99,6 +100,8 @@ static void finish_op(struct op *o)
 
 static void *progress_main(void *unused)
 {
+  /* Never destroy a queue or context here: that may wait for this very thread. */
+  tt_reaper_enter();
   int cap = 0;
   int *idx = NULL;
   MPI_Status *st = NULL;
