@@ -1,14 +1,18 @@
 /* The vector addition of the SnuCL-D paper, Figure 3: C = A + B split over every GPU of the
  * platform, one buffer triple and one kernel per device. Plain OpenCL 1.2, self-checking.
  *
- * Usage: vecadd [N]   (N: vector length, a power of two; default 2^22)
+ * Usage: vecadd [--attach] [N]   (N: vector length, a power of two; default 2^22)
+ * --attach: the paper's Figure 5, each buffer attached to the one device that uses it
+ * (clAttachBufferToDevice, CL/tutti.h).
  * It asks for GPUs, as the paper's program does: on CPU-only machines run it with
  * TUTTI_DEVICE_TYPE=gpu, which makes Tutti present its CPU devices as GPUs. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
+#include <CL/tutti.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define MAX_NDEVS 64
 
@@ -34,6 +38,11 @@ static const char *kernel_source =
 
 int main(int argc, char **argv)
 {
+  int attach = argc > 1 && !strcmp(argv[1], "--attach");
+  if (attach) {
+    argc--;
+    argv++;
+  }
   unsigned long N = argc > 1 ? strtoul(argv[1], NULL, 0) : 1ul << 22;
   if (N == 0 || (N & (N - 1)) != 0) {
     fprintf(stderr, "vecadd: N must be a power of two\n");
@@ -95,6 +104,11 @@ int main(int argc, char **argv)
     CHECK(err);
     d_C[i] = clCreateBuffer(ctxt, CL_MEM_WRITE_ONLY, size, NULL, &err);
     CHECK(err);
+    if (attach) {
+      CHECK(clAttachBufferToDeviceTUTTI(d_A[i], devs[i]));
+      CHECK(clAttachBufferToDeviceTUTTI(d_B[i], devs[i]));
+      CHECK(clAttachBufferToDeviceTUTTI(d_C[i], devs[i]));
+    }
   }
   for (cl_uint i = 0; i < ndevs; i++) {
     CHECK(clEnqueueWriteBuffer(cmdqs[i], d_A[i], CL_FALSE, 0, size, h_A + i * n, 0, NULL, NULL));
@@ -119,8 +133,9 @@ int main(int argc, char **argv)
       bad++;
   char pname[64] = "";
   clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof pname, pname, NULL);
-  printf("vecadd: C = A + B, N = %lu, on %u device%s of platform %s: %s", N, ndevs,
-         ndevs == 1 ? "" : "s", pname, bad ? "FAILED" : "PASSED");
+  printf("vecadd: C = A + B, N = %lu, on %u device%s of platform %s%s: %s", N, ndevs,
+         ndevs == 1 ? "" : "s", pname, attach ? ", buffers attached" : "",
+         bad ? "FAILED" : "PASSED");
   if (bad)
     printf(" (%lu wrong elements)", bad);
   printf("\n");

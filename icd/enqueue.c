@@ -10,6 +10,7 @@
 
 #include "runtime/event.h"
 #include "runtime/plan.h"
+#include "runtime/stats.h"
 #include "runtime/transport.h"
 
 struct use {
@@ -78,6 +79,9 @@ static void cmd_init(struct cmd *c, cl_command_queue q)
   c->rank = q->device->rank;
   c->d = c->actual ? q->device->bp->d : NULL;
   c->nq = q->nq;
+  atomic_fetch_add_explicit(&tt_stats.commands, 1, memory_order_relaxed);
+  if (!c->actual)
+    atomic_fetch_add_explicit(&tt_stats.virtual_cmds, 1, memory_order_relaxed);
   tt_deps_init(&c->deps);
   c->uses = c->inline_uses;
   c->capuses = sizeof c->inline_uses / sizeof c->inline_uses[0];
@@ -86,6 +90,10 @@ static void cmd_init(struct cmd *c, cl_command_queue q)
 /* Takes the plan lock and adds the user's wait list. */
 static cl_int cmd_begin(struct cmd *c, cl_uint nwait, const cl_event *wait)
 {
+  if (c->spread)
+    atomic_fetch_add_explicit(&tt_stats.host_reads, 1, memory_order_relaxed);
+  else if (!c->actual)
+    atomic_fetch_add_explicit(&tt_stats.virtual_kept, 1, memory_order_relaxed);
   tt_plan_lock();
   c->locked = true;
   return tt_plan_wait_list(&c->deps, c->ctx, c->dom, nwait, wait);
@@ -155,7 +163,7 @@ static void CL_CALLBACK spread_start(cl_event native, cl_int status, void *arg)
   s->status = status < 0 ? status : CL_COMPLETE;
   int me = tt_cluster_rank(), n = tt_cluster_size();
   for (int r = 0; r < n; r++)
-    if (r != me && tt_transport_isend(TT_CH_DATA, s->ptr, s->len, r, s->id, spread_sent, s) != 0)
+    if (r != me && tt_transport_isend(TT_CH_HOST, s->ptr, s->len, r, s->id, spread_sent, s) != 0)
       TT_WARN("sending %zu bytes of host memory to rank %d failed", s->len, r);
   tt_transport_promise(-1);
 }
@@ -195,7 +203,7 @@ static cl_event spread_event(struct cmd *c, cl_event native, cl_command_type typ
     c->d->clReleaseEvent(native);
   } else {
     TT_RETAIN(e);
-    if (tt_transport_irecv(TT_CH_DATA, c->host_ptr, c->host_len, c->rank, c->spread_id,
+    if (tt_transport_irecv(TT_CH_HOST, c->host_ptr, c->host_len, c->rank, c->spread_id,
                            spread_received, e) != 0)
       TT_WARN("receiving %zu bytes of host memory from rank %d failed", c->host_len, c->rank);
   }
@@ -213,9 +221,12 @@ static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_typ
                       cl_event *event, bool blocking)
 {
   if (err == CL_SUCCESS)
-    for (cl_uint i = 0; i < c->nuses; i++)
+    for (cl_uint i = 0; i < c->nuses; i++) {
       tt_plan_record(c->uses[i].mem, c->uses[i].off, c->uses[i].len, c->uses[i].writes, c->dom,
                      c->nq, native);
+      if (c->uses[i].writes)
+        tt_plan_write_back(c->uses[i].mem, c->uses[i].off, c->uses[i].len, c->dom);
+    }
   if (c->locked)
     tt_plan_unlock();
   tt_deps_release(&c->deps);
@@ -247,7 +258,9 @@ static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_typ
   if (!native)
     return err;
   if (blocking) {
+    uint64_t t0 = tt_stats_now_ns();
     c->d->clWaitForEvents(1, &native);
+    atomic_fetch_add_explicit(&tt_stats.wait_ns, tt_stats_now_ns() - t0, memory_order_relaxed);
     cl_int st = CL_COMPLETE;
     c->d->clGetEventInfo(native, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
     /* CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if the operation is blocking and the
@@ -263,6 +276,26 @@ static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_typ
     c->d->clReleaseEvent(native);
   }
   return err;
+}
+
+/* The queueing optimization (SnuCL-D 3.7): a virtual command with no wait list whose
+ * buffers are all attached to devices of other ranks changes nothing here, so it is
+ * discarded in its clEnqueue call (reads to host memory never are: their bytes come here).
+ * Its event, if asked for, still exists and completes when its owner says so. */
+static bool cmd_discard(struct cmd *c, cl_uint nwait, const cl_mem *mems, cl_uint n,
+                        cl_command_type type, cl_event *event, cl_int *err)
+{
+  if (c->actual || nwait || c->spread)
+    return false;
+  for (cl_uint i = 0; i < n; i++) {
+    cl_mem r = mems[i] ? mems[i]->root : NULL;
+    if (r && (r->attached == TT_NOT_ATTACHED || c->ctx->domains[r->attached].local))
+      return false;
+  }
+  *err = CL_SUCCESS;
+  if (event && !(*event = tt_event_new_managed(c->ctx, c->q, type, c->rank)))
+    *err = CL_OUT_OF_HOST_MEMORY;
+  return true;
 }
 
 static cl_int host_may_read(cl_mem m)
@@ -330,6 +363,9 @@ cl_int CL_API_CALL tt_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_me
   TRY(host_may_write(buffer));
   struct cmd c;
   cmd_init(&c, command_queue);
+  cl_int discarded;
+  if (cmd_discard(&c, num_events_in_wait_list, &buffer, 1, CL_COMMAND_WRITE_BUFFER, event, &discarded))
+    return discarded;
   TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
   TRY_CMD(&c, cmd_use(&c, buffer, offset, size, false, true));
   cl_event ev = NULL;
@@ -357,6 +393,9 @@ cl_int CL_API_CALL tt_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem
                CL_MEM_COPY_OVERLAP);
   struct cmd c;
   cmd_init(&c, command_queue);
+  cl_int discarded;
+  if (cmd_discard(&c, num_events_in_wait_list, (cl_mem[]){src_buffer, dst_buffer}, 2, CL_COMMAND_COPY_BUFFER, event, &discarded))
+    return discarded;
   TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
   TRY_CMD(&c, cmd_use(&c, src_buffer, src_offset, size, true, false));
   TRY_CMD(&c, cmd_use(&c, dst_buffer, dst_offset, size, false, true));
@@ -465,6 +504,9 @@ cl_int CL_API_CALL tt_clEnqueueWriteBufferRect(cl_command_queue command_queue, c
   TRY(host_may_write(buffer));
   struct cmd c;
   cmd_init(&c, command_queue);
+  cl_int discarded;
+  if (cmd_discard(&c, num_events_in_wait_list, &buffer, 1, CL_COMMAND_WRITE_BUFFER_RECT, event, &discarded))
+    return discarded;
   TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
   /* The rectangle may leave gaps inside its span: those bytes must arrive too. */
   TRY_CMD(&c, cmd_use(&c, buffer, off, len, true, true));
@@ -517,6 +559,9 @@ cl_int CL_API_CALL tt_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl
   }
   struct cmd c;
   cmd_init(&c, command_queue);
+  cl_int discarded;
+  if (cmd_discard(&c, num_events_in_wait_list, (cl_mem[]){src_buffer, dst_buffer}, 2, CL_COMMAND_COPY_BUFFER_RECT, event, &discarded))
+    return discarded;
   TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
   TRY_CMD(&c, cmd_use(&c, src_buffer, soff, slen, true, false));
   TRY_CMD(&c, cmd_use(&c, dst_buffer, doff, dlen, true, true));
@@ -545,6 +590,9 @@ cl_int CL_API_CALL tt_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem
   TT_RETURN_IF(offset % pattern_size != 0 || size % pattern_size != 0, CL_INVALID_VALUE);
   struct cmd c;
   cmd_init(&c, command_queue);
+  cl_int discarded;
+  if (cmd_discard(&c, num_events_in_wait_list, &buffer, 1, CL_COMMAND_FILL_BUFFER, event, &discarded))
+    return discarded;
   TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
   TRY_CMD(&c, cmd_use(&c, buffer, offset, size, false, true));
   cl_event ev = NULL;
@@ -722,6 +770,9 @@ cl_int CL_API_CALL tt_clEnqueueMigrateMemObjects(cl_command_queue command_queue,
   TT_RETURN_IF(!nm, CL_OUT_OF_HOST_MEMORY);
   struct cmd c;
   cmd_init(&c, command_queue);
+  cl_int discarded;
+  if (cmd_discard(&c, num_events_in_wait_list, mem_objects, num_mem_objects, CL_COMMAND_MIGRATE_MEM_OBJECTS, event, &discarded))
+    return discarded;
   cl_int err = cmd_begin(&c, num_events_in_wait_list, event_wait_list);
   bool undefined = flags & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED;
   /* To the host: host data is always at hand, so only the order matters. To the device: the
@@ -787,6 +838,24 @@ cl_int CL_API_CALL tt_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_
   }
   struct cmd c;
   cmd_init(&c, command_queue);
+  if (!c.actual && num_events_in_wait_list == 0) {
+    cl_mem stack[16] = {NULL};
+    cl_mem *mems = kernel->nargs <= 16 ? stack : malloc(kernel->nargs * sizeof *mems);
+    if (mems) {
+      cl_uint n = 0;
+      for (cl_uint i = 0; i < kernel->nargs; i++)
+        if (kernel->args[i].kind == TT_ARG_MEM && kernel->args[i].mem)
+          mems[n++] = kernel->args[i].mem;
+      cl_int discarded;
+      bool gone = cmd_discard(&c, 0, mems, n, CL_COMMAND_NDRANGE_KERNEL, event, &discarded);
+      if (mems != stack)
+        free(mems);
+      if (gone) {
+        pthread_mutex_unlock(&kernel->obj.lock);
+        return discarded;
+      }
+    }
+  }
   cl_int err = cmd_begin(&c, num_events_in_wait_list, event_wait_list);
   for (cl_uint i = 0; i < kernel->nargs && err == CL_SUCCESS; i++) {
     struct tt_kernel_arg *a = &kernel->args[i];
@@ -837,6 +906,9 @@ static cl_int marker(cl_command_queue q, cl_uint n, const cl_event *list, cl_eve
 {
   struct cmd c;
   cmd_init(&c, q);
+  cl_int discarded;
+  if (cmd_discard(&c, n, NULL, 0, type, event, &discarded))
+    return discarded;
   cl_int err = cmd_begin(&c, n, list);
   cl_event ev = NULL;
   if (err == CL_SUCCESS && c.actual)

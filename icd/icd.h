@@ -101,6 +101,10 @@ extern __typeof__(clEnqueueMarkerWithWaitList) tt_clEnqueueMarkerWithWaitList;
 extern __typeof__(clEnqueueBarrierWithWaitList) tt_clEnqueueBarrierWithWaitList;
 extern __typeof__(clGetExtensionFunctionAddressForPlatform) tt_clGetExtensionFunctionAddressForPlatform;
 
+/* Extension functions (icd/extensions.c). */
+cl_int CL_API_CALL tt_clAttachBufferToDeviceTUTTI(cl_mem buffer, cl_device_id device);
+void CL_API_CALL tt_clAttachBufferToDevice(cl_mem buffer, cl_device_id device);
+
 /* Slots Tutti does not implement (images, samplers, GL/D3D sharing, OpenCL 2.x). */
 cl_int tt_unsupported(const char *name);
 void *tt_unsupported_untyped(void);

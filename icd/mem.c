@@ -76,6 +76,7 @@ static cl_mem alloc_mem(cl_context context, cl_mem_flags flags, size_t size)
   m->flags = flags;
   m->size = size;
   m->root = m;
+  m->attached = TT_NOT_ATTACHED;
   return m;
 }
 
@@ -107,6 +108,7 @@ cl_mem CL_API_CALL tt_clCreateBuffer(cl_context context, cl_mem_flags flags, siz
   TT_GOTO_IF(!m, CL_OUT_OF_HOST_MEMORY);
   if (flags & CL_MEM_USE_HOST_PTR)
     m->host_ptr = host_ptr;
+  m->written = host_ptr != NULL;
   /* Every domain starts with the same bytes (the host's, or undefined ones). */
   m->latest = tt_rangemap_new(size, context->ndomains >= 64 ? ~(tt_holders)0
                                                             : ((tt_holders)1 << context->ndomains) - 1);

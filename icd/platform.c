@@ -37,7 +37,7 @@ cl_int CL_API_CALL tt_clGetPlatformIDs(cl_uint num_entries, cl_platform_id *plat
 /* The platform's extensions: cl_khr_icd and what every device offers. */
 static const char *platform_extensions(void)
 {
-  return "cl_khr_icd";
+  return "cl_khr_icd cl_tutti_attach_buffer";
 }
 
 cl_int CL_API_CALL tt_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name,
@@ -94,6 +94,11 @@ static void *extension_function(const char *name)
     return (void *)clIcdGetPlatformIDsKHR;
   if (!strcmp(name, "clGetPlatformInfo"))
     return (void *)tt_clGetPlatformInfo;
+  /* cl_tutti_attach_buffer */
+  if (!strcmp(name, "clAttachBufferToDeviceTUTTI"))
+    return (void *)tt_clAttachBufferToDeviceTUTTI;
+  if (!strcmp(name, "clAttachBufferToDevice"))
+    return (void *)tt_clAttachBufferToDevice;
   return NULL;
 }
 

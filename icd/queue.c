@@ -8,6 +8,7 @@
 
 #include "runtime/event.h"
 #include "runtime/plan.h"
+#include "runtime/stats.h"
 
 static void destroy_queue(struct tt_object *o)
 {
@@ -146,7 +147,9 @@ cl_int CL_API_CALL tt_clFinish(cl_command_queue command_queue)
     TT_RELEASE(m);
     return CL_SUCCESS;
   }
+  uint64_t t0 = tt_stats_now_ns();
   cl_int err = command_queue->device->bp->d->clFinish(command_queue->native);
+  atomic_fetch_add_explicit(&tt_stats.wait_ns, tt_stats_now_ns() - t0, memory_order_relaxed);
   /* Some backends (NVIDIA) report a failed command here; the specification lists only queue
    * and resource errors, and failed commands show in their events. */
   if (err != CL_SUCCESS && err != CL_OUT_OF_RESOURCES && err != CL_OUT_OF_HOST_MEMORY) {

@@ -13,6 +13,7 @@
 #include "runtime/backend.h"
 #include "runtime/env.h"
 #include "runtime/log.h"
+#include "runtime/stats.h"
 #include "runtime/transport.h"
 
 struct _cl_platform_id tt_platform;
@@ -312,6 +313,7 @@ static void init(void)
   /* One device of the platform carries CL_DEVICE_TYPE_DEFAULT: the first. */
   if (ntable)
     table[0].type |= CL_DEVICE_TYPE_DEFAULT;
+  tt_stats_start();
   if (distributed)
     TT_LOG(TT_LOG_MPI, "rank %d of %d (local %d of %d): %u device(s) in the job", my_rank,
            nranks, local_rank, local_size, ntable);
@@ -400,6 +402,24 @@ cl_int tt_cluster_agree(cl_int v)
   int x = v;
   tt_transport_allreduce_min_int(&x);
   return x;
+}
+
+static uint64_t *pair_out, *pair_in; /* by peer: transfers sent to it, received from it */
+
+uint64_t tt_cluster_pair_ids(int src, int dst, uint64_t n)
+{
+  if (!pair_out) {
+    pair_out = calloc((size_t)nranks, sizeof *pair_out);
+    pair_in = calloc((size_t)nranks, sizeof *pair_in);
+    if (!pair_out || !pair_in) {
+      TT_WARN("out of memory for transfer ids");
+      abort();
+    }
+  }
+  uint64_t *c = src == my_rank ? &pair_out[dst] : &pair_in[src];
+  uint64_t first = *c;
+  *c += n;
+  return first;
 }
 
 uint64_t tt_cluster_next_id(void)

@@ -43,7 +43,12 @@ int tt_cluster_share_first(bool have, cl_int *err, void *buf, size_t *len, size_
  * the same, most negative, code). */
 cl_int tt_cluster_agree(cl_int v);
 
-/* Ids that every rank draws alike, in program order: transfers and events. */
+/* The first of n message ids for transfers from rank src to rank dst (one of them is this
+ * rank): both ends count their transfers alike, in program order; other ranks never need
+ * to, so they may skip planning what does not involve them (queueing optimization). */
+uint64_t tt_cluster_pair_ids(int src, int dst, uint64_t n);
+
+/* Ids that every rank draws alike, in program order: events and reads to host memory. */
 uint64_t tt_cluster_next_id(void);
 
 extern struct _cl_platform_id tt_platform;

@@ -85,6 +85,8 @@ static void read_env(void)
             getenv("TUTTI_DEVICE_TYPE"));
     env.device_type = 0;
   }
+  const char *stats = getenv("TUTTI_STATS");
+  env.stats = stats && *stats && strcmp(stats, "0") != 0;
   const char *staging = getenv("TUTTI_STAGING");
   env.staging = -1;
   if (staging && *staging) {

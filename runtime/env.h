@@ -27,6 +27,7 @@ struct tt_env {
   cl_device_type device_type; /* TUTTI_DEVICE_TYPE: 0, or the type every device shows */
   bool domain_per_device;     /* TUTTI_DOMAINS=device: every device its own memory */
   int staging;                /* TUTTI_STAGING: -1 auto, 0 off (maps), 1 on (pinned staging) */
+  bool stats;                 /* TUTTI_STATS: print counts at exit */
 };
 
 /* Reads the environment once (thread safe); later calls return the same settings. */

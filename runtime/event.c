@@ -10,6 +10,7 @@
 #include "runtime/cluster.h"
 #include "runtime/log.h"
 #include "runtime/plan.h"
+#include "runtime/stats.h"
 #include "runtime/transport.h"
 
 struct tt_callback {
@@ -162,16 +163,20 @@ cl_int tt_event_status(cl_event e)
 
 cl_int tt_event_wait(cl_event e)
 {
+  uint64_t t0 = tt_stats_now_ns();
+  cl_int s;
   if (!e->native) {
     pthread_mutex_lock(&e->obj.lock);
     while (e->user_status > 0)
       pthread_cond_wait(&e->cond, &e->obj.lock);
-    cl_int s = e->user_status;
+    s = e->user_status;
     pthread_mutex_unlock(&e->obj.lock);
-    return s;
+  } else {
+    TT_NATIVE_DISPATCH(e->native)->clWaitForEvents(1, &e->native);
+    s = tt_event_status(e);
   }
-  TT_NATIVE_DISPATCH(e->native)->clWaitForEvents(1, &e->native);
-  return tt_event_status(e);
+  atomic_fetch_add_explicit(&tt_stats.wait_ns, tt_stats_now_ns() - t0, memory_order_relaxed);
+  return s;
 }
 
 static void run_callback(struct tt_callback *c, cl_int status)

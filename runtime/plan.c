@@ -215,7 +215,8 @@ cl_int tt_plan_bridge(cl_context ctx, cl_uint dom, cl_event src, cl_event *out)
 static cl_int depend_on(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
                         struct tt_access *a)
 {
-  /* Commands of one in-order native queue are already ordered. */
+  /* Commands of one in-order native queue are already ordered (an access is recorded under
+   * the queue whose commands finish no earlier than it). */
   if (a->nq == nq)
     return CL_SUCCESS;
   cl_int err = access_event(a);
@@ -263,6 +264,7 @@ struct fetch {
   struct tt_nqueue *nq; /* its native queue (actual commands) */
   cl_mem root;
   cl_int err;
+  int forced_src;       /* attached buffers: the domain to fetch from, whatever it holds */
 };
 
 static void record_access(cl_mem root, size_t off, size_t len, bool writes, cl_uint dom,
@@ -463,7 +465,10 @@ static struct piece *map_piece(struct fetch *f, cl_uint dom, size_t off, size_t 
   }
   p->buffer = f->root->native[dom];
   dm->bp->d->clRetainMemObject(p->buffer);
-  record_access(f->root, off, n, writes, dom, q, p->done);
+  /* The piece is through when its user event says so, not when the map (a command of the
+   * internal queue) is: recorded under the unmaps' queue, so that no command of the internal
+   * queue takes it as already ordered. */
+  record_access(f->root, off, n, writes, dom, dm->unmaps, p->done);
   return p;
 }
 
@@ -759,27 +764,22 @@ static int recv_run(struct fetch *f, size_t off, size_t len, int peer, uint64_t 
 static int fetch_run(void *arg, size_t off, size_t len, tt_holders holders)
 {
   struct fetch *f = arg;
-  if (holders & ((tt_holders)1 << f->dom))
+  if (f->forced_src < 0 && (holders & ((tt_holders)1 << f->dom)))
     return 0;
-  cl_uint src = choose_source(f->ctx, holders, f->dom);
+  cl_uint src = f->forced_src >= 0 ? (cl_uint)f->forced_src : choose_source(f->ctx, holders, f->dom);
   struct tt_domain *sd = &f->ctx->domains[src], *dd = &f->ctx->domains[f->dom];
   int stop = 0;
   if (sd->rank == dd->rank) {
     if (dd->local)
       stop = copy_local(f, src, off, len);
-  } else {
-    uint64_t id = 0;
-    for (size_t at = 0; at < len; at += PIECE_BYTES) {
-      uint64_t i = tt_cluster_next_id();
-      if (at == 0)
-        id = i;
-    }
+  } else if (sd->local || dd->local) {
+    uint64_t id = tt_cluster_pair_ids(sd->rank, dd->rank, (len + PIECE_BYTES - 1) / PIECE_BYTES);
     if (sd->local)
       stop = send_run(f, src, off, len, dd->rank, id);
-    else if (dd->local)
+    else
       stop = recv_run(f, off, len, sd->rank, id);
   }
-  if (!stop)
+  if (!stop && f->forced_src < 0)
     tt_rangemap_add(f->root->latest, off, len, (tt_holders)1 << f->dom);
   return stop;
 }
@@ -792,8 +792,16 @@ cl_int tt_plan_use(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqu
   if (len == 0)
     return CL_SUCCESS;
   bool actual = ctx->domains[dom].local;
-  if (reads && ctx->ndomains > 1) {
-    struct fetch f = {d, ctx, dom, actual, nq, root, CL_SUCCESS};
+  if (root->attached != TT_NOT_ATTACHED) {
+    /* No list is kept: another domain fetches from the attached one every time. */
+    if (reads && dom != root->attached) {
+      struct fetch f = {d, ctx, dom, actual, nq, root, CL_SUCCESS, (int)root->attached};
+      fetch_run(&f, off, len, 0);
+      if (f.err != CL_SUCCESS)
+        return f.err;
+    }
+  } else if (reads && ctx->ndomains > 1) {
+    struct fetch f = {d, ctx, dom, actual, nq, root, CL_SUCCESS, -1};
     tt_rangemap_walk(root->latest, off, len, fetch_run, &f);
     if (f.err != CL_SUCCESS)
       return f.err;
@@ -883,12 +891,86 @@ void tt_plan_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
   off += m->origin;
   if (len == 0)
     return;
-  /* A write leaves only the command's domain holding the newest bytes, on every rank;
-   * only the rank that ran it keeps the access. */
-  if (writes)
-    tt_rangemap_set(root->latest, off, len, (tt_holders)1 << dom);
+  /* A write leaves only the command's domain holding the newest bytes, on every rank (an
+   * attached buffer keeps its domain: the write goes back there); only the rank that ran it
+   * keeps the access. */
+  if (writes) {
+    root->written = true;
+    if (root->attached == TT_NOT_ATTACHED)
+      tt_rangemap_set(root->latest, off, len, (tt_holders)1 << dom);
+  }
   if (nq)
     record_access(root, off, len, writes, dom, nq, ev);
+}
+
+/* Brings [off, off+len) of root into domain dom from `from` (or from its holders, -1), with
+ * Tutti's own queue of dom. */
+static cl_int bring(cl_mem root, size_t off, size_t len, cl_uint dom, int from)
+{
+  cl_context ctx = root->context;
+  struct tt_domain *dm = &ctx->domains[dom];
+  struct tt_nqueue *q = NULL;
+  cl_int err = dm->local ? tt_plan_internal_queue(ctx, dom, &q) : CL_SUCCESS;
+  if (err != CL_SUCCESS)
+    return err;
+  struct tt_deps deps;
+  tt_deps_init(&deps);
+  struct fetch f = {&deps, ctx, dom, dm->local, q, root, CL_SUCCESS, from};
+  if (from >= 0)
+    fetch_run(&f, off, len, 0);
+  else
+    tt_rangemap_walk(root->latest, off, len, fetch_run, &f);
+  tt_deps_release(&deps);
+  if (q)
+    dm->bp->d->clFlush(q->native);
+  return f.err;
+}
+
+cl_int tt_plan_attach(cl_mem root, cl_uint dom)
+{
+  if (root->attached == dom)
+    return CL_SUCCESS;
+  cl_context ctx = root->context;
+  struct tt_domain *dm = &ctx->domains[dom];
+  cl_int err = CL_SUCCESS;
+  if (!root->written) {
+    /* Nothing to copy: the attached device starts from zeros. */
+    if (dm->local) {
+      struct tt_nqueue *q;
+      struct tt_deps deps;
+      tt_deps_init(&deps);
+      cl_event ev = NULL;
+      static const cl_uchar zero = 0;
+      err = tt_plan_internal_queue(ctx, dom, &q);
+      if (err == CL_SUCCESS)
+        err = order_after(&deps, ctx, dom, q, root, 0, root->size, true);
+      if (err == CL_SUCCESS)
+        err = dm->bp->d->clEnqueueFillBuffer(q->native, root->native[dom], &zero, 1, 0,
+                                             root->size, deps.n, deps.n ? deps.ev : NULL, &ev);
+      tt_deps_release(&deps);
+      if (ev) {
+        record_access(root, 0, root->size, true, dom, q, ev);
+        dm->bp->d->clReleaseEvent(ev);
+        dm->bp->d->clFlush(q->native);
+      }
+    }
+  } else {
+    err = bring(root, 0, root->size, dom, root->attached == TT_NOT_ATTACHED ? -1 : (int)root->attached);
+  }
+  tt_rangemap_set(root->latest, 0, root->size, (tt_holders)1 << dom);
+  root->attached = dom;
+  root->written = true;
+  TT_LOG(TT_LOG_PLAN, "buffer #%llu attached to domain %u (rank %d)",
+         (unsigned long long)root->obj.id, dom, dm->rank);
+  return err;
+}
+
+cl_int tt_plan_write_back(cl_mem m, size_t off, size_t len, cl_uint dom)
+{
+  cl_mem root = m->root;
+  if (root->attached == TT_NOT_ATTACHED || root->attached == dom || len == 0)
+    return CL_SUCCESS;
+  return bring(root, off + m->origin, len, root->attached, (int)dom);
 }
 
 void tt_plan_forget(cl_mem root)

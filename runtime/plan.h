@@ -60,6 +60,16 @@ cl_int tt_plan_internal_queue(cl_context ctx, cl_uint dom, struct tt_nqueue **ou
  * domain) completes: a user event of dom set by a callback on src. Returns it retained. */
 cl_int tt_plan_bridge(cl_context ctx, cl_uint dom, cl_event src, cl_event *out);
 
+/* clAttachBufferToDevice (SnuCL-D 3.6): domain dom of root's context holds the newest bytes
+ * from now on (copied there now, or zeros when nothing was ever written); no latest-holder
+ * list is kept for the buffer any more: commands elsewhere fetch from dom before and write
+ * back to it after. Caller holds the plan lock. */
+cl_int tt_plan_attach(cl_mem root, cl_uint dom);
+
+/* After a command of domain dom wrote [off, off+len) of m: an attached buffer's bytes go
+ * back to its domain. Caller holds the plan lock. */
+cl_int tt_plan_write_back(cl_mem m, size_t off, size_t len, cl_uint dom);
+
 /* Releases what a context's domain holds for transfers (before its native context goes). */
 void tt_plan_domain_release(struct tt_domain *dm);
 

@@ -67,7 +67,8 @@ static void check_departed(void)
     if (!o || o->watch || o->peer < 0 || !gone_since || !gone_since[o->peer] ||
         now - gone_since[o->peer] < GONE_GRACE_NS)
       continue;
-    static const char *what[] = {"buffer bytes", "a command's completion", "a message"};
+    static const char *what[] = {"buffer bytes", "bytes of a read", "a command's completion",
+                                 "a message"};
     TT_WARN("rank %d exited while rank %d still expects %s from it (id %llu): stopping the job",
             o->peer, my_rank, what[o->ch], (unsigned long long)o->id);
     MPI_Abort(MPI_COMM_WORLD, 1);
@@ -320,7 +321,7 @@ static int post_op(bool send, enum tt_channel ch, void *buf, size_t len, int pee
             (unsigned long long)id, rc);
   if (nothing_posted)
     finish_op(o);
-  if (send && ch == TT_CH_DATA)
+  if (send && (ch == TT_CH_DATA || ch == TT_CH_HOST))
     atomic_fetch_add(&bytes_sent, len);
   return rc == MPI_SUCCESS ? 0 : -1;
 }

@@ -3,8 +3,10 @@
  * Messages are matched by ids that every rank computes alike (program order, DESIGN.md),
  * never by arrival order. Each kind of message has its own communicator, so the ids of one
  * kind never meet those of another:
- *   TT_CH_DATA   buffer bytes: transfers between devices of different ranks, and the bytes of
- *                reads to host memory sent by the owner to every other rank (id: transfer id)
+ *   TT_CH_DATA   buffer bytes between devices of different ranks (id: the pair's transfer
+ *                count, tt_cluster_pair_ids: only the two ranks involved count it)
+ *   TT_CH_HOST   bytes of reads to host memory, sent by the owner to every other rank (id:
+ *                drawn by every rank)
  *   TT_CH_EVENT  completions of commands, from their owner to the ranks waiting on them
  *                (payload: the final status, a cl_int; id: the event's id)
  *   TT_CH_CTRL   a rank leaving the job (id: 0; payload: the rank)
@@ -18,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum tt_channel { TT_CH_DATA, TT_CH_EVENT, TT_CH_CTRL, TT_CH_COUNT };
+enum tt_channel { TT_CH_DATA, TT_CH_HOST, TT_CH_EVENT, TT_CH_CTRL, TT_CH_COUNT };
 
 /* ok: the operation completed (0 when MPI reported an error, already logged). */
 typedef void (*tt_done_fn)(void *arg, int ok);

@@ -17,6 +17,7 @@
 #include "runtime/object.h"
 
 #define TT_API __attribute__((visibility("default")))
+#define TT_NOT_ATTACHED UINT32_MAX
 
 struct tt_backend_platform;
 struct tt_rangemap;
@@ -119,6 +120,10 @@ struct _cl_mem {
   struct tt_access *accesses;   /* recent commands touching the buffer, for conflict order */
   size_t naccesses;
   struct tt_map_record *maps;   /* live mappings (guarded by obj.lock) */
+  /* clAttachBufferToDevice (roots only, plan lock): the domain that always holds the newest
+   * bytes, or TT_NOT_ATTACHED; whether anything was ever written (else attaching zeroes). */
+  cl_uint attached;
+  bool written;
   atomic_uint map_count;
   struct tt_mem_destructor *destructor;
 };

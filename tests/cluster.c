@@ -344,6 +344,66 @@ static void test_events(void)
   OK(clReleaseMemObject(m));
 }
 
+/* clAttachBufferToDevice (SnuCL-D 3.6): contents copied at attach time, zeros when never
+ * written, writes by other devices written back, a wrong device still correct. */
+static void test_attach(void)
+{
+  cl_int err;
+  cl_uint last = ndevs - 1;
+  size_t gws = N;
+  /* The newest contents move to the attached device, and other devices fetch from it. */
+  cl_mem m = clCreateBuffer(ctx, 0, sizeof host, NULL, &err);
+  OK(clEnqueueWriteBuffer(q[0], m, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL));
+  OK(clAttachBufferToDeviceTUTTI(m, devs[last]));
+  memset(back, 0, sizeof back);
+  OK(clEnqueueReadBuffer(q[last], m, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
+  CHECK(back[1] == 1 && back[N - 1] == N - 1);
+  /* A kernel elsewhere writes it: the bytes go back to the attached device. */
+  int k = 5;
+  OK(clSetKernelArg(kadd, 0, sizeof m, &m));
+  OK(clSetKernelArg(kadd, 1, sizeof k, &k));
+  OK(clEnqueueNDRangeKernel(q[0], kadd, 1, NULL, &gws, NULL, 0, NULL, NULL));
+  OK(clEnqueueReadBuffer(q[last], m, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
+  CHECK(back[0] == 5 && back[N - 1] == N - 1 + 5);
+  /* Attached to the wrong device: every device adds in turn, still right. */
+  OK(clAttachBufferToDeviceTUTTI(m, devs[0]));
+  int total = 5;
+  for (cl_uint d = 0; d < ndevs; d++) {
+    k = (int)d + 1;
+    total += k;
+    OK(clSetKernelArg(kadd, 1, sizeof k, &k));
+    OK(clEnqueueNDRangeKernel(q[ndevs - 1 - d], kadd, 1, NULL, &gws, NULL, 0, NULL, NULL));
+  }
+  OK(clEnqueueReadBuffer(q[ndevs / 2], m, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
+  if (back[0] != total)
+    fprintf(stderr, "# rank %d: attach: %d, not %d\n", rank, back[0], total);
+  CHECK(back[0] == total && back[N - 1] == N - 1 + total);
+  /* A sub-buffer of an attached buffer, written on another device. */
+  cl_buffer_region r = {N / 2 * sizeof(int), N / 2 * sizeof(int)};
+  cl_mem sub = clCreateSubBuffer(m, 0, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+  OK(err);
+  size_t half = N / 2;
+  k = 1000;
+  OK(clSetKernelArg(kadd, 0, sizeof sub, &sub));
+  OK(clSetKernelArg(kadd, 1, sizeof k, &k));
+  OK(clEnqueueNDRangeKernel(q[last], kadd, 1, NULL, &half, NULL, 0, NULL, NULL));
+  OK(clEnqueueReadBuffer(q[0], m, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
+  CHECK(back[0] == total && back[N / 2] == N / 2 + total + 1000 && back[N - 1] == N - 1 + total + 1000);
+  /* Errors: a sub-buffer, something that is no device of the context. */
+  CHECK(clAttachBufferToDeviceTUTTI(sub, devs[0]) == CL_INVALID_MEM_OBJECT);
+  CHECK(clAttachBufferToDeviceTUTTI(m, (cl_device_id)ctx) == CL_INVALID_DEVICE);
+  CHECK(clAttachBufferToDeviceTUTTI((cl_mem)ctx, devs[0]) == CL_INVALID_MEM_OBJECT);
+  OK(clReleaseMemObject(sub));
+  OK(clReleaseMemObject(m));
+  /* Never written: the attached device starts from zeros, and others see them. */
+  m = clCreateBuffer(ctx, 0, sizeof host, NULL, &err);
+  OK(clAttachBufferToDeviceTUTTI(m, devs[last]));
+  memset(back, 1, sizeof back);
+  OK(clEnqueueReadBuffer(q[0], m, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
+  CHECK(back[0] == 0 && back[N - 1] == 0);
+  OK(clReleaseMemObject(m));
+}
+
 int main(int argc, char **argv)
 {
   OK(clGetPlatformIDs(1, &platform, NULL));
@@ -376,7 +436,7 @@ int main(int argc, char **argv)
     void (*fn)(void);
   } groups[] = {{"table", test_table}, {"chain", test_chain}, {"copy", test_copy},
                 {"map", test_map}, {"subbuffers", test_subbuffers}, {"build", test_build},
-                {"events", test_events}};
+                {"events", test_events}, {"attach", test_attach}};
   size_t n = sizeof groups / sizeof groups[0];
   printf("1..%zu\n", n);
   int total = 0;

@@ -1,0 +1,40 @@
+/* Tutti's extension functions (doc/extensions.md): cl_tutti_attach_buffer, SnuCL-D's
+ * clAttachBufferToDevice (section 3.6). Every rank calls them at the same program step. */
+#include "config.h"
+
+#include "icd/icd.h"
+
+#include "runtime/plan.h"
+
+cl_int CL_API_CALL tt_clAttachBufferToDeviceTUTTI(cl_mem buffer, cl_device_id device)
+{
+  /* CL_INVALID_MEM_OBJECT if buffer is not a valid buffer object, or is a sub-buffer (attach
+   * its buffer instead). */
+  TT_RETURN_IF(!tt_object_valid(buffer, TT_MEM) || buffer->parent, CL_INVALID_MEM_OBJECT);
+  /* CL_INVALID_DEVICE if device is not a valid device of the buffer's context. */
+  TT_RETURN_IF(!tt_object_valid(device, TT_DEVICE) || !tt_context_has_device(buffer->context, device),
+               CL_INVALID_DEVICE);
+  cl_uint dom = tt_context_domain_of(buffer->context, device);
+  tt_plan_lock();
+  cl_int err = tt_plan_attach(buffer, dom);
+  tt_plan_unlock();
+  return err;
+}
+
+void CL_API_CALL tt_clAttachBufferToDevice(cl_mem buffer, cl_device_id device)
+{
+  cl_int err = tt_clAttachBufferToDeviceTUTTI(buffer, device);
+  if (err != CL_SUCCESS)
+    TT_WARN("clAttachBufferToDevice: %s (the buffer stays unattached)", tt_error_name(err));
+}
+
+/* For programs that link libtutti directly (doc/extensions.md). */
+TT_API cl_int CL_API_CALL clAttachBufferToDeviceTUTTI(cl_mem buffer, cl_device_id device)
+{
+  return tt_clAttachBufferToDeviceTUTTI(buffer, device);
+}
+
+TT_API void CL_API_CALL clAttachBufferToDevice(cl_mem buffer, cl_device_id device)
+{
+  tt_clAttachBufferToDevice(buffer, device);
+}

@@ -1,0 +1,41 @@
+/* Statistics counters and their report at exit. */
+#include "config.h"
+
+#include "runtime/stats.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "runtime/cluster.h"
+#include "runtime/env.h"
+#include "runtime/transport.h"
+
+struct tt_stats tt_stats;
+
+uint64_t tt_stats_now_ns(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void report(void)
+{
+  fprintf(stderr,
+          "[tutti %d stats] commands %llu (All), virtual %llu (V), virtual after queueing "
+          "optimization %llu (VQO), reads to every rank %llu, bytes sent to other ranks %llu, "
+          "host waiting %.3f s\n",
+          tt_cluster_rank(), (unsigned long long)atomic_load(&tt_stats.commands),
+          (unsigned long long)atomic_load(&tt_stats.virtual_cmds),
+          (unsigned long long)atomic_load(&tt_stats.virtual_kept),
+          (unsigned long long)atomic_load(&tt_stats.host_reads),
+          (unsigned long long)tt_transport_bytes_sent(),
+          atomic_load(&tt_stats.wait_ns) / 1e9);
+}
+
+void tt_stats_start(void)
+{
+  if (tt_env()->stats)
+    atexit(report);
+}

@@ -1,0 +1,24 @@
+/* TUTTI_STATS=1: what each rank did, printed at exit (SnuCL-D's Table 6 and more). */
+#ifndef TUTTI_STATS_H
+#define TUTTI_STATS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+struct tt_stats {
+  atomic_uint_fast64_t commands;     /* All: every command enqueued on this rank */
+  atomic_uint_fast64_t virtual_cmds; /* V: commands aimed at another rank's device */
+  atomic_uint_fast64_t virtual_kept; /* VQO: of those (reads to host aside), the ones planned
+                                      * rather than discarded by the queueing optimization */
+  atomic_uint_fast64_t host_reads;   /* reads and maps whose bytes reach every rank */
+  atomic_uint_fast64_t wait_ns;      /* time the host spent blocked in OpenCL calls */
+};
+
+extern struct tt_stats tt_stats;
+
+/* Prints this rank's line on stderr at exit when TUTTI_STATS is set (registered once). */
+void tt_stats_start(void);
+
+uint64_t tt_stats_now_ns(void);
+
+#endif
