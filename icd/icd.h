@@ -105,6 +105,17 @@ extern __typeof__(clGetExtensionFunctionAddressForPlatform) tt_clGetExtensionFun
 cl_int CL_API_CALL tt_clAttachBufferToDeviceTUTTI(cl_mem buffer, cl_device_id device);
 void CL_API_CALL tt_clAttachBufferToDevice(cl_mem buffer, cl_device_id device);
 
+/* cl_tutti_collective (icd/collective.c). */
+cl_int CL_API_CALL tt_clEnqueueAlltoAllBuffer(cl_command_queue *qs, cl_uint n, cl_mem *src, cl_mem *dst, size_t *src_off, size_t *dst_off, size_t cb, cl_uint nwait, const cl_event *wait, cl_event *events);
+cl_int CL_API_CALL tt_clEnqueueBroadcastBuffer(cl_command_queue *qs, cl_mem src, cl_uint n_dst, cl_mem *dst, size_t src_off, size_t *dst_off, size_t cb, cl_uint nwait, const cl_event *wait, cl_event *events);
+cl_int CL_API_CALL tt_clEnqueueScatterBuffer(cl_command_queue *qs, cl_mem src, cl_uint n_dst, cl_mem *dst, size_t src_off, size_t *dst_off, size_t cb, cl_uint nwait, const cl_event *wait, cl_event *events);
+cl_int CL_API_CALL tt_clEnqueueGatherBuffer(cl_command_queue q, cl_uint n_src, cl_mem *src, cl_mem dst, size_t *src_off, size_t dst_off, size_t cb, cl_uint nwait, const cl_event *wait, cl_event *event);
+cl_int CL_API_CALL tt_clEnqueueAllGatherBuffer(cl_command_queue *qs, cl_uint n, cl_mem *src, cl_mem *dst, size_t *src_off, size_t *dst_off, size_t cb, cl_uint nwait, const cl_event *wait, cl_event *events);
+cl_int CL_API_CALL tt_clEnqueueReduceBuffer(cl_command_queue q, cl_uint n_src, cl_mem *src, cl_mem dst, size_t *src_off, size_t dst_off, size_t cb, cl_channel_type datatype, cl_uint nwait, const cl_event *wait, cl_event *event);
+cl_int CL_API_CALL tt_clEnqueueAllReduceBuffer(cl_command_queue *qs, cl_uint n, cl_mem *src, cl_mem *dst, size_t *src_off, size_t *dst_off, size_t cb, cl_channel_type datatype, cl_uint nwait, const cl_event *wait, cl_event *events);
+cl_int CL_API_CALL tt_clEnqueueReduceScatterBuffer(cl_command_queue *qs, cl_uint n, cl_mem *src, cl_mem *dst, size_t *src_off, size_t *dst_off, size_t cb, cl_channel_type datatype, cl_uint nwait, const cl_event *wait, cl_event *events);
+cl_int CL_API_CALL tt_clEnqueueScanBuffer(cl_command_queue *qs, cl_uint n, cl_mem *src, cl_mem *dst, size_t *src_off, size_t *dst_off, size_t cb, cl_channel_type datatype, cl_uint nwait, const cl_event *wait, cl_event *events);
+
 /* Slots Tutti does not implement (images, samplers, GL/D3D sharing, OpenCL 2.x). */
 cl_int tt_unsupported(const char *name);
 void *tt_unsupported_untyped(void);

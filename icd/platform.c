@@ -37,7 +37,7 @@ cl_int CL_API_CALL tt_clGetPlatformIDs(cl_uint num_entries, cl_platform_id *plat
 /* The platform's extensions: cl_khr_icd and what every device offers. */
 static const char *platform_extensions(void)
 {
-  return "cl_khr_icd cl_tutti_attach_buffer";
+  return "cl_khr_icd cl_tutti_attach_buffer cl_tutti_collective";
 }
 
 cl_int CL_API_CALL tt_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name,
@@ -99,6 +99,24 @@ static void *extension_function(const char *name)
     return (void *)tt_clAttachBufferToDeviceTUTTI;
   if (!strcmp(name, "clAttachBufferToDevice"))
     return (void *)tt_clAttachBufferToDevice;
+  /* cl_tutti_collective */
+  static const struct {
+    const char *name;
+    void *fn;
+  } collectives[] = {
+      {"clEnqueueAlltoAllBuffer", (void *)tt_clEnqueueAlltoAllBuffer},
+      {"clEnqueueBroadcastBuffer", (void *)tt_clEnqueueBroadcastBuffer},
+      {"clEnqueueScatterBuffer", (void *)tt_clEnqueueScatterBuffer},
+      {"clEnqueueGatherBuffer", (void *)tt_clEnqueueGatherBuffer},
+      {"clEnqueueAllGatherBuffer", (void *)tt_clEnqueueAllGatherBuffer},
+      {"clEnqueueReduceBuffer", (void *)tt_clEnqueueReduceBuffer},
+      {"clEnqueueAllReduceBuffer", (void *)tt_clEnqueueAllReduceBuffer},
+      {"clEnqueueReduceScatterBuffer", (void *)tt_clEnqueueReduceScatterBuffer},
+      {"clEnqueueScanBuffer", (void *)tt_clEnqueueScanBuffer},
+  };
+  for (size_t i = 0; i < sizeof collectives / sizeof collectives[0]; i++)
+    if (!strcmp(name, collectives[i].name))
+      return collectives[i].fn;
   return NULL;
 }
 

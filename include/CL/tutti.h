@@ -57,6 +57,140 @@ static inline void clAttachBufferToDevice(cl_mem m, cl_device_id d)
 }
 #endif
 
+/* cl_tutti_collective: SnuCL's collective buffer commands (doc/extensions.md). Offsets are
+ * per buffer (NULL lists mean zeros), cb is a block's size in bytes. */
+#define CL_COMMAND_ALLTOALL_BUFFER 0x1300
+#define CL_COMMAND_BROADCAST_BUFFER 0x1301
+#define CL_COMMAND_SCATTER_BUFFER 0x1302
+#define CL_COMMAND_GATHER_BUFFER 0x1303
+#define CL_COMMAND_ALLGATHER_BUFFER 0x1304
+#define CL_COMMAND_REDUCE_BUFFER 0x1305
+#define CL_COMMAND_ALLREDUCE_BUFFER 0x1306
+#define CL_COMMAND_REDUCESCATTER_BUFFER 0x1307
+#define CL_COMMAND_SCAN_BUFFER 0x1308
+#ifndef CL_DOUBLE
+#define CL_DOUBLE 0x10DF /* datatype of double elements (CL_SIGNED_INT32, CL_UNSIGNED_INT32, CL_FLOAT too) */
+#endif
+
+typedef cl_int (CL_API_CALL *clEnqueueAlltoAllBuffer_fn)(
+    cl_command_queue *qs, cl_uint n, cl_mem *src, cl_mem *dst, size_t *src_off, size_t *dst_off,
+    size_t cb, cl_uint nwait, const cl_event *wait, cl_event *events);
+typedef cl_int (CL_API_CALL *clEnqueueBroadcastBuffer_fn)(
+    cl_command_queue *qs, cl_mem src, cl_uint n_dst, cl_mem *dst, size_t src_off, size_t *dst_off,
+    size_t cb, cl_uint nwait, const cl_event *wait, cl_event *events);
+typedef clEnqueueBroadcastBuffer_fn clEnqueueScatterBuffer_fn;
+typedef cl_int (CL_API_CALL *clEnqueueGatherBuffer_fn)(
+    cl_command_queue q, cl_uint n_src, cl_mem *src, cl_mem dst, size_t *src_off, size_t dst_off,
+    size_t cb, cl_uint nwait, const cl_event *wait, cl_event *event);
+typedef clEnqueueAlltoAllBuffer_fn clEnqueueAllGatherBuffer_fn;
+typedef cl_int (CL_API_CALL *clEnqueueReduceBuffer_fn)(
+    cl_command_queue q, cl_uint n_src, cl_mem *src, cl_mem dst, size_t *src_off, size_t dst_off,
+    size_t cb, cl_channel_type datatype, cl_uint nwait, const cl_event *wait, cl_event *event);
+typedef cl_int (CL_API_CALL *clEnqueueAllReduceBuffer_fn)(
+    cl_command_queue *qs, cl_uint n, cl_mem *src, cl_mem *dst, size_t *src_off, size_t *dst_off,
+    size_t cb, cl_channel_type datatype, cl_uint nwait, const cl_event *wait, cl_event *events);
+typedef clEnqueueAllReduceBuffer_fn clEnqueueReduceScatterBuffer_fn;
+typedef clEnqueueAllReduceBuffer_fn clEnqueueScanBuffer_fn;
+
+#ifdef TUTTI_LINKED
+extern CL_API_ENTRY cl_int CL_API_CALL clEnqueueAlltoAllBuffer(cl_command_queue *qs, cl_uint n, cl_mem *src, cl_mem *dst, size_t *src_off, size_t *dst_off, size_t cb, cl_uint nwait, const cl_event *wait, cl_event *events);
+extern CL_API_ENTRY cl_int CL_API_CALL clEnqueueBroadcastBuffer(cl_command_queue *qs, cl_mem src, cl_uint n_dst, cl_mem *dst, size_t src_off, size_t *dst_off, size_t cb, cl_uint nwait, const cl_event *wait, cl_event *events);
+extern CL_API_ENTRY cl_int CL_API_CALL clEnqueueScatterBuffer(cl_command_queue *qs, cl_mem src, cl_uint n_dst, cl_mem *dst, size_t src_off, size_t *dst_off, size_t cb, cl_uint nwait, const cl_event *wait, cl_event *events);
+extern CL_API_ENTRY cl_int CL_API_CALL clEnqueueGatherBuffer(cl_command_queue q, cl_uint n_src, cl_mem *src, cl_mem dst, size_t *src_off, size_t dst_off, size_t cb, cl_uint nwait, const cl_event *wait, cl_event *event);
+extern CL_API_ENTRY cl_int CL_API_CALL clEnqueueAllGatherBuffer(cl_command_queue *qs, cl_uint n, cl_mem *src, cl_mem *dst, size_t *src_off, size_t *dst_off, size_t cb, cl_uint nwait, const cl_event *wait, cl_event *events);
+extern CL_API_ENTRY cl_int CL_API_CALL clEnqueueReduceBuffer(cl_command_queue q, cl_uint n_src, cl_mem *src, cl_mem dst, size_t *src_off, size_t dst_off, size_t cb, cl_channel_type datatype, cl_uint nwait, const cl_event *wait, cl_event *event);
+extern CL_API_ENTRY cl_int CL_API_CALL clEnqueueAllReduceBuffer(cl_command_queue *qs, cl_uint n, cl_mem *src, cl_mem *dst, size_t *src_off, size_t *dst_off, size_t cb, cl_channel_type datatype, cl_uint nwait, const cl_event *wait, cl_event *events);
+extern CL_API_ENTRY cl_int CL_API_CALL clEnqueueReduceScatterBuffer(cl_command_queue *qs, cl_uint n, cl_mem *src, cl_mem *dst, size_t *src_off, size_t *dst_off, size_t cb, cl_channel_type datatype, cl_uint nwait, const cl_event *wait, cl_event *events);
+extern CL_API_ENTRY cl_int CL_API_CALL clEnqueueScanBuffer(cl_command_queue *qs, cl_uint n, cl_mem *src, cl_mem *dst, size_t *src_off, size_t *dst_off, size_t cb, cl_channel_type datatype, cl_uint nwait, const cl_event *wait, cl_event *events);
+#else
+/* Found through the Tutti platform, once per function. */
+static inline void *tutti_extension(const char *name)
+{
+  cl_platform_id p[16];
+  cl_uint n = 0;
+  if (clGetPlatformIDs(16, p, &n) != CL_SUCCESS)
+    return NULL;
+  for (cl_uint i = 0; i < n && i < 16; i++) {
+    void *f = clGetExtensionFunctionAddressForPlatform(p[i], name);
+    if (f)
+      return f;
+  }
+  return NULL;
+}
+
+static inline cl_int clEnqueueAlltoAllBuffer(cl_command_queue *qs, cl_uint n, cl_mem *src, cl_mem *dst, size_t *src_off, size_t *dst_off, size_t cb, cl_uint nwait, const cl_event *wait, cl_event *events)
+{
+  static clEnqueueAlltoAllBuffer_fn fn;
+  if (!fn)
+    fn = (clEnqueueAlltoAllBuffer_fn)tutti_extension("clEnqueueAlltoAllBuffer");
+  return fn ? fn(qs, n, src, dst, src_off, dst_off, cb, nwait, wait, events) : CL_INVALID_PLATFORM;
+}
+
+static inline cl_int clEnqueueBroadcastBuffer(cl_command_queue *qs, cl_mem src, cl_uint n_dst, cl_mem *dst, size_t src_off, size_t *dst_off, size_t cb, cl_uint nwait, const cl_event *wait, cl_event *events)
+{
+  static clEnqueueBroadcastBuffer_fn fn;
+  if (!fn)
+    fn = (clEnqueueBroadcastBuffer_fn)tutti_extension("clEnqueueBroadcastBuffer");
+  return fn ? fn(qs, src, n_dst, dst, src_off, dst_off, cb, nwait, wait, events) : CL_INVALID_PLATFORM;
+}
+
+static inline cl_int clEnqueueScatterBuffer(cl_command_queue *qs, cl_mem src, cl_uint n_dst, cl_mem *dst, size_t src_off, size_t *dst_off, size_t cb, cl_uint nwait, const cl_event *wait, cl_event *events)
+{
+  static clEnqueueScatterBuffer_fn fn;
+  if (!fn)
+    fn = (clEnqueueScatterBuffer_fn)tutti_extension("clEnqueueScatterBuffer");
+  return fn ? fn(qs, src, n_dst, dst, src_off, dst_off, cb, nwait, wait, events) : CL_INVALID_PLATFORM;
+}
+
+static inline cl_int clEnqueueGatherBuffer(cl_command_queue q, cl_uint n_src, cl_mem *src, cl_mem dst, size_t *src_off, size_t dst_off, size_t cb, cl_uint nwait, const cl_event *wait, cl_event *event)
+{
+  static clEnqueueGatherBuffer_fn fn;
+  if (!fn)
+    fn = (clEnqueueGatherBuffer_fn)tutti_extension("clEnqueueGatherBuffer");
+  return fn ? fn(q, n_src, src, dst, src_off, dst_off, cb, nwait, wait, event) : CL_INVALID_PLATFORM;
+}
+
+static inline cl_int clEnqueueAllGatherBuffer(cl_command_queue *qs, cl_uint n, cl_mem *src, cl_mem *dst, size_t *src_off, size_t *dst_off, size_t cb, cl_uint nwait, const cl_event *wait, cl_event *events)
+{
+  static clEnqueueAllGatherBuffer_fn fn;
+  if (!fn)
+    fn = (clEnqueueAllGatherBuffer_fn)tutti_extension("clEnqueueAllGatherBuffer");
+  return fn ? fn(qs, n, src, dst, src_off, dst_off, cb, nwait, wait, events) : CL_INVALID_PLATFORM;
+}
+
+static inline cl_int clEnqueueReduceBuffer(cl_command_queue q, cl_uint n_src, cl_mem *src, cl_mem dst, size_t *src_off, size_t dst_off, size_t cb, cl_channel_type datatype, cl_uint nwait, const cl_event *wait, cl_event *event)
+{
+  static clEnqueueReduceBuffer_fn fn;
+  if (!fn)
+    fn = (clEnqueueReduceBuffer_fn)tutti_extension("clEnqueueReduceBuffer");
+  return fn ? fn(q, n_src, src, dst, src_off, dst_off, cb, datatype, nwait, wait, event) : CL_INVALID_PLATFORM;
+}
+
+static inline cl_int clEnqueueAllReduceBuffer(cl_command_queue *qs, cl_uint n, cl_mem *src, cl_mem *dst, size_t *src_off, size_t *dst_off, size_t cb, cl_channel_type datatype, cl_uint nwait, const cl_event *wait, cl_event *events)
+{
+  static clEnqueueAllReduceBuffer_fn fn;
+  if (!fn)
+    fn = (clEnqueueAllReduceBuffer_fn)tutti_extension("clEnqueueAllReduceBuffer");
+  return fn ? fn(qs, n, src, dst, src_off, dst_off, cb, datatype, nwait, wait, events) : CL_INVALID_PLATFORM;
+}
+
+static inline cl_int clEnqueueReduceScatterBuffer(cl_command_queue *qs, cl_uint n, cl_mem *src, cl_mem *dst, size_t *src_off, size_t *dst_off, size_t cb, cl_channel_type datatype, cl_uint nwait, const cl_event *wait, cl_event *events)
+{
+  static clEnqueueReduceScatterBuffer_fn fn;
+  if (!fn)
+    fn = (clEnqueueReduceScatterBuffer_fn)tutti_extension("clEnqueueReduceScatterBuffer");
+  return fn ? fn(qs, n, src, dst, src_off, dst_off, cb, datatype, nwait, wait, events) : CL_INVALID_PLATFORM;
+}
+
+static inline cl_int clEnqueueScanBuffer(cl_command_queue *qs, cl_uint n, cl_mem *src, cl_mem *dst, size_t *src_off, size_t *dst_off, size_t cb, cl_channel_type datatype, cl_uint nwait, const cl_event *wait, cl_event *events)
+{
+  static clEnqueueScanBuffer_fn fn;
+  if (!fn)
+    fn = (clEnqueueScanBuffer_fn)tutti_extension("clEnqueueScanBuffer");
+  return fn ? fn(qs, n, src, dst, src_off, dst_off, cb, datatype, nwait, wait, events) : CL_INVALID_PLATFORM;
+}
+#endif
+
 #ifdef __cplusplus
 }
 #endif
