@@ -160,10 +160,10 @@ static void *progress_main(void *unused)
     for (int i = 0; i < ndone; i++)
       finish_op(done[i]);
     if (ndone == 0 && n <= 0) {
-      /* Nothing moved: back off, from a microsecond up to 200 us (5 ms when only goodbyes
+      /* Nothing moved: back off, from a microsecond up to 50 us (5 ms when only goodbyes
        * are awaited), so that an idle rank leaves the cores to the backends' kernels. */
       pthread_mutex_lock(&lock);
-      long cap = busy_requests() ? 200000 : 5000000;
+      long cap = busy_requests() ? 50000 : 5000000;
       pthread_mutex_unlock(&lock);
       backoff_ns = backoff_ns ? backoff_ns * 2 : 1000;
       if (backoff_ns > cap)
