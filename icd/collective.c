@@ -187,28 +187,21 @@ static cl_int check_reduction(cl_channel_type type, size_t cb, const size_t *dof
   return CL_SUCCESS;
 }
 
-#define TRY(x)                                                                                    \
-  do {                                                                                            \
-    cl_int e_ = (x);                                                                              \
-    if (e_ != CL_SUCCESS)                                                                         \
-      return e_;                                                                                  \
-  } while (0)
-
 cl_int CL_API_CALL tt_clEnqueueAlltoAllBuffer(cl_command_queue *qs, cl_uint n, cl_mem *src,
                                               cl_mem *dst, size_t *src_off, size_t *dst_off,
                                               size_t cb, cl_uint nwait, const cl_event *wait,
                                               cl_event *events)
 {
   cl_context ctx;
-  TRY(check_queues(qs, n, &ctx));
+  TT_TRY(check_queues(qs, n, &ctx));
   TT_RETURN_IF(cb == 0, CL_INVALID_VALUE);
-  TRY(check_list(ctx, src, n, src_off, n * cb));
-  TRY(check_list(ctx, dst, n, dst_off, n * cb));
-  TRY(begin(qs, n, nwait, wait));
+  TT_TRY(check_list(ctx, src, n, src_off, n * cb));
+  TT_TRY(check_list(ctx, dst, n, dst_off, n * cb));
+  TT_TRY(begin(qs, n, nwait, wait));
   /* Block j of source i goes to block i of destination j. */
   for (cl_uint j = 0; j < n; j++)
     for (cl_uint i = 0; i < n; i++)
-      TRY(copy(qs[j], src[i], at(src_off, i) + j * cb, dst[j], at(dst_off, j) + i * cb, cb));
+      TT_TRY(copy(qs[j], src[i], at(src_off, i) + j * cb, dst[j], at(dst_off, j) + i * cb, cb));
   return end(qs, n, events, CL_COMMAND_ALLTOALL_BUFFER);
 }
 
@@ -217,13 +210,13 @@ static cl_int one_to_many(cl_command_queue *qs, cl_mem src, cl_uint n, cl_mem *d
                           const cl_event *wait, cl_event *events, bool scatter)
 {
   cl_context ctx;
-  TRY(check_queues(qs, n, &ctx));
+  TT_TRY(check_queues(qs, n, &ctx));
   TT_RETURN_IF(cb == 0, CL_INVALID_VALUE);
-  TRY(check_range(ctx, src, src_off, scatter ? n * cb : cb));
-  TRY(check_list(ctx, dst, n, dst_off, cb));
-  TRY(begin(qs, n, nwait, wait));
+  TT_TRY(check_range(ctx, src, src_off, scatter ? n * cb : cb));
+  TT_TRY(check_list(ctx, dst, n, dst_off, cb));
+  TT_TRY(begin(qs, n, nwait, wait));
   for (cl_uint j = 0; j < n; j++)
-    TRY(copy(qs[j], src, src_off + (scatter ? j * cb : 0), dst[j], at(dst_off, j), cb));
+    TT_TRY(copy(qs[j], src, src_off + (scatter ? j * cb : 0), dst[j], at(dst_off, j), cb));
   return end(qs, n, events, scatter ? CL_COMMAND_SCATTER_BUFFER : CL_COMMAND_BROADCAST_BUFFER);
 }
 
@@ -249,13 +242,13 @@ cl_int CL_API_CALL tt_clEnqueueGatherBuffer(cl_command_queue q, cl_uint n_src, c
                                             cl_event *event)
 {
   cl_context ctx;
-  TRY(check_queues(&q, 1, &ctx));
+  TT_TRY(check_queues(&q, 1, &ctx));
   TT_RETURN_IF(cb == 0 || n_src == 0, CL_INVALID_VALUE);
-  TRY(check_list(ctx, src, n_src, src_off, cb));
-  TRY(check_range(ctx, dst, dst_off, n_src * cb));
-  TRY(begin(&q, 1, nwait, wait));
+  TT_TRY(check_list(ctx, src, n_src, src_off, cb));
+  TT_TRY(check_range(ctx, dst, dst_off, n_src * cb));
+  TT_TRY(begin(&q, 1, nwait, wait));
   for (cl_uint i = 0; i < n_src; i++)
-    TRY(copy(q, src[i], at(src_off, i), dst, dst_off + i * cb, cb));
+    TT_TRY(copy(q, src[i], at(src_off, i), dst, dst_off + i * cb, cb));
   return end(&q, 1, event, CL_COMMAND_GATHER_BUFFER);
 }
 
@@ -265,14 +258,14 @@ cl_int CL_API_CALL tt_clEnqueueAllGatherBuffer(cl_command_queue *qs, cl_uint n, 
                                                cl_event *events)
 {
   cl_context ctx;
-  TRY(check_queues(qs, n, &ctx));
+  TT_TRY(check_queues(qs, n, &ctx));
   TT_RETURN_IF(cb == 0, CL_INVALID_VALUE);
-  TRY(check_list(ctx, src, n, src_off, cb));
-  TRY(check_list(ctx, dst, n, dst_off, n * cb));
-  TRY(begin(qs, n, nwait, wait));
+  TT_TRY(check_list(ctx, src, n, src_off, cb));
+  TT_TRY(check_list(ctx, dst, n, dst_off, n * cb));
+  TT_TRY(begin(qs, n, nwait, wait));
   for (cl_uint j = 0; j < n; j++)
     for (cl_uint i = 0; i < n; i++)
-      TRY(copy(qs[j], src[i], at(src_off, i), dst[j], at(dst_off, j) + i * cb, cb));
+      TT_TRY(copy(qs[j], src[i], at(src_off, i), dst[j], at(dst_off, j) + i * cb, cb));
   return end(qs, n, events, CL_COMMAND_ALLGATHER_BUFFER);
 }
 
@@ -282,13 +275,13 @@ cl_int CL_API_CALL tt_clEnqueueReduceBuffer(cl_command_queue q, cl_uint n_src, c
                                             const cl_event *wait, cl_event *event)
 {
   cl_context ctx;
-  TRY(check_queues(&q, 1, &ctx));
+  TT_TRY(check_queues(&q, 1, &ctx));
   TT_RETURN_IF(cb == 0 || n_src == 0, CL_INVALID_VALUE);
-  TRY(check_reduction(datatype, cb, &dst_off, 1));
-  TRY(check_list(ctx, src, n_src, src_off, cb));
-  TRY(check_range(ctx, dst, dst_off, cb));
-  TRY(begin(&q, 1, nwait, wait));
-  TRY(reduce_into(q, src, src_off, 0, n_src, dst, dst_off, cb, datatype));
+  TT_TRY(check_reduction(datatype, cb, &dst_off, 1));
+  TT_TRY(check_list(ctx, src, n_src, src_off, cb));
+  TT_TRY(check_range(ctx, dst, dst_off, cb));
+  TT_TRY(begin(&q, 1, nwait, wait));
+  TT_TRY(reduce_into(q, src, src_off, 0, n_src, dst, dst_off, cb, datatype));
   return end(&q, 1, event, CL_COMMAND_REDUCE_BUFFER);
 }
 
@@ -303,21 +296,21 @@ static cl_int all_reduce(cl_command_queue *qs, cl_uint n, cl_mem *src, cl_mem *d
   static const cl_command_type types[] = {CL_COMMAND_ALLREDUCE_BUFFER,
                                           CL_COMMAND_REDUCESCATTER_BUFFER, CL_COMMAND_SCAN_BUFFER};
   cl_context ctx;
-  TRY(check_queues(qs, n, &ctx));
+  TT_TRY(check_queues(qs, n, &ctx));
   TT_RETURN_IF(cb == 0, CL_INVALID_VALUE);
-  TRY(check_reduction(datatype, cb, dst_off, n));
-  TRY(check_list(ctx, src, n, src_off, kind == REDUCE_SCATTER ? n * cb : cb));
-  TRY(check_list(ctx, dst, n, dst_off, cb));
-  TRY(begin(qs, n, nwait, wait));
+  TT_TRY(check_reduction(datatype, cb, dst_off, n));
+  TT_TRY(check_list(ctx, src, n, src_off, kind == REDUCE_SCATTER ? n * cb : cb));
+  TT_TRY(check_list(ctx, dst, n, dst_off, cb));
+  TT_TRY(begin(qs, n, nwait, wait));
   if (kind == ALL_REDUCE) {
     /* The sum on destination 0, then from there to every other destination. */
-    TRY(reduce_into(qs[0], src, src_off, 0, n, dst[0], at(dst_off, 0), cb, datatype));
+    TT_TRY(reduce_into(qs[0], src, src_off, 0, n, dst[0], at(dst_off, 0), cb, datatype));
     for (cl_uint j = 1; j < n; j++)
-      TRY(copy(qs[j], dst[0], at(dst_off, 0), dst[j], at(dst_off, j), cb));
+      TT_TRY(copy(qs[j], dst[0], at(dst_off, 0), dst[j], at(dst_off, j), cb));
   } else {
     /* ReduceScatter: block j of the sum in destination j; Scan: the sum of sources 0..j. */
     for (cl_uint j = 0; j < n; j++)
-      TRY(reduce_into(qs[j], src, src_off, kind == REDUCE_SCATTER ? j * cb : 0,
+      TT_TRY(reduce_into(qs[j], src, src_off, kind == REDUCE_SCATTER ? j * cb : 0,
                       kind == SCAN ? j + 1 : n, dst[j], at(dst_off, j), cb, datatype));
   }
   return end(qs, n, events, types[kind]);

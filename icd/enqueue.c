@@ -314,13 +314,6 @@ static cl_int host_may_write(cl_mem m)
   return CL_SUCCESS;
 }
 
-#define TRY(x)                                                                                    \
-  do {                                                                                            \
-    cl_int e_ = (x);                                                                              \
-    if (e_ != CL_SUCCESS)                                                                         \
-      return e_;                                                                                  \
-  } while (0)
-
 #define TRY_CMD(c, x)                                                                             \
   do {                                                                                            \
     cl_int e_ = (x);                                                                              \
@@ -334,11 +327,11 @@ cl_int CL_API_CALL tt_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem
                                           const cl_event *event_wait_list, cl_event *event)
 {
   CHECK_QUEUE(command_queue);
-  TRY(check_buffer(command_queue, buffer));
-  TRY(check_range(buffer, offset, size));
+  TT_TRY(check_buffer(command_queue, buffer));
+  TT_TRY(check_range(buffer, offset, size));
   /* CL_INVALID_VALUE if ptr is a NULL value. */
   TT_RETURN_IF(ptr == NULL, CL_INVALID_VALUE);
-  TRY(host_may_read(buffer));
+  TT_TRY(host_may_read(buffer));
   struct cmd c;
   cmd_init(&c, command_queue);
   cmd_spread(&c, ptr, size);
@@ -356,11 +349,11 @@ cl_int CL_API_CALL tt_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_me
                                            const cl_event *event_wait_list, cl_event *event)
 {
   CHECK_QUEUE(command_queue);
-  TRY(check_buffer(command_queue, buffer));
-  TRY(check_range(buffer, offset, size));
+  TT_TRY(check_buffer(command_queue, buffer));
+  TT_TRY(check_range(buffer, offset, size));
   /* CL_INVALID_VALUE if ptr is a NULL value. */
   TT_RETURN_IF(ptr == NULL, CL_INVALID_VALUE);
-  TRY(host_may_write(buffer));
+  TT_TRY(host_may_write(buffer));
   struct cmd c;
   cmd_init(&c, command_queue);
   cl_int discarded;
@@ -381,10 +374,10 @@ cl_int CL_API_CALL tt_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem
                                           const cl_event *event_wait_list, cl_event *event)
 {
   CHECK_QUEUE(command_queue);
-  TRY(check_buffer(command_queue, src_buffer));
-  TRY(check_buffer(command_queue, dst_buffer));
-  TRY(check_range(src_buffer, src_offset, size));
-  TRY(check_range(dst_buffer, dst_offset, size));
+  TT_TRY(check_buffer(command_queue, src_buffer));
+  TT_TRY(check_buffer(command_queue, dst_buffer));
+  TT_TRY(check_range(src_buffer, src_offset, size));
+  TT_TRY(check_range(dst_buffer, dst_offset, size));
   /* CL_MEM_COPY_OVERLAP if src_buffer and dst_buffer are the same buffer or sub-buffer
    * object (or sub-buffers of the same buffer) and the source and destination regions
    * overlap. */
@@ -453,11 +446,11 @@ static cl_int rect_common(cl_command_queue q, cl_mem buffer, const size_t *buffe
                           size_t *off, size_t *len)
 {
   CHECK_QUEUE(q);
-  TRY(check_buffer(q, buffer));
+  TT_TRY(check_buffer(q, buffer));
   /* CL_INVALID_VALUE if ptr is a NULL value. */
   TT_RETURN_IF(ptr == NULL, CL_INVALID_VALUE);
   size_t hoff, hlen;
-  TRY(rect_extent(host_origin, region, host_row_pitch, host_slice_pitch, SIZE_MAX, &hoff, &hlen));
+  TT_TRY(rect_extent(host_origin, region, host_row_pitch, host_slice_pitch, SIZE_MAX, &hoff, &hlen));
   return rect_extent(buffer_origin, region, buffer_row_pitch, buffer_slice_pitch, buffer->size,
                      off, len);
 }
@@ -471,9 +464,9 @@ cl_int CL_API_CALL tt_clEnqueueReadBufferRect(cl_command_queue command_queue, cl
                                               const cl_event *event_wait_list, cl_event *event)
 {
   size_t off, len;
-  TRY(rect_common(command_queue, buffer, buffer_origin, host_origin, region, &buffer_row_pitch,
+  TT_TRY(rect_common(command_queue, buffer, buffer_origin, host_origin, region, &buffer_row_pitch,
                   &buffer_slice_pitch, &host_row_pitch, &host_slice_pitch, ptr, &off, &len));
-  TRY(host_may_read(buffer));
+  TT_TRY(host_may_read(buffer));
   struct cmd c;
   cmd_init(&c, command_queue);
   /* The rectangle's span of host memory goes to the other ranks (its gaps hold the same
@@ -499,9 +492,9 @@ cl_int CL_API_CALL tt_clEnqueueWriteBufferRect(cl_command_queue command_queue, c
                                                const cl_event *event_wait_list, cl_event *event)
 {
   size_t off, len;
-  TRY(rect_common(command_queue, buffer, buffer_origin, host_origin, region, &buffer_row_pitch,
+  TT_TRY(rect_common(command_queue, buffer, buffer_origin, host_origin, region, &buffer_row_pitch,
                   &buffer_slice_pitch, &host_row_pitch, &host_slice_pitch, ptr, &off, &len));
-  TRY(host_may_write(buffer));
+  TT_TRY(host_may_write(buffer));
   struct cmd c;
   cmd_init(&c, command_queue);
   cl_int discarded;
@@ -525,12 +518,12 @@ cl_int CL_API_CALL tt_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl
                                               const cl_event *event_wait_list, cl_event *event)
 {
   CHECK_QUEUE(command_queue);
-  TRY(check_buffer(command_queue, src_buffer));
-  TRY(check_buffer(command_queue, dst_buffer));
+  TT_TRY(check_buffer(command_queue, src_buffer));
+  TT_TRY(check_buffer(command_queue, dst_buffer));
   size_t soff, slen, doff, dlen;
-  TRY(rect_extent(src_origin, region, &src_row_pitch, &src_slice_pitch, src_buffer->size, &soff,
+  TT_TRY(rect_extent(src_origin, region, &src_row_pitch, &src_slice_pitch, src_buffer->size, &soff,
                   &slen));
-  TRY(rect_extent(dst_origin, region, &dst_row_pitch, &dst_slice_pitch, dst_buffer->size, &doff,
+  TT_TRY(rect_extent(dst_origin, region, &dst_row_pitch, &dst_slice_pitch, dst_buffer->size, &doff,
                   &dlen));
   /* CL_INVALID_VALUE if src_buffer and dst_buffer are the same buffer object and
    * src_slice_pitch is not equal to dst_slice_pitch and src_row_pitch is not equal to
@@ -579,8 +572,8 @@ cl_int CL_API_CALL tt_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem
                                           const cl_event *event_wait_list, cl_event *event)
 {
   CHECK_QUEUE(command_queue);
-  TRY(check_buffer(command_queue, buffer));
-  TRY(check_range(buffer, offset, size));
+  TT_TRY(check_buffer(command_queue, buffer));
+  TT_TRY(check_range(buffer, offset, size));
   /* CL_INVALID_VALUE if pattern is NULL or if pattern_size is 0 or if pattern_size is not
    * one of {1, 2, 4, 8, 16, 32, 64, 128}; if offset and size are not a multiple of
    * pattern_size. */
@@ -764,7 +757,7 @@ cl_int CL_API_CALL tt_clEnqueueMigrateMemObjects(cl_command_queue command_queue,
                                                  CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED),
                CL_INVALID_VALUE);
   for (cl_uint i = 0; i < num_mem_objects; i++)
-    TRY(check_buffer(command_queue, mem_objects[i]));
+    TT_TRY(check_buffer(command_queue, mem_objects[i]));
   cl_mem stack[16];
   cl_mem *nm = num_mem_objects <= 16 ? stack : malloc(num_mem_objects * sizeof *nm);
   TT_RETURN_IF(!nm, CL_OUT_OF_HOST_MEMORY);

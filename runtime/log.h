@@ -34,6 +34,14 @@ const char *tt_error_name(cl_int err);
     }                                                                                             \
   } while (0)
 
+/* Returns the code of a call that failed (a check of its own already said why). */
+#define TT_TRY(x)                                                                                 \
+  do {                                                                                            \
+    cl_int e_ = (x);                                                                              \
+    if (e_ != CL_SUCCESS)                                                                         \
+      return e_;                                                                                  \
+  } while (0)
+
 /* For constructors: sets the local `err` and jumps to the single `out:` label. */
 #define TT_GOTO_IF(cond, code)                                                                    \
   do {                                                                                            \
