@@ -594,6 +594,15 @@ cl_int CL_API_CALL tt_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem
   return cmd_end(&c, err, ev, CL_COMMAND_FILL_BUFFER, event, false);
 }
 
+/* Records a live mapping of m (or puts one back when its unmap failed). */
+static void keep_map(cl_mem m, struct tt_map_record *rec)
+{
+  pthread_mutex_lock(&m->obj.lock);
+  rec->next = m->maps;
+  m->maps = rec;
+  pthread_mutex_unlock(&m->obj.lock);
+}
+
 void *CL_API_CALL tt_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer,
                                         cl_bool blocking_map, cl_map_flags map_flags,
                                         size_t offset, size_t size,
@@ -649,10 +658,7 @@ void *CL_API_CALL tt_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem b
   if (err == CL_SUCCESS) {
     *rec = (struct tt_map_record){p, c.dom, map_flags != CL_MAP_READ, offset, size, owned, NULL,
                                   NULL};
-    pthread_mutex_lock(&buffer->obj.lock);
-    rec->next = buffer->maps;
-    buffer->maps = rec;
-    pthread_mutex_unlock(&buffer->obj.lock);
+    keep_map(buffer, rec);
     atomic_fetch_add(&buffer->map_count, 1);
   } else {
     free(rec);
@@ -708,10 +714,7 @@ cl_int CL_API_CALL tt_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl
     c.nq = NULL;
     cl_int e = c.actual ? tt_plan_internal_queue(c.ctx, c.dom, &c.nq) : CL_SUCCESS;
     if (e != CL_SUCCESS) {
-      pthread_mutex_lock(&memobj->obj.lock);
-      rec->next = memobj->maps;
-      memobj->maps = rec;
-      pthread_mutex_unlock(&memobj->obj.lock);
+      keep_map(memobj, rec);
       return e;
     }
   }
@@ -734,10 +737,7 @@ cl_int CL_API_CALL tt_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl
       free(rec->ptr);
     free(rec);
   } else {
-    pthread_mutex_lock(&memobj->obj.lock);
-    rec->next = memobj->maps;
-    memobj->maps = rec;
-    pthread_mutex_unlock(&memobj->obj.lock);
+    keep_map(memobj, rec); /* still mapped */
   }
   return cmd_end(&c, err, ev, CL_COMMAND_UNMAP_MEM_OBJECT, event, false);
 }

@@ -183,7 +183,6 @@ cl_program CL_API_CALL tt_clCreateProgramWithBinary(cl_context context, cl_uint 
   nl = malloc(num_devices * sizeof *nl);
   ns = malloc(num_devices * sizeof *ns);
   TT_GOTO_IF(!p || !nd || !nb || !nl || !ns, CL_OUT_OF_HOST_MEMORY);
-  p->from_binary = true;
   cl_int first_err = CL_SUCCESS;
   /* CL_INVALID_BINARY if an invalid program binary was encountered for any device:
    * binary_status tells which. */
@@ -639,9 +638,9 @@ static cl_int device_binary(cl_program p, cl_device_id d, size_t *size, unsigned
 /* A device's binary, from its owner in a job of several ranks (every rank asks alike). */
 static cl_int binary_of(cl_program p, cl_device_id d, size_t *size, unsigned char *out)
 {
-  cl_int err = d->actual ? device_binary(p, d, size, NULL) : CL_SUCCESS;
   if (!tt_cluster_distributed())
-    return err == CL_SUCCESS && out ? device_binary(p, d, size, out) : err;
+    return device_binary(p, d, size, out);
+  cl_int err = d->actual ? device_binary(p, d, size, NULL) : CL_SUCCESS;
   size_t len = sizeof *size;
   if (tt_cluster_share_answer(d->rank, &err, size, &len, sizeof *size) != 0)
     return CL_OUT_OF_RESOURCES;

@@ -87,34 +87,35 @@ cl_event tt_event_new(cl_context ctx, cl_command_queue q, cl_command_type type, 
   return e;
 }
 
-cl_event tt_event_new_managed(cl_context ctx, cl_command_queue q, cl_command_type type, int owner)
+/* An event Tutti sets itself, with room for its mirrors in every domain. */
+static cl_event alloc_managed(cl_context ctx, cl_command_queue q, cl_command_type type,
+                              cl_int status)
 {
   cl_event e = alloc_event(ctx, q, type);
   if (!e)
     return NULL;
-  e->owner = owner;
-  e->user_status = CL_QUEUED;
+  e->user_status = status;
   e->user_mirrors = calloc(ctx->ndomains ? ctx->ndomains : 1, sizeof *e->user_mirrors);
   if (!e->user_mirrors) {
     TT_RELEASE(e);
     return NULL;
   }
+  return e;
+}
+
+cl_event tt_event_new_managed(cl_context ctx, cl_command_queue q, cl_command_type type, int owner)
+{
+  cl_event e = alloc_managed(ctx, q, type, CL_QUEUED);
+  if (!e)
+    return NULL;
+  e->owner = owner;
   name_event(e);
   return e;
 }
 
 cl_event tt_event_new_user(cl_context ctx)
 {
-  cl_event e = alloc_event(ctx, NULL, CL_COMMAND_USER);
-  if (!e)
-    return NULL;
-  e->user_status = CL_SUBMITTED;
-  e->user_mirrors = calloc(ctx->ndomains ? ctx->ndomains : 1, sizeof *e->user_mirrors);
-  if (!e->user_mirrors) {
-    TT_RELEASE(e);
-    return NULL;
-  }
-  return e;
+  return alloc_managed(ctx, NULL, CL_COMMAND_USER, CL_SUBMITTED);
 }
 
 cl_int tt_event_native_in(cl_event e, cl_uint dom, cl_event *out)

@@ -12,7 +12,7 @@
 
 static pthread_rwlock_t registry_lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct tt_object **slots;
-static size_t nslots, nused, nlive_dynamic;
+static size_t nslots, nused;
 static atomic_uint_fast64_t next_id = 1;
 
 static size_t hash_ptr(const void *p)
@@ -79,8 +79,6 @@ void tt_object_init(struct tt_object *o, enum tt_tag tag, void (*destroy)(struct
     grow();
   insert_slot(slots, nslots, o);
   nused++;
-  if (destroy)
-    nlive_dynamic++;
   pthread_rwlock_unlock(&registry_lock);
 }
 
@@ -198,23 +196,13 @@ bool tt_object_release(struct tt_object *o)
     return false;
   pthread_rwlock_wrlock(&registry_lock);
   size_t i = find_slot(o);
-  if (i != SIZE_MAX) {
+  if (i != SIZE_MAX)
     slots[i] = TOMBSTONE;
-    nlive_dynamic--;
-  }
   pthread_rwlock_unlock(&registry_lock);
   pthread_mutex_destroy(&o->lock);
   o->tag = 0;
   tt_reaper_run(destroy_later, o);
   return true;
-}
-
-size_t tt_object_live_count(void)
-{
-  pthread_rwlock_rdlock(&registry_lock);
-  size_t n = nlive_dynamic;
-  pthread_rwlock_unlock(&registry_lock);
-  return n;
 }
 
 static const char *tag_name(uint32_t tag)

@@ -49,9 +49,8 @@ void tt_object_retain(struct tt_object *o);
 /* Drops one reference; the last one unregisters and destroys. True if destroyed. */
 bool tt_object_release(struct tt_object *o);
 
-/* Number of live (non-permanent) objects, and a listing of them on stderr (debug builds
- * print it at exit when TUTTI_DEBUG contains "leak"). */
-size_t tt_object_live_count(void);
+/* A listing of live (non-permanent) objects on stderr (printed at exit when TUTTI_DEBUG
+ * contains "leak"). */
 void tt_object_list_live(void);
 
 /* Threads that must never block in a backend (the transport's progress thread, backend

@@ -168,19 +168,11 @@ static cl_int make_queue(struct tt_domain *dm, struct tt_nqueue **slot)
 cl_int tt_plan_internal_queue(cl_context ctx, cl_uint dom, struct tt_nqueue **out)
 {
   struct tt_domain *dm = &ctx->domains[dom];
-  if (!dm->internal) {
-    cl_int err = CL_SUCCESS;
-    struct tt_backend_platform *bp = dm->bp;
-    cl_command_queue q = bp->d->clCreateCommandQueue(dm->native, dm->first_device->native, 0, &err);
-    if (q && !(dm->internal = tt_nqueue_new(bp->d, q))) {
-      bp->d->clReleaseCommandQueue(q);
-      err = CL_OUT_OF_HOST_MEMORY;
-    }
-    if (!dm->internal) {
-      TT_LOG(TT_LOG_ERR, "cannot make the internal queue of %s: %s", bp->short_name,
-             tt_error_name(err));
-      return err ? err : CL_OUT_OF_RESOURCES;
-    }
+  cl_int err = make_queue(dm, &dm->internal);
+  if (err != CL_SUCCESS) {
+    TT_LOG(TT_LOG_ERR, "cannot make the internal queue of %s: %s", dm->bp->short_name,
+           tt_error_name(err));
+    return err;
   }
   *out = dm->internal;
   return CL_SUCCESS;

@@ -9,6 +9,7 @@
 
 #include "runtime/cluster.h"
 #include "runtime/env.h"
+#include "runtime/object.h"
 #include "runtime/transport.h"
 
 struct tt_stats tt_stats;
@@ -34,8 +35,15 @@ static void report(void)
           atomic_load(&tt_stats.wait_ns) / 1e9);
 }
 
+static void list_leaks(void)
+{
+  tt_object_list_live();
+}
+
 void tt_stats_start(void)
 {
   if (tt_env()->stats)
     atexit(report);
+  if (tt_env()->debug & TT_LOG_LEAK)
+    atexit(list_leaks);
 }

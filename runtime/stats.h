@@ -16,7 +16,8 @@ struct tt_stats {
 
 extern struct tt_stats tt_stats;
 
-/* Prints this rank's line on stderr at exit when TUTTI_STATS is set (registered once). */
+/* At exit: this rank's line on stderr when TUTTI_STATS is set, and the objects the program
+ * left alive when TUTTI_DEBUG contains "leak" (registered once). */
 void tt_stats_start(void);
 
 uint64_t tt_stats_now_ns(void);

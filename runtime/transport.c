@@ -389,11 +389,6 @@ int tt_transport_allreduce_min_int(int *v)
   return MPI_Allreduce(&in, v, 1, MPI_INT, MPI_MIN, coll) == MPI_SUCCESS ? 0 : -1;
 }
 
-int tt_transport_barrier(void)
-{
-  return MPI_Barrier(coll) == MPI_SUCCESS ? 0 : -1;
-}
-
 void tt_transport_promise(int delta)
 {
   atomic_fetch_add(&promises, delta);

@@ -47,7 +47,6 @@ int tt_transport_irecv(enum tt_channel ch, void *buf, size_t len, int peer, uint
 int tt_transport_allgatherv(const void *mine, size_t len, void **all, size_t **lens);
 int tt_transport_bcast(void *buf, size_t len, int root);
 int tt_transport_allreduce_min_int(int *v);
-int tt_transport_barrier(void);
 
 /* Sends this rank owes others once a native command completes (a callback will post them):
  * +1 when the callback is set, -1 once it posted its sends. Stopping waits for them (up to

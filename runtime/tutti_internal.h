@@ -103,8 +103,6 @@ struct tt_map_record {
   struct tt_map_record *next;
 };
 
-struct tt_mem_destructor;
-
 struct _cl_mem {
   struct tt_object obj;
   cl_context context;
@@ -125,7 +123,6 @@ struct _cl_mem {
   cl_uint attached;
   bool written;
   atomic_uint map_count;
-  struct tt_mem_destructor *destructor;
 };
 
 struct _cl_program {
@@ -142,8 +139,6 @@ struct _cl_program {
   cl_build_status *status;
   cl_program_binary_type *binary_type;
   char **logs;
-  bool from_binary;
-  bool built_with_kernels_info;
 };
 
 enum tt_arg_kind { TT_ARG_VALUE, TT_ARG_MEM, TT_ARG_LOCAL, TT_ARG_SAMPLER, TT_ARG_IMAGE };
