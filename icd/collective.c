@@ -7,6 +7,8 @@
 
 #include "icd/icd.h"
 
+#include "runtime/check.h"
+
 #define TUTTI_LINKED /* this file defines the exported functions */
 #include <CL/tutti.h>
 #include <stdlib.h>
@@ -192,6 +194,7 @@ cl_int CL_API_CALL tt_clEnqueueAlltoAllBuffer(cl_command_queue *qs, cl_uint n, c
                                               size_t cb, cl_uint nwait, const cl_event *wait,
                                               cl_event *events)
 {
+  TT_CHECK(tt_check_ids(qs, n), tt_check_ids(src, n), tt_check_ids(dst, n), cb, nwait);
   cl_context ctx;
   TT_TRY(check_queues(qs, n, &ctx));
   TT_RETURN_IF(cb == 0, CL_INVALID_VALUE);
@@ -225,6 +228,7 @@ cl_int CL_API_CALL tt_clEnqueueBroadcastBuffer(cl_command_queue *qs, cl_mem src,
                                                size_t cb, cl_uint nwait, const cl_event *wait,
                                                cl_event *events)
 {
+  TT_CHECK(tt_check_ids(qs, n_dst), tt_check_id(src), tt_check_ids(dst, n_dst), cb, nwait);
   return one_to_many(qs, src, n_dst, dst, src_off, dst_off, cb, nwait, wait, events, false);
 }
 
@@ -233,6 +237,7 @@ cl_int CL_API_CALL tt_clEnqueueScatterBuffer(cl_command_queue *qs, cl_mem src, c
                                              size_t cb, cl_uint nwait, const cl_event *wait,
                                              cl_event *events)
 {
+  TT_CHECK(tt_check_ids(qs, n_dst), tt_check_id(src), tt_check_ids(dst, n_dst), cb, nwait);
   return one_to_many(qs, src, n_dst, dst, src_off, dst_off, cb, nwait, wait, events, true);
 }
 
@@ -241,6 +246,7 @@ cl_int CL_API_CALL tt_clEnqueueGatherBuffer(cl_command_queue q, cl_uint n_src, c
                                             size_t cb, cl_uint nwait, const cl_event *wait,
                                             cl_event *event)
 {
+  TT_CHECK(tt_check_id(q), tt_check_ids(src, n_src), tt_check_id(dst), cb, nwait);
   cl_context ctx;
   TT_TRY(check_queues(&q, 1, &ctx));
   TT_RETURN_IF(cb == 0 || n_src == 0, CL_INVALID_VALUE);
@@ -257,6 +263,7 @@ cl_int CL_API_CALL tt_clEnqueueAllGatherBuffer(cl_command_queue *qs, cl_uint n, 
                                                size_t cb, cl_uint nwait, const cl_event *wait,
                                                cl_event *events)
 {
+  TT_CHECK(tt_check_ids(qs, n), tt_check_ids(src, n), tt_check_ids(dst, n), cb, nwait);
   cl_context ctx;
   TT_TRY(check_queues(qs, n, &ctx));
   TT_RETURN_IF(cb == 0, CL_INVALID_VALUE);
@@ -274,6 +281,7 @@ cl_int CL_API_CALL tt_clEnqueueReduceBuffer(cl_command_queue q, cl_uint n_src, c
                                             size_t cb, cl_channel_type datatype, cl_uint nwait,
                                             const cl_event *wait, cl_event *event)
 {
+  TT_CHECK(tt_check_id(q), tt_check_ids(src, n_src), tt_check_id(dst), cb, datatype, nwait);
   cl_context ctx;
   TT_TRY(check_queues(&q, 1, &ctx));
   TT_RETURN_IF(cb == 0 || n_src == 0, CL_INVALID_VALUE);
@@ -322,6 +330,7 @@ cl_int CL_API_CALL tt_clEnqueueAllReduceBuffer(cl_command_queue *qs, cl_uint n, 
                                                cl_uint nwait, const cl_event *wait,
                                                cl_event *events)
 {
+  TT_CHECK(tt_check_ids(qs, n), tt_check_ids(src, n), tt_check_ids(dst, n), cb, datatype, nwait);
   return all_reduce(qs, n, src, dst, src_off, dst_off, cb, datatype, nwait, wait, events,
                     ALL_REDUCE);
 }
@@ -332,6 +341,7 @@ cl_int CL_API_CALL tt_clEnqueueReduceScatterBuffer(cl_command_queue *qs, cl_uint
                                                    cl_channel_type datatype, cl_uint nwait,
                                                    const cl_event *wait, cl_event *events)
 {
+  TT_CHECK(tt_check_ids(qs, n), tt_check_ids(src, n), tt_check_ids(dst, n), cb, datatype, nwait);
   return all_reduce(qs, n, src, dst, src_off, dst_off, cb, datatype, nwait, wait, events,
                     REDUCE_SCATTER);
 }
@@ -341,6 +351,7 @@ cl_int CL_API_CALL tt_clEnqueueScanBuffer(cl_command_queue *qs, cl_uint n, cl_me
                                           size_t cb, cl_channel_type datatype, cl_uint nwait,
                                           const cl_event *wait, cl_event *events)
 {
+  TT_CHECK(tt_check_ids(qs, n), tt_check_ids(src, n), tt_check_ids(dst, n), cb, nwait);
   return all_reduce(qs, n, src, dst, src_off, dst_off, cb, datatype, nwait, wait, events, SCAN);
 }
 

@@ -4,6 +4,8 @@
 
 #include "icd/icd.h"
 
+#include "runtime/check.h"
+
 #include <stdlib.h>
 
 #include "runtime/plan.h"
@@ -153,6 +155,7 @@ cl_context CL_API_CALL tt_clCreateContext(const cl_context_properties *propertie
                                           void (CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *),
                                           void *user_data, cl_int *errcode_ret)
 {
+  TT_CHECK(num_devices, tt_check_ids(devices, num_devices));
   cl_int err = CL_SUCCESS;
   tt_cluster_init();
   /* CL_INVALID_VALUE if devices is NULL; if num_devices is equal to zero; or if pfn_notify is
@@ -173,6 +176,7 @@ cl_context CL_API_CALL tt_clCreateContextFromType(const cl_context_properties *p
                                                   void (CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *),
                                                   void *user_data, cl_int *errcode_ret)
 {
+  TT_CHECK(device_type);
   cl_int err = CL_SUCCESS;
   cl_device_id *devs = NULL;
   cl_context c = NULL;

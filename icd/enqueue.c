@@ -6,11 +6,14 @@
 
 #include "icd/icd.h"
 
+#include "runtime/check.h"
+
 #include <stdlib.h>
 
 #include "runtime/event.h"
 #include "runtime/plan.h"
 #include "runtime/stats.h"
+#include "runtime/trace.h"
 #include "runtime/transport.h"
 
 struct use {
@@ -38,7 +41,11 @@ struct cmd {
   size_t host_len;
   bool spread;
   uint64_t spread_id;
+  uint64_t seq;      /* the command's number, alike on every rank (traces) */
+  const char *label; /* traces: the kernel's name, else the entry point's */
 };
+
+static uint64_t cmd_seq;
 
 /* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue. */
 #define CHECK_QUEUE(q) TT_RETURN_IF(!tt_object_valid((q), TT_QUEUE), CL_INVALID_COMMAND_QUEUE)
@@ -77,6 +84,7 @@ static void cmd_init(struct cmd *c, cl_command_queue q)
   c->dom = q->domain;
   c->actual = q->device->actual;
   c->rank = q->device->rank;
+  c->seq = ++cmd_seq;
   c->d = c->actual ? q->device->bp->d : NULL;
   c->nq = q->nq;
   atomic_fetch_add_explicit(&tt_stats.commands, 1, memory_order_relaxed);
@@ -133,7 +141,39 @@ static void cmd_spread(struct cmd *c, void *ptr, size_t len)
  * needed, runtime/plan.h). */
 static cl_event *want_event(const struct cmd *c, cl_event *slot, cl_event *user, bool blocking)
 {
-  return user || blocking || c->spread ? slot : NULL;
+  return user || blocking || c->spread || tt_trace_on ? slot : NULL;
+}
+
+/* The entry point that made a command of this type, for traces. */
+static const char *command_name(cl_command_type type)
+{
+  switch (type) {
+  case CL_COMMAND_READ_BUFFER: return "clEnqueueReadBuffer";
+  case CL_COMMAND_WRITE_BUFFER: return "clEnqueueWriteBuffer";
+  case CL_COMMAND_COPY_BUFFER: return "clEnqueueCopyBuffer";
+  case CL_COMMAND_READ_BUFFER_RECT: return "clEnqueueReadBufferRect";
+  case CL_COMMAND_WRITE_BUFFER_RECT: return "clEnqueueWriteBufferRect";
+  case CL_COMMAND_COPY_BUFFER_RECT: return "clEnqueueCopyBufferRect";
+  case CL_COMMAND_FILL_BUFFER: return "clEnqueueFillBuffer";
+  case CL_COMMAND_MAP_BUFFER: return "clEnqueueMapBuffer";
+  case CL_COMMAND_UNMAP_MEM_OBJECT: return "clEnqueueUnmapMemObject";
+  case CL_COMMAND_MIGRATE_MEM_OBJECTS: return "clEnqueueMigrateMemObjects";
+  case CL_COMMAND_NDRANGE_KERNEL: return "clEnqueueNDRangeKernel";
+  case CL_COMMAND_TASK: return "clEnqueueTask";
+  case CL_COMMAND_MARKER: return "clEnqueueMarker";
+  case CL_COMMAND_BARRIER: return "clEnqueueBarrier";
+  default: return "command";
+  }
+}
+
+/* Traces: the enqueue on the host track, and the native command on its device's track. */
+static void trace_cmd(const struct cmd *c, cl_event native, cl_command_type type, bool dropped)
+{
+  bool kernel = c->label != NULL;
+  const char *name = kernel ? c->label : command_name(type);
+  tt_trace_enqueue(c->q->device, name, c->seq, c->actual, dropped);
+  if (c->actual && native)
+    tt_trace_command(c->q->device, name, kernel, c->seq, native, c->d);
 }
 
 struct spread {
@@ -237,6 +277,8 @@ static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_typ
       c->d->clReleaseEvent(native);
     return err;
   }
+  if (tt_trace_on)
+    trace_cmd(c, native, type, false);
   if (c->spread) {
     cl_event e = spread_event(c, native, type);
     if (!e)
@@ -258,6 +300,7 @@ static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_typ
   if (!native)
     return err;
   if (blocking) {
+    tt_check_sync();
     uint64_t t0 = tt_stats_now_ns();
     c->d->clWaitForEvents(1, &native);
     atomic_fetch_add_explicit(&tt_stats.wait_ns, tt_stats_now_ns() - t0, memory_order_relaxed);
@@ -293,6 +336,8 @@ static bool cmd_discard(struct cmd *c, cl_uint nwait, const cl_mem *mems, cl_uin
       return false;
   }
   *err = CL_SUCCESS;
+  if (tt_trace_on)
+    trace_cmd(c, NULL, type, true);
   if (event && !(*event = tt_event_new_managed(c->ctx, c->q, type, c->rank)))
     *err = CL_OUT_OF_HOST_MEMORY;
   return true;
@@ -326,6 +371,7 @@ cl_int CL_API_CALL tt_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem
                                           void *ptr, cl_uint num_events_in_wait_list,
                                           const cl_event *event_wait_list, cl_event *event)
 {
+  TT_CHECK(tt_check_id(command_queue), tt_check_id(buffer), blocking_read, offset, size, tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   CHECK_QUEUE(command_queue);
   TT_TRY(check_buffer(command_queue, buffer));
   TT_TRY(check_range(buffer, offset, size));
@@ -348,6 +394,7 @@ cl_int CL_API_CALL tt_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_me
                                            const void *ptr, cl_uint num_events_in_wait_list,
                                            const cl_event *event_wait_list, cl_event *event)
 {
+  TT_CHECK(tt_check_id(command_queue), tt_check_id(buffer), blocking_write, offset, size, tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   CHECK_QUEUE(command_queue);
   TT_TRY(check_buffer(command_queue, buffer));
   TT_TRY(check_range(buffer, offset, size));
@@ -373,6 +420,7 @@ cl_int CL_API_CALL tt_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem
                                           cl_uint num_events_in_wait_list,
                                           const cl_event *event_wait_list, cl_event *event)
 {
+  TT_CHECK(tt_check_id(command_queue), tt_check_id(src_buffer), tt_check_id(dst_buffer), src_offset, dst_offset, size, tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   CHECK_QUEUE(command_queue);
   TT_TRY(check_buffer(command_queue, src_buffer));
   TT_TRY(check_buffer(command_queue, dst_buffer));
@@ -463,6 +511,7 @@ cl_int CL_API_CALL tt_clEnqueueReadBufferRect(cl_command_queue command_queue, cl
                                               void *ptr, cl_uint num_events_in_wait_list,
                                               const cl_event *event_wait_list, cl_event *event)
 {
+  TT_CHECK(tt_check_id(command_queue), tt_check_id(buffer), blocking_read, tt_check_bytes(buffer_origin, 3 * sizeof(size_t)), tt_check_bytes(region, 3 * sizeof(size_t)), buffer_row_pitch, buffer_slice_pitch, tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   size_t off, len;
   TT_TRY(rect_common(command_queue, buffer, buffer_origin, host_origin, region, &buffer_row_pitch,
                   &buffer_slice_pitch, &host_row_pitch, &host_slice_pitch, ptr, &off, &len));
@@ -491,6 +540,7 @@ cl_int CL_API_CALL tt_clEnqueueWriteBufferRect(cl_command_queue command_queue, c
                                                cl_uint num_events_in_wait_list,
                                                const cl_event *event_wait_list, cl_event *event)
 {
+  TT_CHECK(tt_check_id(command_queue), tt_check_id(buffer), blocking_write, tt_check_bytes(buffer_origin, 3 * sizeof(size_t)), tt_check_bytes(region, 3 * sizeof(size_t)), buffer_row_pitch, buffer_slice_pitch, tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   size_t off, len;
   TT_TRY(rect_common(command_queue, buffer, buffer_origin, host_origin, region, &buffer_row_pitch,
                   &buffer_slice_pitch, &host_row_pitch, &host_slice_pitch, ptr, &off, &len));
@@ -517,6 +567,7 @@ cl_int CL_API_CALL tt_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl
                                               cl_uint num_events_in_wait_list,
                                               const cl_event *event_wait_list, cl_event *event)
 {
+  TT_CHECK(tt_check_id(command_queue), tt_check_id(src_buffer), tt_check_id(dst_buffer), tt_check_bytes(src_origin, 3 * sizeof(size_t)), tt_check_bytes(dst_origin, 3 * sizeof(size_t)), tt_check_bytes(region, 3 * sizeof(size_t)), tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   CHECK_QUEUE(command_queue);
   TT_TRY(check_buffer(command_queue, src_buffer));
   TT_TRY(check_buffer(command_queue, dst_buffer));
@@ -571,6 +622,7 @@ cl_int CL_API_CALL tt_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem
                                           cl_uint num_events_in_wait_list,
                                           const cl_event *event_wait_list, cl_event *event)
 {
+  TT_CHECK(tt_check_id(command_queue), tt_check_id(buffer), tt_check_bytes(pattern, pattern ? pattern_size : 0), offset, size, tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   CHECK_QUEUE(command_queue);
   TT_TRY(check_buffer(command_queue, buffer));
   TT_TRY(check_range(buffer, offset, size));
@@ -610,6 +662,7 @@ void *CL_API_CALL tt_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem b
                                         const cl_event *event_wait_list, cl_event *event,
                                         cl_int *errcode_ret)
 {
+  TT_CHECK(tt_check_id(command_queue), tt_check_id(buffer), blocking_map, map_flags, offset, size, tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   cl_int err = CL_SUCCESS;
   void *p = NULL;
 #define CHECK(x)                                                                                  \
@@ -685,6 +738,7 @@ cl_int CL_API_CALL tt_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl
                                               void *mapped_ptr, cl_uint num_events_in_wait_list,
                                               const cl_event *event_wait_list, cl_event *event)
 {
+  TT_CHECK(tt_check_id(command_queue), tt_check_id(memobj), tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   CHECK_QUEUE(command_queue);
   /* CL_INVALID_MEM_OBJECT if memobj is not a valid memory object. */
   TT_RETURN_IF(!tt_object_valid(memobj, TT_MEM), CL_INVALID_MEM_OBJECT);
@@ -749,6 +803,7 @@ cl_int CL_API_CALL tt_clEnqueueMigrateMemObjects(cl_command_queue command_queue,
                                                  cl_uint num_events_in_wait_list,
                                                  const cl_event *event_wait_list, cl_event *event)
 {
+  TT_CHECK(tt_check_id(command_queue), tt_check_ids(mem_objects, num_mem_objects), flags, tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   CHECK_QUEUE(command_queue);
   /* CL_INVALID_VALUE if num_mem_objects is zero or if mem_objects is NULL, or if flags is
    * not 0 or any of the values described in the table above. */
@@ -792,6 +847,7 @@ cl_int CL_API_CALL tt_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_
                                              cl_uint num_events_in_wait_list,
                                              const cl_event *event_wait_list, cl_event *event)
 {
+  TT_CHECK(tt_check_id(command_queue), tt_check_id(kernel), work_dim, tt_check_bytes(global_work_size, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), tt_check_bytes(global_work_offset, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), tt_check_bytes(local_work_size, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   CHECK_QUEUE(command_queue);
   /* CL_INVALID_KERNEL if kernel is not a valid kernel object. */
   TT_RETURN_IF(!tt_object_valid(kernel, TT_KERNEL), CL_INVALID_KERNEL);
@@ -831,6 +887,7 @@ cl_int CL_API_CALL tt_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_
   }
   struct cmd c;
   cmd_init(&c, command_queue);
+  c.label = kernel->name;
   if (!c.actual && num_events_in_wait_list == 0) {
     cl_mem stack[16] = {NULL};
     cl_mem *mems = kernel->nargs <= 16 ? stack : malloc(kernel->nargs * sizeof *mems);
@@ -872,6 +929,7 @@ cl_int CL_API_CALL tt_clEnqueueTask(cl_command_queue command_queue, cl_kernel ke
                                     cl_uint num_events_in_wait_list,
                                     const cl_event *event_wait_list, cl_event *event)
 {
+  TT_CHECK(tt_check_id(command_queue), tt_check_id(kernel), tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   size_t one = 1;
   cl_int err = tt_clEnqueueNDRangeKernel(command_queue, kernel, 1, NULL, &one, &one,
                                          num_events_in_wait_list, event_wait_list, event);
@@ -916,6 +974,7 @@ cl_int CL_API_CALL tt_clEnqueueMarkerWithWaitList(cl_command_queue command_queue
                                                   const cl_event *event_wait_list,
                                                   cl_event *event)
 {
+  TT_CHECK(tt_check_id(command_queue), tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   CHECK_QUEUE(command_queue);
   return marker(command_queue, num_events_in_wait_list, event_wait_list, event, CL_COMMAND_MARKER);
 }
@@ -925,12 +984,14 @@ cl_int CL_API_CALL tt_clEnqueueBarrierWithWaitList(cl_command_queue command_queu
                                                    const cl_event *event_wait_list,
                                                    cl_event *event)
 {
+  TT_CHECK(tt_check_id(command_queue), tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   CHECK_QUEUE(command_queue);
   return marker(command_queue, num_events_in_wait_list, event_wait_list, event, CL_COMMAND_BARRIER);
 }
 
 cl_int CL_API_CALL tt_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
+  TT_CHECK(tt_check_id(command_queue));
   CHECK_QUEUE(command_queue);
   /* CL_INVALID_VALUE if event is a NULL value. */
   TT_RETURN_IF(event == NULL, CL_INVALID_VALUE);
@@ -939,6 +1000,7 @@ cl_int CL_API_CALL tt_clEnqueueMarker(cl_command_queue command_queue, cl_event *
 
 cl_int CL_API_CALL tt_clEnqueueBarrier(cl_command_queue command_queue)
 {
+  TT_CHECK(tt_check_id(command_queue));
   CHECK_QUEUE(command_queue);
   return marker(command_queue, 0, NULL, NULL, CL_COMMAND_BARRIER);
 }
@@ -946,6 +1008,7 @@ cl_int CL_API_CALL tt_clEnqueueBarrier(cl_command_queue command_queue)
 cl_int CL_API_CALL tt_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events,
                                              const cl_event *event_list)
 {
+  TT_CHECK(tt_check_id(command_queue), tt_check_ids(event_list, num_events));
   CHECK_QUEUE(command_queue);
   /* CL_INVALID_VALUE if num_events is zero or event_list is NULL. */
   TT_RETURN_IF(num_events == 0 || event_list == NULL, CL_INVALID_VALUE);

@@ -3,10 +3,13 @@
 
 #include "icd/icd.h"
 
+#include "runtime/check.h"
+
 #include "runtime/event.h"
 
 cl_int CL_API_CALL tt_clWaitForEvents(cl_uint num_events, const cl_event *event_list)
 {
+  TT_CHECK(tt_check_ids(event_list, num_events));
   /* CL_INVALID_VALUE if num_events is zero or event_list is NULL. */
   TT_RETURN_IF(num_events == 0 || event_list == NULL, CL_INVALID_VALUE);
   /* CL_INVALID_EVENT if event objects specified in event_list are not valid event objects. */
@@ -47,6 +50,7 @@ cl_int CL_API_CALL tt_clGetEventInfo(cl_event event, cl_event_info param_name,
   case CL_EVENT_COMMAND_TYPE:
     return TT_INFO(event->type);
   case CL_EVENT_COMMAND_EXECUTION_STATUS:
+    tt_check_sync();
     tt_event_share_with_all(event);
     status = tt_event_status(event);
     return TT_INFO(status);
@@ -126,6 +130,7 @@ cl_int CL_API_CALL tt_clSetEventCallback(cl_event event, cl_int command_exec_cal
 
 cl_event CL_API_CALL tt_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 {
+  TT_CHECK(tt_check_id(context));
   cl_int err = CL_SUCCESS;
   cl_event e = NULL;
   /* CL_INVALID_CONTEXT if context is not a valid context. */
@@ -139,6 +144,7 @@ out:
 
 cl_int CL_API_CALL tt_clSetUserEventStatus(cl_event event, cl_int execution_status)
 {
+  TT_CHECK(tt_check_id(event), (uint64_t)execution_status);
   /* CL_INVALID_EVENT if event is not a valid user event object. */
   TT_RETURN_IF(!tt_object_valid(event, TT_EVENT) || event->type != CL_COMMAND_USER ||
                    event->queue, CL_INVALID_EVENT);

@@ -4,10 +4,13 @@
 
 #include "icd/icd.h"
 
+#include "runtime/check.h"
+
 #include "runtime/plan.h"
 
 cl_int CL_API_CALL tt_clAttachBufferToDeviceTUTTI(cl_mem buffer, cl_device_id device)
 {
+  TT_CHECK(tt_check_id(buffer), tt_check_id(device));
   /* CL_INVALID_MEM_OBJECT if buffer is not a valid buffer object, or is a sub-buffer (attach
    * its buffer instead). */
   TT_RETURN_IF(!tt_object_valid(buffer, TT_MEM) || buffer->parent, CL_INVALID_MEM_OBJECT);

@@ -5,6 +5,8 @@
 
 #include "icd/icd.h"
 
+#include "runtime/check.h"
+
 #include <stdlib.h>
 
 #include "runtime/transport.h"
@@ -105,6 +107,7 @@ static cl_int share_kernel_info(cl_kernel k, bool have, cl_int err)
 cl_kernel CL_API_CALL tt_clCreateKernel(cl_program program, const char *kernel_name,
                                         cl_int *errcode_ret)
 {
+  TT_CHECK(tt_check_id(program), tt_check_bytes(kernel_name, kernel_name ? strlen(kernel_name) : 0));
   cl_int err = CL_SUCCESS;
   cl_kernel k = NULL;
   /* CL_INVALID_PROGRAM if program is not a valid program object. */
@@ -173,6 +176,7 @@ out:
 cl_int CL_API_CALL tt_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels,
                                                cl_kernel *kernels, cl_uint *num_kernels_ret)
 {
+  TT_CHECK(tt_check_id(program), num_kernels, kernels != NULL);
   /* CL_INVALID_PROGRAM if program is not a valid program object. */
   TT_RETURN_IF(!tt_object_valid(program, TT_PROGRAM), CL_INVALID_PROGRAM);
   size_t size = 0;
@@ -243,6 +247,7 @@ cl_int CL_API_CALL tt_clReleaseKernel(cl_kernel kernel)
 cl_int CL_API_CALL tt_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
                                      const void *arg_value)
 {
+  TT_CHECK(tt_check_id(kernel), arg_index, arg_size, tt_check_arg(arg_size, arg_value));
   /* CL_INVALID_KERNEL if kernel is not a valid kernel object. */
   TT_RETURN_IF(!tt_object_valid(kernel, TT_KERNEL), CL_INVALID_KERNEL);
   /* CL_INVALID_ARG_INDEX if arg_index is not a valid argument index. */

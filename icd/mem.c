@@ -5,6 +5,8 @@
 
 #include "icd/icd.h"
 
+#include "runtime/check.h"
+
 #include <stdlib.h>
 
 #include "runtime/plan.h"
@@ -83,6 +85,7 @@ static cl_mem alloc_mem(cl_context context, cl_mem_flags flags, size_t size)
 cl_mem CL_API_CALL tt_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size,
                                      void *host_ptr, cl_int *errcode_ret)
 {
+  TT_CHECK(tt_check_id(context), flags, size);
   cl_int err = CL_SUCCESS;
   cl_mem m = NULL;
   /* CL_INVALID_CONTEXT if context is not a valid context. */
@@ -139,6 +142,7 @@ cl_mem CL_API_CALL tt_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
                                         cl_buffer_create_type buffer_create_type,
                                         const void *buffer_create_info, cl_int *errcode_ret)
 {
+  TT_CHECK(tt_check_id(buffer), flags, buffer_create_type, tt_check_bytes(buffer_create_info, buffer_create_info ? 2 * sizeof(size_t) : 0));
   cl_int err = CL_SUCCESS;
   cl_mem m = NULL;
   /* CL_INVALID_MEM_OBJECT if buffer is not a valid buffer object or is a sub-buffer. */

@@ -4,6 +4,8 @@
 
 #include "icd/icd.h"
 
+#include "runtime/check.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -111,6 +113,7 @@ cl_program CL_API_CALL tt_clCreateProgramWithSource(cl_context context, cl_uint 
                                                     const char **strings, const size_t *lengths,
                                                     cl_int *errcode_ret)
 {
+  TT_CHECK(tt_check_id(context), count);
   cl_int err = CL_SUCCESS;
   cl_program p = NULL;
   /* CL_INVALID_CONTEXT if context is not a valid context. */
@@ -156,6 +159,7 @@ cl_program CL_API_CALL tt_clCreateProgramWithBinary(cl_context context, cl_uint 
                                                     const unsigned char **binaries,
                                                     cl_int *binary_status, cl_int *errcode_ret)
 {
+  TT_CHECK(tt_check_id(context), tt_check_ids(device_list, num_devices));
   cl_int err = CL_SUCCESS;
   cl_program p = NULL;
   cl_device_id *nd = NULL;
@@ -401,6 +405,7 @@ cl_int CL_API_CALL tt_clBuildProgram(cl_program program, cl_uint num_devices,
                                      void (CL_CALLBACK *pfn_notify)(cl_program, void *),
                                      void *user_data)
 {
+  TT_CHECK(tt_check_id(program), tt_check_ids(device_list, num_devices), tt_check_bytes(options, options ? strlen(options) : 0));
   cl_int err = check_build_args(program, num_devices, device_list, pfn_notify, user_data);
   if (err != CL_SUCCESS)
     return err;
@@ -440,6 +445,7 @@ cl_int CL_API_CALL tt_clCompileProgram(cl_program program, cl_uint num_devices,
                                        void (CL_CALLBACK *pfn_notify)(cl_program, void *),
                                        void *user_data)
 {
+  TT_CHECK(tt_check_id(program), tt_check_ids(device_list, num_devices), tt_check_bytes(options, options ? strlen(options) : 0), num_input_headers);
   cl_int err = check_build_args(program, num_devices, device_list, pfn_notify, user_data);
   if (err != CL_SUCCESS)
     return err;
@@ -490,6 +496,7 @@ cl_program CL_API_CALL tt_clLinkProgram(cl_context context, cl_uint num_devices,
                                         void (CL_CALLBACK *pfn_notify)(cl_program, void *),
                                         void *user_data, cl_int *errcode_ret)
 {
+  TT_CHECK(tt_check_id(context), tt_check_ids(device_list, num_devices), tt_check_ids(input_programs, num_input_programs));
   cl_int err = CL_SUCCESS;
   cl_program p = NULL;
   cl_device_id *nd = NULL;

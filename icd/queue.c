@@ -4,6 +4,10 @@
 
 #include "icd/icd.h"
 
+#include "runtime/trace.h"
+
+#include "runtime/check.h"
+
 #include <stdlib.h>
 
 #include "runtime/event.h"
@@ -26,6 +30,7 @@ cl_command_queue CL_API_CALL tt_clCreateCommandQueue(cl_context context, cl_devi
                                                      cl_command_queue_properties properties,
                                                      cl_int *errcode_ret)
 {
+  TT_CHECK(tt_check_id(context), tt_check_id(device), properties);
   cl_int err = CL_SUCCESS;
   cl_command_queue q = NULL;
   /* CL_INVALID_CONTEXT if context is not a valid context. */
@@ -58,7 +63,9 @@ cl_command_queue CL_API_CALL tt_clCreateCommandQueue(cl_context context, cl_devi
     goto out;
   q->native = device->bp->d->clCreateCommandQueue(context->domains[q->domain].native,
                                                   device->native,
-                                                  properties & CL_QUEUE_PROFILING_ENABLE, &err);
+                                                  (properties & CL_QUEUE_PROFILING_ENABLE) |
+                                                      (tt_trace_on ? CL_QUEUE_PROFILING_ENABLE : 0),
+                                                  &err);
   if (!q->native && err == CL_SUCCESS)
     err = CL_OUT_OF_RESOURCES;
   if (q->native && !(q->nq = tt_nqueue_new(device->bp->d, q->native)))
@@ -124,6 +131,7 @@ cl_int CL_API_CALL tt_clSetCommandQueueProperty(cl_command_queue command_queue,
 
 cl_int CL_API_CALL tt_clFlush(cl_command_queue command_queue)
 {
+  TT_CHECK(tt_check_id(command_queue));
   /* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue. */
   TT_RETURN_IF(!tt_object_valid(command_queue, TT_QUEUE), CL_INVALID_COMMAND_QUEUE);
   if (!command_queue->native)
@@ -133,6 +141,7 @@ cl_int CL_API_CALL tt_clFlush(cl_command_queue command_queue)
 
 cl_int CL_API_CALL tt_clFinish(cl_command_queue command_queue)
 {
+  TT_CHECK(tt_check_id(command_queue));
   /* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue. */
   TT_RETURN_IF(!tt_object_valid(command_queue, TT_QUEUE), CL_INVALID_COMMAND_QUEUE);
   if (tt_cluster_distributed()) {

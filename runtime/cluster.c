@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 #include "runtime/backend.h"
+#include "runtime/check.h"
 #include "runtime/env.h"
 #include "runtime/log.h"
 #include "runtime/stats.h"
+#include "runtime/trace.h"
 #include "runtime/transport.h"
 
 struct _cl_platform_id tt_platform;
@@ -63,6 +65,8 @@ static void find_shim(void)
 /* The program is about to finalize the MPI it started: Tutti's traffic stops first. */
 static void before_program_finalize(void)
 {
+  tt_check_finish();
+  tt_trace_finish();
   tt_transport_goodbye();
   tt_transport_stop();
   if (world != MPI_COMM_NULL)
@@ -75,6 +79,8 @@ static void at_exit(void)
   MPI_Finalized(&fin);
   if (fin)
     return;
+  tt_check_finish();
+  tt_trace_finish();
   TT_LOG(TT_LOG_MPI, "leaving: goodbye to the other ranks");
   tt_transport_goodbye();
   tt_transport_stop();
@@ -204,12 +210,33 @@ static bool mine(cl_uint j, cl_uint n, int local_rank, int local_size)
   return j == (cl_uint)local_rank % n;
 }
 
+/* MPI and the transport, without the devices: the first OpenCL call or the host layer's
+ * first agreement (runtime/host.c) starts them. Caller holds init_lock. */
+static bool job_started, job_distributed;
+
+static bool start_job(void)
+{
+  if (job_started)
+    return job_distributed;
+  job_started = true;
+  gethostname(hostname, sizeof hostname - 1);
+  job_distributed = in_mpi_rank() && start_mpi();
+  if (job_distributed) {
+    if (tt_transport_start(&world) != 0)
+      TT_WARN("cannot start the transport thread");
+    tt_check_start();
+  }
+  tt_trace_start();
+  if (tt_trace_on && !job_distributed)
+    atexit(tt_trace_finish);
+  return job_distributed;
+}
+
 static void init(void)
 {
   if (!tt_platform.obj.dispatch)
     tt_object_init(&tt_platform.obj, TT_PLATFORM, NULL);
-  gethostname(hostname, sizeof hostname - 1);
-  bool distributed = in_mpi_rank() && start_mpi();
+  bool distributed = start_job();
   int local_rank = 0, local_size = 1;
   if (distributed) {
     MPI_Comm node;
@@ -249,8 +276,6 @@ static void init(void)
     table = own;
     ntable = nown;
   } else {
-    if (tt_transport_start(&world) != 0)
-      TT_WARN("cannot start the transport thread");
     unsigned char *buf = NULL;
     size_t len = 0, cap = 0;
     cl_uint count = nown;
@@ -319,6 +344,16 @@ static void init(void)
            nranks, local_rank, local_size, ntable);
 }
 
+bool tt_cluster_start_job(void)
+{
+  pthread_mutex_lock(&init_lock);
+  find_shim();
+  bool inside_mpi_init = shim_initializing && shim_initializing();
+  bool d = !inside_mpi_init && start_job();
+  pthread_mutex_unlock(&init_lock);
+  return d;
+}
+
 void tt_cluster_init(void)
 {
   if (atomic_load_explicit(&init_done, memory_order_acquire))
@@ -373,6 +408,7 @@ int tt_cluster_share_answer(int owner, cl_int *err, void *buf, size_t *len, size
 {
   if (nranks == 1)
     return 0;
+  tt_check_sync();
   uint64_t head[2] = {(uint64_t)(int64_t)*err, *len};
   if (tt_transport_bcast(head, sizeof head, owner) != 0)
     return -1;
@@ -390,6 +426,7 @@ int tt_cluster_share_first(bool have, cl_int *err, void *buf, size_t *len, size_
   if (nranks == 1)
     return have ? 0 : -1;
   int root = have ? my_rank : nranks;
+  tt_check_sync();
   if (tt_transport_allreduce_min_int(&root) != 0 || root == nranks)
     return -1;
   return tt_cluster_share_answer(root, err, buf, len, cap);
@@ -400,6 +437,7 @@ cl_int tt_cluster_agree(cl_int v)
   if (nranks == 1)
     return v;
   int x = v;
+  tt_check_sync();
   tt_transport_allreduce_min_int(&x);
   return x;
 }

@@ -15,6 +15,10 @@
 /* Starts the job view once: backends, MPI, device table. Thread safe. */
 void tt_cluster_init(void);
 
+/* Starts MPI and the transport only (the host layer's first agreement may come before any
+ * OpenCL call); whether the job has several ranks. Thread safe, idempotent. */
+bool tt_cluster_start_job(void);
+
 int tt_cluster_rank(void);
 int tt_cluster_size(void);
 const char *tt_cluster_hostname(void);

@@ -87,6 +87,9 @@ static void read_env(void)
   }
   const char *stats = getenv("TUTTI_STATS");
   env.stats = stats && *stats && strcmp(stats, "0") != 0;
+  const char *check = getenv("TUTTI_CHECK");
+  env.check = !(check && (!strcmp(check, "0") || !strcasecmp(check, "off")));
+  env.trace = nonempty("TUTTI_TRACE");
   const char *staging = getenv("TUTTI_STAGING");
   env.staging = -1;
   if (staging && *staging) {

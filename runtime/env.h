@@ -28,6 +28,8 @@ struct tt_env {
   bool domain_per_device;     /* TUTTI_DOMAINS=device: every device its own memory */
   int staging;                /* TUTTI_STAGING: -1 auto, 0 off (maps), 1 on (pinned staging) */
   bool stats;                 /* TUTTI_STATS: print counts at exit */
+  bool check;                 /* TUTTI_CHECK: divergence detection (default on) */
+  const char *trace;          /* TUTTI_TRACE: file for the job's trace, or NULL */
 };
 
 /* Reads the environment once (thread safe); later calls return the same settings. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "runtime/backend.h"
+#include "runtime/check.h"
 #include "runtime/cluster.h"
 #include "runtime/log.h"
 #include "runtime/plan.h"
@@ -164,6 +165,7 @@ cl_int tt_event_status(cl_event e)
 
 cl_int tt_event_wait(cl_event e)
 {
+  tt_check_sync();
   uint64_t t0 = tt_stats_now_ns();
   cl_int s;
   if (!e->native) {

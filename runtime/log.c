@@ -3,11 +3,35 @@
 
 #include "runtime/log.h"
 
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "runtime/cluster.h"
+
+static FILE *log_file;
+static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+
+/* Under tutti-run's --output=rank0 the host layer sends other ranks' standard error to
+ * /dev/null and keeps the real one for Tutti (tools/preload_host.c). */
+static void open_log(void)
+{
+  int (*shim_fd)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "tutti_shim_log_fd");
+  int fd = shim_fd ? shim_fd() : -1;
+  log_file = fd >= 0 ? fdopen(fd, "a") : NULL;
+  if (log_file)
+    setvbuf(log_file, NULL, _IONBF, 0);
+  else
+    log_file = stderr;
+}
+
+FILE *tt_log_file(void)
+{
+  pthread_once(&log_once, open_log);
+  return log_file;
+}
 
 void tt_log_line(const char *file, int line, const char *fmt, ...)
 {
@@ -20,7 +44,7 @@ void tt_log_line(const char *file, int line, const char *fmt, ...)
   if (n > 0 && (size_t)n < sizeof buf)
     vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "%s\n", buf);
+  fprintf(tt_log_file(), "%s\n", buf);
 }
 
 const char *tt_error_name(cl_int err)

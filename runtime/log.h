@@ -5,6 +5,12 @@
 
 #include "runtime/env.h"
 
+#include <stdio.h>
+
+/* Where Tutti's messages go: standard error, or the one the host layer kept when it
+ * discarded this rank's console. */
+FILE *tt_log_file(void);
+
 void tt_log_line(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

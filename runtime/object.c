@@ -5,6 +5,8 @@
 #include "runtime/object.h"
 
 #include <stdio.h>
+
+#include "runtime/log.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,7 +39,7 @@ static void grow(void)
   size_t n = nslots ? nslots * 2 : 1024;
   struct tt_object **table = calloc(n, sizeof *table);
   if (!table) {
-    fprintf(stderr, "[tutti] out of memory growing the object registry\n");
+    fprintf(tt_log_file(), "[tutti] out of memory growing the object registry\n");
     abort();
   }
   size_t used = 0;
@@ -219,7 +221,7 @@ void tt_object_list_live(void)
   for (size_t i = 0; i < nslots; i++) {
     struct tt_object *o = slots[i];
     if (o && o != TOMBSTONE && o->destroy)
-      fprintf(stderr, "[tutti] still alive at exit: %s #%llu (%d references)\n", tag_name(o->tag),
+      fprintf(tt_log_file(), "[tutti] still alive at exit: %s #%llu (%d references)\n", tag_name(o->tag),
               (unsigned long long)o->id, atomic_load(&o->refcount));
   }
   pthread_rwlock_unlock(&registry_lock);

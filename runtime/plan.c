@@ -10,6 +10,7 @@
 #include "runtime/event.h"
 #include "runtime/log.h"
 #include "runtime/rangemap.h"
+#include "runtime/trace.h"
 #include "runtime/transport.h"
 #include "runtime/cluster.h"
 #include "runtime/env.h"
@@ -154,7 +155,8 @@ static cl_int make_queue(struct tt_domain *dm, struct tt_nqueue **slot)
 {
   if (!*slot) {
     cl_int err = CL_SUCCESS;
-    cl_command_queue q = dm->bp->d->clCreateCommandQueue(dm->native, dm->first_device->native, 0, &err);
+    cl_command_queue q = dm->bp->d->clCreateCommandQueue(
+        dm->native, dm->first_device->native, tt_trace_on ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
     if (q && !(*slot = tt_nqueue_new(dm->bp->d, q))) {
       dm->bp->d->clReleaseCommandQueue(q);
       err = CL_OUT_OF_HOST_MEMORY;
@@ -765,7 +767,10 @@ static int fetch_run(void *arg, size_t off, size_t len, tt_holders holders)
     if (dd->local)
       stop = copy_local(f, src, off, len);
   } else if (sd->local || dd->local) {
-    uint64_t id = tt_cluster_pair_ids(sd->rank, dd->rank, (len + PIECE_BYTES - 1) / PIECE_BYTES);
+    uint64_t npieces = (len + PIECE_BYTES - 1) / PIECE_BYTES;
+    uint64_t id = tt_cluster_pair_ids(sd->rank, dd->rank, npieces);
+    if (tt_trace_on)
+      tt_trace_transfer_plan(sd->rank, dd->rank, id, npieces, f->root->obj.id, off, len);
     if (sd->local)
       stop = send_run(f, src, off, len, dd->rank, id);
     else

@@ -9,6 +9,7 @@
 
 #include "runtime/cluster.h"
 #include "runtime/env.h"
+#include "runtime/log.h"
 #include "runtime/object.h"
 #include "runtime/transport.h"
 
@@ -23,7 +24,7 @@ uint64_t tt_stats_now_ns(void)
 
 static void report(void)
 {
-  fprintf(stderr,
+  fprintf(tt_log_file(),
           "[tutti %d stats] commands %llu (All), virtual %llu (V), virtual after queueing "
           "optimization %llu (VQO), reads to every rank %llu, bytes sent to other ranks %llu, "
           "host waiting %.3f s\n",

@@ -15,6 +15,7 @@
 
 #include "runtime/log.h"
 #include "runtime/object.h"
+#include "runtime/trace.h"
 
 #define PIECE ((size_t)1 << 30)
 
@@ -24,9 +25,12 @@ struct op {
   int pending; /* MPI requests of this operation still open */
   int failed;
   int peer;
-  bool watch;  /* a standing receive for a rank's goodbye: nobody waits on it */
+  bool watch;  /* standing (goodbyes, checks): nobody waits on it, stopping cancels it */
   enum tt_channel ch;
   uint64_t id;
+  bool send;
+  size_t len;
+  uint64_t t0; /* posted (traces) */
 };
 
 /* A rank whose goodbye arrived while this rank still expects messages from it left early
@@ -49,6 +53,7 @@ static atomic_int promises;
 static int64_t stop_deadline;
 static int64_t *gone_since; /* by rank: when its goodbye arrived (0: still here) */
 static int goodbye_payload;
+static void (*poll_hook)(void);
 static int *goodbye_in;
 
 static int64_t now_ns(void)
@@ -94,6 +99,8 @@ static void post_watch(int r);
 
 static void finish_op(struct op *o)
 {
+  if (tt_trace_on && !o->watch && (o->ch == TT_CH_DATA || o->ch == TT_CH_HOST))
+    tt_trace_message((int)o->ch, o->send, o->peer, o->id, o->len, o->t0, tt_trace_now());
   if (o->done)
     o->done(o->arg, !o->failed);
   free(o);
@@ -156,9 +163,12 @@ static void *progress_main(void *unused)
         }
       nreqs = w;
     }
+    void (*hook)(void) = poll_hook;
     pthread_mutex_unlock(&lock);
     for (int i = 0; i < ndone; i++)
       finish_op(done[i]);
+    if (hook)
+      hook();
     if (ndone == 0 && n <= 0) {
       /* Nothing moved: back off, from a microsecond up to 50 us (5 ms when only goodbyes
        * are awaited), so that an idle rank leaves the cores to the backends' kernels. */
@@ -246,7 +256,8 @@ void tt_transport_stop(void)
     if (owners[i] && owners[i]->watch) {
       MPI_Cancel(&reqs[i]);
       MPI_Request_free(&reqs[i]);
-      free(owners[i]);
+      if (--owners[i]->pending == 0)
+        free(owners[i]);
     }
   for (int i = 0; i < TT_CH_COUNT; i++)
     MPI_Comm_free(&comms[i]);
@@ -290,6 +301,9 @@ static int post_op(bool send, enum tt_channel ch, void *buf, size_t len, int pee
   o->watch = watch;
   o->ch = ch;
   o->id = id;
+  o->send = send;
+  o->len = len;
+  o->t0 = tt_trace_on ? tt_trace_now() : 0;
   int pieces = len ? (int)((len + PIECE - 1) / PIECE) : 1;
   int tag = tag_of(id);
   pthread_mutex_lock(&lock);
@@ -338,6 +352,25 @@ static void post_watch(int r)
           &goodbye_in[r], true);
 }
 
+int tt_transport_isend_standing(enum tt_channel ch, const void *buf, size_t len, int peer,
+                                uint64_t id, tt_done_fn done, void *arg)
+{
+  return post_op(true, ch, (void *)buf, len, peer, id, done, arg, true);
+}
+
+int tt_transport_irecv_standing(enum tt_channel ch, void *buf, size_t len, int peer, uint64_t id,
+                                tt_done_fn done, void *arg)
+{
+  return post_op(false, ch, buf, len, peer, id, done, arg, true);
+}
+
+void tt_transport_on_poll(void (*fn)(void))
+{
+  pthread_mutex_lock(&lock);
+  poll_hook = fn;
+  pthread_mutex_unlock(&lock);
+}
+
 int tt_transport_isend(enum tt_channel ch, const void *buf, size_t len, int peer, uint64_t id,
                        tt_done_fn done, void *arg)
 {
@@ -381,6 +414,73 @@ int tt_transport_allgatherv(const void *mine, size_t len, void **all, size_t **l
 int tt_transport_bcast(void *buf, size_t len, int root)
 {
   return MPI_Bcast(buf, (int)len, MPI_BYTE, root, coll) == MPI_SUCCESS ? 0 : -1;
+}
+
+int tt_transport_gatherv(const void *mine, size_t len, void **all, size_t **lens)
+{
+  int size, me;
+  MPI_Comm_size(coll, &size);
+  MPI_Comm_rank(coll, &me);
+  *all = NULL;
+  *lens = NULL;
+  int n = (int)len;
+  int *counts = me == 0 ? malloc(size * sizeof *counts) : NULL;
+  int *displs = me == 0 ? malloc(size * sizeof *displs) : NULL;
+  int rc = MPI_Gather(&n, 1, MPI_INT, counts, 1, MPI_INT, 0, coll);
+  if (me == 0) {
+    *lens = malloc(size * sizeof **lens);
+    size_t total = 0;
+    for (int i = 0; rc == MPI_SUCCESS && i < size; i++) {
+      displs[i] = (int)total;
+      total += (size_t)counts[i];
+      (*lens)[i] = (size_t)counts[i];
+    }
+    *all = malloc(total ? total : 1);
+  }
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Gatherv(mine, n, MPI_BYTE, *all, counts, displs, MPI_BYTE, 0, coll);
+  free(counts);
+  free(displs);
+  return rc == MPI_SUCCESS ? 0 : -1;
+}
+
+int tt_transport_clock_offset(uint64_t (*now)(void), int64_t *offset)
+{
+  int size, me;
+  MPI_Comm_size(coll, &size);
+  MPI_Comm_rank(coll, &me);
+  *offset = 0;
+  enum { ROUNDS = 8 };
+  int rc = MPI_SUCCESS;
+  if (me == 0) {
+    for (int r = 1; r < size && rc == MPI_SUCCESS; r++) {
+      int64_t best_rtt = INT64_MAX, best = 0;
+      for (int k = 0; k < ROUNDS && rc == MPI_SUCCESS; k++) {
+        uint64_t t0 = now(), tr = 0;
+        rc = MPI_Send(&t0, 1, MPI_UINT64_T, r, 0, coll);
+        if (rc == MPI_SUCCESS)
+          rc = MPI_Recv(&tr, 1, MPI_UINT64_T, r, 0, coll, MPI_STATUS_IGNORE);
+        uint64_t t1 = now();
+        if ((int64_t)(t1 - t0) < best_rtt) {
+          best_rtt = (int64_t)(t1 - t0);
+          best = (int64_t)tr - (int64_t)(t0 + (t1 - t0) / 2);
+        }
+      }
+      if (rc == MPI_SUCCESS)
+        rc = MPI_Send(&best, 1, MPI_INT64_T, r, 1, coll);
+    }
+  } else {
+    for (int k = 0; k < ROUNDS && rc == MPI_SUCCESS; k++) {
+      uint64_t t;
+      rc = MPI_Recv(&t, 1, MPI_UINT64_T, 0, 0, coll, MPI_STATUS_IGNORE);
+      t = now();
+      if (rc == MPI_SUCCESS)
+        rc = MPI_Send(&t, 1, MPI_UINT64_T, 0, 0, coll);
+    }
+    if (rc == MPI_SUCCESS)
+      rc = MPI_Recv(offset, 1, MPI_INT64_T, 0, 1, coll, MPI_STATUS_IGNORE);
+  }
+  return rc == MPI_SUCCESS ? 0 : -1;
 }
 
 int tt_transport_allreduce_min_int(int *v)

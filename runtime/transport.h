@@ -10,6 +10,7 @@
  *   TT_CH_EVENT  completions of commands, from their owner to the ranks waiting on them
  *                (payload: the final status, a cl_int; id: the event's id)
  *   TT_CH_CTRL   a rank leaving the job (id: 0; payload: the rank)
+ *   TT_CH_CHECK  divergence checks (runtime/check.h) and trace merging (runtime/trace.h)
  * Point-to-point operations are posted from any thread; one progress thread tests them with
  * MPI_Testsome and backs off when nothing completes (a blocking MPI wait spins a core, see
  * PITFALLS.md). Completion callbacks run on that thread and must not block. Collectives run on
@@ -20,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum tt_channel { TT_CH_DATA, TT_CH_HOST, TT_CH_EVENT, TT_CH_CTRL, TT_CH_COUNT };
+enum tt_channel { TT_CH_DATA, TT_CH_HOST, TT_CH_EVENT, TT_CH_CTRL, TT_CH_CHECK, TT_CH_COUNT };
 
 /* ok: the operation completed (0 when MPI reported an error, already logged). */
 typedef void (*tt_done_fn)(void *arg, int ok);
@@ -43,10 +44,27 @@ int tt_transport_isend(enum tt_channel ch, const void *buf, size_t len, int peer
 int tt_transport_irecv(enum tt_channel ch, void *buf, size_t len, int peer, uint64_t id,
                        tt_done_fn done, void *arg);
 
+/* Standing operations: nobody waits for them, stopping cancels those still open, and a
+ * rank that left is not an error for them (reports, listeners for requests). */
+int tt_transport_isend_standing(enum tt_channel ch, const void *buf, size_t len, int peer,
+                                uint64_t id, tt_done_fn done, void *arg);
+int tt_transport_irecv_standing(enum tt_channel ch, void *buf, size_t len, int peer, uint64_t id,
+                                tt_done_fn done, void *arg);
+
+/* fn runs on the progress thread at every turn of its loop (at least every 5 ms while the
+ * transport runs); it must be quick and must not block. */
+void tt_transport_on_poll(void (*fn)(void));
+
 /* Blocking collectives over all ranks (host thread, program order). */
 int tt_transport_allgatherv(const void *mine, size_t len, void **all, size_t **lens);
 int tt_transport_bcast(void *buf, size_t len, int root);
+/* Rank 0 gets every rank's bytes, in rank order (*all and *lens malloc'd there, NULL
+ * elsewhere). */
+int tt_transport_gatherv(const void *mine, size_t len, void **all, size_t **lens);
 int tt_transport_allreduce_min_int(int *v);
+/* Collective: this rank's clock (now) minus rank 0's, by ping-pong with rank 0 (the round
+ * trip's midpoint of the fastest of a few). */
+int tt_transport_clock_offset(uint64_t (*now)(void), int64_t *offset);
 
 /* Sends this rank owes others once a native command completes (a callback will post them):
  * +1 when the callback is set, -1 once it posted its sends. Stopping waits for them (up to

@@ -1,4 +1,4 @@
-/* libtutti-mpi.so: preloaded by tutti-run into every rank, so that a program that calls
+/* libtutti-host.so, MPI part: preloaded by tutti-run into every rank, so that a program that calls
  * MPI_Init itself works with Tutti whether it does so before or after its first OpenCL call
  * (PITFALLS.md: a second MPI_Init aborts).
  *   - MPI_Init / MPI_Init_thread: a no-op when Tutti already started MPI; otherwise MPI

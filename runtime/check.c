@@ -1,0 +1,451 @@
+/* Divergence detection (runtime/check.h). Messages on TT_CH_CHECK:
+ *   REPORT  rank r -> 0: {calls made, running hash}, at most one in flight per rank (a newer
+ *           one follows when the first is through);
+ *   ASK     0 -> r: {first call, count}: r's records of those calls;
+ *   RECORDS r -> 0: {r's call count, then count records of {hash, name}}.
+ * Rank 0 compares on its progress thread, so a host thread stuck in a wait that will never
+ * end (the usual result of a divergence) does not stop the check. */
+#include "config.h"
+
+#include "runtime/check.h"
+
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime/cluster.h"
+#include "runtime/env.h"
+#include "runtime/log.h"
+#include "runtime/object.h"
+#include "runtime/transport.h"
+
+enum { ID_REPORT = 1, ID_ASK = 2, ID_RECORDS = 3 };
+
+#define RING ((uint64_t)1 << 16) /* calls kept for the search of the first difference */
+#define WINDOW 2048              /* records asked for at once */
+#define SEED 0xcbf29ce484222325ULL
+#define WAIT_NS 200000000LL      /* rank 0 making no call this long: compare up to it */
+
+bool tt_check_active;
+
+struct rec {
+  uint64_t hash; /* running hash after the call */
+  const char *name;
+};
+
+struct wire_rec {
+  uint64_t hash;
+  char name[40]; /* empty: this rank has no such call (not made yet, or no longer kept) */
+};
+
+struct report {
+  uint64_t calls, hash;
+  uint64_t final; /* the rank's host program ended */
+};
+
+static struct rec ring[RING];
+static atomic_uint_fast64_t ncalls;
+static uint64_t running = SEED;
+static int me, nranks;
+
+/* Any rank but 0: the report in flight, and the listener for rank 0's questions. */
+static struct report out;
+static atomic_bool in_flight, dirty;
+static uint64_t last_sent = UINT64_MAX;
+static uint64_t ask_in[2];
+
+/* Rank 0: what each rank said, and how far it agreed. */
+struct peer {
+  struct report in, latest;
+  bool pending;        /* latest not compared yet */
+  bool asking;         /* records asked for, not arrived */
+  uint64_t good;       /* calls known to agree with rank 0's */
+  uint64_t asked_at;   /* last call asked for while rank 0 waited or ended */
+  uint64_t ask[2];
+  struct wire_rec *answer;
+  uint64_t answer_calls;
+};
+static struct peer *peers;
+static pthread_mutex_t peers_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t last_count;
+static int64_t last_move_ns;
+static atomic_bool finishing; /* rank 0's host program ended */
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  h *= 0xff51afd7ed558ccdULL;
+  return h ^ (h >> 29);
+}
+
+uint64_t tt_check_bytes(const void *p, size_t n)
+{
+  const unsigned char *b = p;
+  uint64_t h = SEED;
+  for (size_t i = 0; i < n && b; i++)
+    h = (h ^ b[i]) * 0x100000001b3ULL;
+  return h;
+}
+
+uint64_t tt_check_id(const void *handle)
+{
+  if (!handle || !tt_object_tag_of(handle))
+    return 0;
+  return ((const struct tt_object *)handle)->id;
+}
+
+uint64_t tt_check_ids(const void *list, size_t n)
+{
+  const void *const *h = list;
+  uint64_t x = mix(SEED, n);
+  for (size_t i = 0; h && i < n; i++)
+    x = mix(x, tt_check_id(h[i]));
+  return x;
+}
+
+uint64_t tt_check_arg(size_t size, const void *value)
+{
+  if (!value)
+    return 0;
+  if (size == sizeof(void *)) {
+    const void *h;
+    memcpy(&h, value, sizeof h);
+    uint64_t id = tt_check_id(h);
+    if (id)
+      return id;
+  }
+  return tt_check_bytes(value, size);
+}
+
+static int64_t now_ns(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+void tt_check_call(const char *name, const uint64_t *v, size_t n)
+{
+  if (!strncmp(name, "tt_", 3))
+    name += 3;
+  uint64_t h = mix(running, tt_check_bytes(name, strlen(name)));
+  for (size_t i = 0; i < n; i++)
+    h = mix(h, v[i]);
+  running = h;
+  uint64_t k = atomic_load_explicit(&ncalls, memory_order_relaxed) + 1;
+  ring[k % RING] = (struct rec){h, name};
+  atomic_store_explicit(&ncalls, k, memory_order_release);
+}
+
+/* The hash after call k, if still kept (k <= the count read before). */
+static bool hash_at(uint64_t k, uint64_t count, uint64_t *h)
+{
+  if (k == 0) {
+    *h = SEED;
+    return true;
+  }
+  if (k > count || count - k >= RING - 64)
+    return false;
+  *h = ring[k % RING].hash;
+  return true;
+}
+
+/* --- every rank but 0 ------------------------------------------------------------------ */
+
+static void send_report(void);
+
+static void report_sent(void *arg, int ok)
+{
+  atomic_store(&in_flight, false);
+  if (atomic_load(&dirty) && !atomic_exchange(&in_flight, true))
+    send_report();
+}
+
+static bool ended; /* this rank's host program ended: its last report says so */
+
+static void send_report(void)
+{
+  atomic_store(&dirty, false);
+  out.final = ended;
+  uint64_t n = atomic_load_explicit(&ncalls, memory_order_acquire);
+  out.calls = n;
+  if (!hash_at(n, n, &out.hash))
+    out.hash = 0;
+  last_sent = n;
+  tt_transport_isend_standing(TT_CH_CHECK, &out, sizeof out, 0, ID_REPORT, report_sent, NULL);
+}
+
+void tt_check_sync(void)
+{
+  if (!tt_check_active || me == 0)
+    return;
+  if (atomic_load_explicit(&ncalls, memory_order_relaxed) == last_sent)
+    return; /* nothing new since the last report (a loop polling a status) */
+  atomic_store(&dirty, true);
+  if (!atomic_exchange(&in_flight, true))
+    send_report();
+}
+
+static void asked(void *arg, int ok);
+
+static void listen_for_questions(void)
+{
+  tt_transport_irecv_standing(TT_CH_CHECK, ask_in, sizeof ask_in, 0, ID_ASK, asked, NULL);
+}
+
+static void answer_sent(void *arg, int ok)
+{
+  free(arg);
+}
+
+/* Rank 0 asks for records [ask_in[0], ask_in[0] + ask_in[1]). */
+static void asked(void *arg, int ok)
+{
+  if (!ok)
+    return;
+  uint64_t first = ask_in[0], count = ask_in[1] < WINDOW ? ask_in[1] : WINDOW;
+  size_t len = sizeof(uint64_t) + count * sizeof(struct wire_rec);
+  unsigned char *buf = calloc(1, len);
+  if (buf) {
+    uint64_t n = atomic_load_explicit(&ncalls, memory_order_acquire);
+    memcpy(buf, &n, sizeof n);
+    struct wire_rec *w = (struct wire_rec *)(buf + sizeof n);
+    for (uint64_t i = 0; i < count; i++) {
+      uint64_t k = first + i;
+      if (k == 0 || !hash_at(k, n, &w[i].hash))
+        continue;
+      snprintf(w[i].name, sizeof w[i].name, "%s", ring[k % RING].name);
+    }
+    tt_transport_isend_standing(TT_CH_CHECK, buf, len, 0, ID_RECORDS, answer_sent, buf);
+  }
+  listen_for_questions();
+}
+
+/* --- rank 0 ---------------------------------------------------------------------------- */
+
+static _Noreturn void stop_job(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void stop_job(const char *fmt, ...)
+{
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  TT_WARN("%s", msg);
+  TT_WARN("every rank must make the same OpenCL calls in the same order (doc/cluster.md, "
+          "\"Divergence\"); stopping the job");
+  fflush(stdout);
+  MPI_Abort(MPI_COMM_WORLD, 3);
+  abort();
+}
+
+static void records_arrived(void *arg, int ok);
+
+/* Caller holds peers_lock. */
+static void ask(int r, uint64_t first, uint64_t count)
+{
+  struct peer *p = &peers[r];
+  if (count > WINDOW)
+    count = WINDOW;
+  free(p->answer);
+  size_t len = sizeof(uint64_t) + count * sizeof(struct wire_rec);
+  unsigned char *buf = calloc(1, len);
+  if (!buf)
+    return;
+  p->answer = (struct wire_rec *)buf;
+  p->asking = true;
+  p->ask[0] = first;
+  p->ask[1] = count;
+  TT_LOG(TT_LOG_MPI, "check: asking rank %d for calls #%llu..#%llu", r,
+         (unsigned long long)first, (unsigned long long)(first + count - 1));
+  tt_transport_irecv_standing(TT_CH_CHECK, buf, len, r, ID_RECORDS, records_arrived,
+                              &peers[r]);
+  tt_transport_isend_standing(TT_CH_CHECK, p->ask, sizeof p->ask, r, ID_ASK, NULL, NULL);
+}
+
+/* Rank r's records against rank 0's: stops the job at the first difference, or moves the
+ * agreed mark on. A rank that only waits longer than another, with every call so far alike,
+ * has not diverged: its wait depends on nothing but those calls. Caller holds peers_lock. */
+static void compare_records(int r)
+{
+  struct peer *p = &peers[r];
+  unsigned char *buf = (unsigned char *)p->answer;
+  uint64_t rcount;
+  memcpy(&rcount, buf, sizeof rcount);
+  const struct wire_rec *w = (const struct wire_rec *)(buf + sizeof rcount);
+  uint64_t n0 = atomic_load_explicit(&ncalls, memory_order_acquire);
+  bool ended0 = atomic_load(&finishing);
+  for (uint64_t i = 0; i < p->ask[1]; i++) {
+    uint64_t k = p->ask[0] + i;
+    if (k > n0 && k <= rcount) {
+      if (ended0)
+        stop_job("rank %d diverged from rank 0 at call #%llu (%s): rank 0 ended its program "
+                 "after call #%llu", r, (unsigned long long)k, w[i].name, (unsigned long long)n0);
+      break;
+    }
+    if (k > rcount) {
+      if (k <= n0 && p->latest.final && p->latest.calls == rcount)
+        stop_job("rank %d diverged from rank 0 at call #%llu (%s): rank %d ended its program "
+                 "after call #%llu", r, (unsigned long long)k, ring[k % RING].name, r,
+                 (unsigned long long)rcount);
+      break;
+    }
+    uint64_t h0;
+    if (!w[i].name[0] || !hash_at(k, n0, &h0))
+      stop_job("rank %d diverged from rank 0 after call #%llu (the calls after it are no "
+               "longer kept)", r, (unsigned long long)p->good);
+    if (w[i].hash != h0) {
+      const char *name0 = ring[k % RING].name;
+      if (strcmp(name0, w[i].name) != 0)
+        stop_job("rank %d diverged from rank 0 at call #%llu (%s): rank 0 made %s there", r,
+                 (unsigned long long)k, w[i].name, name0);
+      stop_job("rank %d diverged from rank 0 at call #%llu (%s): same call, other arguments",
+               r, (unsigned long long)k, w[i].name);
+    }
+    p->good = k;
+  }
+}
+
+static void records_arrived(void *arg, int ok)
+{
+  struct peer *p = arg;
+  int r = (int)(p - peers);
+  pthread_mutex_lock(&peers_lock);
+  p->asking = false;
+  if (ok)
+    compare_records(r);
+  free(p->answer);
+  p->answer = NULL;
+  pthread_mutex_unlock(&peers_lock);
+}
+
+/* Caller holds peers_lock. `waiting`: rank 0 has made no call for a while. */
+static void compare_latest(int r, uint64_t n0, bool waiting)
+{
+  struct peer *p = &peers[r];
+  if (p->asking || !p->pending)
+    return;
+  const struct report *l = &p->latest;
+  if (l->calls > n0) {
+    /* Rank r is ahead. Once rank 0 ended, or while it waits, compare up to where it is
+     * (and one call beyond, to name rank r's call there). */
+    bool ended0 = atomic_load(&finishing);
+    if ((ended0 || waiting) && (p->good < n0 || (ended0 && p->asked_at != n0 + 1))) {
+      p->asked_at = n0 + 1;
+      ask(r, p->good + 1, n0 + 1 - p->good);
+    }
+    return;
+  }
+  uint64_t h0;
+  if (!hash_at(l->calls, n0, &h0)) {
+    p->pending = false; /* too old to compare */
+    return;
+  }
+  if (h0 != l->hash) {
+    /* Stays pending: asked again, a window further, until the first difference shows. */
+    ask(r, p->good + 1, l->calls - p->good);
+    return;
+  }
+  p->pending = false;
+  if (l->calls > p->good)
+    p->good = l->calls;
+  if (l->final && l->calls < n0) {
+    p->asked_at = n0;
+    ask(r, l->calls + 1, 1); /* stops the job: rank r ended short of rank 0's calls */
+  }
+}
+
+static void report_arrived(void *arg, int ok);
+
+static void listen_for_report(int r)
+{
+  tt_transport_irecv_standing(TT_CH_CHECK, &peers[r].in, sizeof peers[r].in, r, ID_REPORT,
+                              report_arrived, &peers[r]);
+}
+
+static void report_arrived(void *arg, int ok)
+{
+  struct peer *p = arg;
+  int r = (int)(p - peers);
+  if (!ok)
+    return;
+  pthread_mutex_lock(&peers_lock);
+  p->latest = p->in;
+  p->pending = true;
+  compare_latest(r, atomic_load_explicit(&ncalls, memory_order_acquire), false);
+  pthread_mutex_unlock(&peers_lock);
+  listen_for_report(r);
+}
+
+static void poll_peers(void)
+{
+  uint64_t n0 = atomic_load_explicit(&ncalls, memory_order_acquire);
+  int64_t t = now_ns();
+  if (n0 != last_count) {
+    last_count = n0;
+    last_move_ns = t;
+  }
+  bool waiting = t - last_move_ns > WAIT_NS;
+  pthread_mutex_lock(&peers_lock);
+  for (int r = 1; r < nranks; r++)
+    compare_latest(r, n0, waiting);
+  pthread_mutex_unlock(&peers_lock);
+}
+
+void tt_check_start(void)
+{
+  me = tt_cluster_rank();
+  nranks = tt_cluster_size();
+  if (nranks < 2 || !tt_env()->check)
+    return;
+  if (me == 0) {
+    peers = calloc((size_t)nranks, sizeof *peers);
+    if (!peers)
+      return;
+    last_move_ns = now_ns();
+    for (int r = 1; r < nranks; r++)
+      listen_for_report(r);
+    tt_transport_on_poll(poll_peers);
+  } else {
+    listen_for_questions();
+  }
+  tt_check_active = true;
+}
+
+void tt_check_finish(void)
+{
+  if (!tt_check_active)
+    return;
+  int64_t deadline = now_ns() + 2000000000LL;
+  struct timespec ms = {0, 1000000};
+  if (me != 0) {
+    /* The last report says the program ended here, so that rank 0 can tell a rank that
+     * stopped short of its calls. */
+    ended = true;
+    last_sent = UINT64_MAX;
+    tt_check_sync();
+    while (atomic_load(&in_flight) && now_ns() < deadline)
+      nanosleep(&ms, NULL);
+    return;
+  }
+  /* Rank 0: ranks that made more calls than rank 0 diverged; those comparisons under way
+   * finish first. */
+  atomic_store(&finishing, true);
+  for (;;) {
+    bool busy = false;
+    pthread_mutex_lock(&peers_lock);
+    for (int r = 1; r < nranks; r++) {
+      compare_latest(r, atomic_load(&ncalls), false);
+      busy |= peers[r].asking;
+    }
+    pthread_mutex_unlock(&peers_lock);
+    if (!busy || now_ns() > deadline)
+      break;
+    nanosleep(&ms, NULL);
+  }
+}

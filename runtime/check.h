@@ -1,0 +1,53 @@
+/* Divergence detection: every rank must make the same API calls in the same order (the one
+ * invariant, DESIGN.md). Each rank keeps a running hash of the calls that must agree (the
+ * entry point and the arguments that are the same everywhere: object ids, sizes, offsets,
+ * flags, kernel argument values; never host addresses). Where the host waits (clFinish,
+ * blocking commands, event waits and status queries, the agreements of builds and of the
+ * host layer) a rank sends its call count and hash to rank 0, whose progress thread compares
+ * them with its own. On a mismatch rank 0 asks that rank for its calls since the last point
+ * they agreed, finds the first that differs and stops the job:
+ *   rank 2 diverged from rank 0 at call #1234 (clEnqueueWriteBuffer)
+ * Jobs of one rank, and TUTTI_CHECK=0, skip all of it. */
+#ifndef TUTTI_CHECK_H
+#define TUTTI_CHECK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Whether calls are hashed (a job of several ranks; read once the transport runs). */
+extern bool tt_check_active;
+
+/* Starts checking (after the transport started): standing receives for reports on rank 0
+ * and for requests elsewhere. */
+void tt_check_start(void);
+
+/* Adds one call to the running hash: `name` (a string that outlives the job) and n values. */
+void tt_check_call(const char *name, const uint64_t *v, size_t n);
+
+/* The host reaches a point where it may wait: rank 0 learns this rank's count and hash. */
+void tt_check_sync(void);
+
+/* The host program ended (at exit, before the goodbyes): elsewhere the last report goes
+ * out; on rank 0, ranks that made more calls are stopped as diverged. */
+void tt_check_finish(void);
+
+/* Values for tt_check_call: an object's id (0 for NULL or a handle that is no live object)
+ * and a hash of bytes (strings, kernel argument values). */
+uint64_t tt_check_id(const void *handle);
+uint64_t tt_check_bytes(const void *p, size_t n);
+/* A list of n handles (NULL: 0). */
+uint64_t tt_check_ids(const void *list, size_t n);
+/* A kernel argument's value: the object's id for a buffer or sampler, else its bytes. */
+uint64_t tt_check_arg(size_t size, const void *value);
+
+/* Hashes the calling entry point with the values given (tt_clX is recorded as clX). */
+#define TT_CHECK(...)                                                                             \
+  do {                                                                                            \
+    if (tt_check_active) {                                                                        \
+      const uint64_t v_[] = {__VA_ARGS__};                                                        \
+      tt_check_call(__func__, v_, sizeof v_ / sizeof v_[0]);                                  \
+    }                                                                                             \
+  } while (0)
+
+#endif

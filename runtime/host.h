@@ -1,0 +1,24 @@
+/* What the host layer (tools/preload_host.c, in libtutti-host.so, which tutti-run preloads)
+ * asks of the job: it runs in the program before any OpenCL call may have started Tutti, so
+ * it loads libtutti.so and finds this table by the one name below (doc/cluster.md, "The
+ * host layer"). */
+#ifndef TUTTI_HOST_H
+#define TUTTI_HOST_H
+
+#include <stddef.h>
+
+#define TUTTI_HOST_OPS_VERSION 1
+
+struct tutti_host_ops {
+  unsigned version; /* TUTTI_HOST_OPS_VERSION */
+  /* Starts MPI and the transport when needed. Returns the job's size (1: nothing to agree
+   * on, or MPI could not start) and sets *rank. */
+  int (*start)(int *rank);
+  /* Collective, in program order on every rank: rank 0's len bytes at buf reach every
+   * rank. `what` names the call in divergence reports (runtime/check.h). 0 on success. */
+  int (*share)(const char *what, void *buf, size_t len);
+};
+
+const struct tutti_host_ops *tutti_host_interface(void);
+
+#endif

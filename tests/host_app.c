@@ -1,0 +1,142 @@
+/* A host program that is only right when every rank sees the same inputs (SnuCL-D 3.5):
+ * it seeds from the clock and the process id, mixes in bytes of /dev/urandom (read through
+ * stdio and through a descriptor) and of getrandom, computes on every device of the
+ * platform, each device on the part of the data its own rank's host wrote, appends the
+ * result to a file, reads the file back and prints it. It also makes a directory and removes
+ * it. Without the host layer the ranks' data differ and the check fails; without rank-0-only
+ * writes the file gets one copy per rank.
+ * Usage: host_app FILE DIR */
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHECK(call)                                                                               \
+  do {                                                                                            \
+    cl_int err_ = (call);                                                                         \
+    if (err_ != CL_SUCCESS) {                                                                     \
+      fprintf(stderr, "host_app: %s failed: %d\n", #call, err_);                                 \
+      exit(1);                                                                                    \
+    }                                                                                             \
+  } while (0)
+
+static const char *source =
+    "__kernel void square_plus(__global const int *in, __global int *out, int k)\n"
+    "{ size_t i = get_global_id(0); out[i] = in[i] * in[i] + k; }\n";
+
+int main(int argc, char **argv)
+{
+  if (argc < 3) {
+    fprintf(stderr, "usage: host_app FILE DIR\n");
+    return 2;
+  }
+  const char *file = argv[1], *dir = argv[2];
+  /* The seeds differ from process to process unless the host layer agrees on them. */
+  srand((unsigned)time(NULL) ^ (unsigned)getpid() * 2654435761u);
+  srand48((long)time(NULL) + getpid());
+  uint32_t noise[3] = {0, 0, 0};
+  FILE *u = fopen("/dev/urandom", "rb");
+  if (!u || fread(&noise[0], sizeof noise[0], 1, u) != 1)
+    return 1;
+  fclose(u);
+  int fd = open("/dev/urandom", O_RDONLY);
+  if (fd < 0 || read(fd, &noise[1], sizeof noise[1]) != (ssize_t)sizeof noise[1])
+    return 1;
+  close(fd);
+  if (getrandom(&noise[2], sizeof noise[2], 0) != (ssize_t)sizeof noise[2])
+    return 1;
+
+  cl_platform_id platform;
+  cl_uint ndev = 0;
+  CHECK(clGetPlatformIDs(1, &platform, NULL));
+  CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, NULL, &ndev));
+  cl_device_id *devs = calloc(ndev, sizeof *devs);
+  cl_command_queue *qs = calloc(ndev, sizeof *qs);
+  CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, ndev, devs, NULL));
+  size_t chunk = 1024, n = chunk * ndev;
+  int *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+  for (size_t i = 0; i < n; i++)
+    in[i] = rand() % 1000 + (int)(drand48() * 100) + (int)(noise[i % 3] % 7);
+  int k = (int)(noise[0] % 100);
+
+  cl_int err;
+  cl_context ctx = clCreateContext(NULL, ndev, devs, NULL, NULL, &err);
+  CHECK(err);
+  for (cl_uint d = 0; d < ndev; d++) {
+    qs[d] = clCreateCommandQueue(ctx, devs[d], 0, &err);
+    CHECK(err);
+  }
+  cl_program prog = clCreateProgramWithSource(ctx, 1, &source, NULL, &err);
+  CHECK(err);
+  CHECK(clBuildProgram(prog, 0, NULL, NULL, NULL, NULL));
+  cl_kernel kern = clCreateKernel(prog, "square_plus", &err);
+  CHECK(err);
+  cl_mem bin = clCreateBuffer(ctx, CL_MEM_READ_ONLY, n * sizeof *in, NULL, &err);
+  CHECK(err);
+  cl_mem bout = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, n * sizeof *out, NULL, &err);
+  CHECK(err);
+  CHECK(clSetKernelArg(kern, 0, sizeof bin, &bin));
+  CHECK(clSetKernelArg(kern, 1, sizeof bout, &bout));
+  CHECK(clSetKernelArg(kern, 2, sizeof k, &k));
+  /* Each device gets its part from its own rank's host memory: replicated host data. */
+  for (cl_uint d = 0; d < ndev; d++) {
+    size_t off = d * chunk;
+    CHECK(clEnqueueWriteBuffer(qs[d], bin, CL_FALSE, off * sizeof *in, chunk * sizeof *in,
+                               in + off, 0, NULL, NULL));
+    CHECK(clEnqueueNDRangeKernel(qs[d], kern, 1, &off, &chunk, NULL, 0, NULL, NULL));
+  }
+  for (cl_uint d = 0; d < ndev; d++)
+    CHECK(clFinish(qs[d]));
+  CHECK(clEnqueueReadBuffer(qs[0], bout, CL_TRUE, 0, n * sizeof *out, out, 0, NULL, NULL));
+  long long sum = 0;
+  size_t bad = 0;
+  for (size_t i = 0; i < n; i++) {
+    sum += out[i];
+    bad += out[i] != in[i] * in[i] + k;
+  }
+
+  /* mkdir answers alike on every rank (made once); rmdir too. */
+  if (mkdir(dir, 0755) != 0)
+    perror("host_app: mkdir");
+  if (rmdir(dir) != 0)
+    perror("host_app: rmdir");
+
+  FILE *f = fopen(file, "a");
+  if (!f) {
+    perror("host_app: fopen for appending");
+    return 1;
+  }
+  fprintf(f, "devices %u sum %lld\n", ndev, sum);
+  fprintf(f, "check %s\n", bad ? "FAILED" : "ok");
+  fclose(f);
+  f = fopen(file, "r");
+  if (!f) {
+    perror("host_app: fopen for reading");
+    return 1;
+  }
+  char line[256];
+  while (fgets(line, sizeof line, f))
+    printf("read back: %s", line);
+  fclose(f);
+  fprintf(stderr, "host_app: a line on standard error\n");
+  printf("done\n");
+  for (cl_uint d = 0; d < ndev; d++)
+    clReleaseCommandQueue(qs[d]);
+  clReleaseMemObject(bin);
+  clReleaseMemObject(bout);
+  clReleaseKernel(kern);
+  clReleaseProgram(prog);
+  clReleaseContext(ctx);
+  free(in);
+  free(out);
+  free(devs);
+  free(qs);
+  return bad ? 1 : 0;
+}

@@ -1,0 +1,871 @@
+/* libtutti-host.so, host part: the determinism layer (SnuCL-D section 3.5). Every rank runs
+ * the same host program, which is only correct if every rank sees the same inputs. In a rank
+ * of a tutti-run job of several ranks:
+ *   - seeds: srand, srandom, initstate, srand48, seed48 and lcong48 take rank 0's argument;
+ *     getrandom, getentropy, arc4random* and reads of /dev/urandom or /dev/random return
+ *     rank 0's bytes;
+ *   - files: opening a file for writing (or creating or truncating it) happens on rank 0
+ *     only; the others write to /dev/null (or, when they may also read it, into a private
+ *     copy of rank 0's bytes) and return rank 0's outcome. Opening for reading a file the job
+ *     wrote waits until rank 0 opens it too, and every rank reads rank 0's bytes (so the
+ *     nodes need not share a file system). mkdir, rmdir, unlink, remove and rename happen on
+ *     rank 0 only, with rank 0's outcome everywhere. Files the job never wrote are read by
+ *     every rank itself, untouched;
+ *   - console: with TUTTI_OUTPUT=rank0 (tutti-run's default) the standard output and error of
+ *     other ranks go to /dev/null; Tutti's own messages still show (tutti_shim_log_fd).
+ * Calls made by Tutti, MPI and the OpenCL drivers pass through (told by the library the call
+ * comes from), as do calls in processes the program starts, and jobs of one rank. Each
+ * agreement is a collective in program order: calls from several threads agree only if
+ * they come in the same order everywhere (doc/cluster.md says what is not covered). */
+#include "config.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime/host.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+static int state;    /* 1: the layer works; -1: everything passes through */
+static int rank;     /* from the launcher's environment */
+static int log_fd = -1;
+static const struct tutti_host_ops *ops;
+static int job_size; /* 0 until the job started */
+static __thread int inside; /* this thread is in the layer or in Tutti: pass through */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Files the job opened for writing (absolute, normalized paths). */
+static char **written;
+static size_t nwritten, capwritten;
+
+/* Descriptors open on /dev/urandom or /dev/random. */
+#define MAXFD 4096
+static unsigned char random_fd[MAXFD / 8];
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = snprintf(buf, sizeof buf, "[tutti %d host] ", rank);
+  vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
+  va_end(ap);
+  size_t len = strlen(buf);
+  if (len < sizeof buf - 1)
+    buf[len++] = '\n';
+  ssize_t w = write(log_fd >= 0 ? log_fd : 2, buf, len);
+  (void)w;
+}
+
+/* Where Tutti's own messages go when the console of this rank is discarded. */
+EXPORT int tutti_shim_log_fd(void)
+{
+  return log_fd;
+}
+
+static const char *env_first(const char *a, const char *b, const char *c)
+{
+  const char *v = getenv(a);
+  if (!v)
+    v = getenv(b);
+  if (!v)
+    v = getenv(c);
+  return v;
+}
+
+__attribute__((constructor)) static void host_layer_init(void)
+{
+  state = -1;
+  const char *r = env_first("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK");
+  if (!r)
+    return; /* not a rank: mpirun, orted, a shell */
+  char pid[32];
+  snprintf(pid, sizeof pid, "%ld", (long)getpid());
+  const char *owner = getenv("TUTTI_HOST_PID");
+  if (owner && strcmp(owner, pid) != 0)
+    return; /* a process the program started (exec keeps the pid, so the program itself
+               after a launcher's exec is still the rank) */
+  setenv("TUTTI_HOST_PID", pid, 1);
+  rank = atoi(r);
+  const char *output = getenv("TUTTI_OUTPUT");
+  if (rank != 0 && output && !strcmp(output, "rank0")) {
+    log_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null >= 0) {
+      dup2(null, 1);
+      dup2(null, 2);
+      close(null);
+    }
+  }
+  const char *size = env_first("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE");
+  const char *layer = getenv("TUTTI_HOST");
+  if ((size && atoi(size) <= 1) || (layer && (!strcmp(layer, "0") || !strcmp(layer, "off"))))
+    return;
+  state = 1;
+}
+
+/* Calls made from these libraries, directly or through others (libudev asks getrandom
+ * inside MPI_Init), are the runtime's, not the program's: they pass through. */
+static bool runtime_library(const char *path)
+{
+  static const char *const libs[] = {
+      "libtutti", "libOpenCL", "libpocl", "libnvidia", "libcuda", "libLLVM", "libclang",
+      "libmpi", "libopen-", "libpmix", "libevent", "libhwloc", "libucp", "libucs", "libuct",
+      "libfabric", "libpsm", "mca_", "libltdl", "libibverbs", "librdmacm", "libmunge",
+      "libudev"};
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++)
+    if (!strncmp(base, libs[i], strlen(libs[i])))
+      return true;
+  return false;
+}
+
+/* Whether any caller on this thread's stack belongs to the runtime. Verdicts are kept by
+ * object (a few dozen libraries at most). */
+static bool from_runtime(void)
+{
+  static struct {
+    void *base;
+    bool runtime;
+  } seen[64];
+  static int nseen;
+  static void *self;
+  void *frames[64];
+  int n = backtrace(frames, 64);
+  if (!self) {
+    Dl_info me;
+    if (dladdr((void *)from_runtime, &me))
+      self = me.dli_fbase;
+  }
+  for (int i = 1; i < n; i++) {
+    Dl_info info;
+    if (!dladdr(frames[i], &info) || !info.dli_fname || info.dli_fbase == self)
+      continue;
+    int k;
+    pthread_mutex_lock(&lock);
+    for (k = 0; k < nseen && seen[k].base != info.dli_fbase; k++)
+      ;
+    bool known = k < nseen, runtime = known && seen[k].runtime;
+    pthread_mutex_unlock(&lock);
+    if (!known) {
+      runtime = runtime_library(info.dli_fname);
+      pthread_mutex_lock(&lock);
+      if (nseen < 64)
+        seen[nseen++].base = info.dli_fbase, seen[nseen - 1].runtime = runtime;
+      pthread_mutex_unlock(&lock);
+    }
+    if (runtime)
+      return true;
+  }
+  return false;
+}
+
+static bool active(void)
+{
+  return state == 1 && !inside && !from_runtime();
+}
+
+#define REAL(name)                                                                                \
+  static __typeof__(name) *real_##name;                                                           \
+  if (!real_##name)                                                                               \
+    real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
+
+/* Loads Tutti (the same libtutti.so the ICD loader will load: the one beside this library)
+ * and starts the job; its size, 1 when nothing can be agreed on. */
+static int job(void)
+{
+  if (job_size)
+    return job_size;
+  inside++;
+  pthread_mutex_lock(&lock);
+  if (!ops) {
+    Dl_info self;
+    char path[PATH_MAX] = "libtutti.so";
+    if (dladdr((void *)job, &self) && self.dli_fname && strrchr(self.dli_fname, '/'))
+      snprintf(path, sizeof path, "%.*s/libtutti.so",
+               (int)(strrchr(self.dli_fname, '/') - self.dli_fname), self.dli_fname);
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    const struct tutti_host_ops *(*get)(void) =
+        h ? (const struct tutti_host_ops *(*)(void))dlsym(h, "tutti_host_interface") : NULL;
+    ops = get ? get() : NULL;
+    if (!ops || ops->version != TUTTI_HOST_OPS_VERSION)
+      say("cannot use %s (%s): seeds and files are not agreed on between ranks", path,
+          h ? "no matching tutti_host_interface" : dlerror());
+  }
+  pthread_mutex_unlock(&lock);
+  int r = 0, size = 1;
+  if (ops && ops->version == TUTTI_HOST_OPS_VERSION)
+    size = ops->start(&r);
+  if (size <= 1)
+    state = -1;
+  job_size = size;
+  inside--;
+  return size;
+}
+
+/* Rank 0's len bytes at buf on every rank (collective). False: a job of one rank. */
+static bool share(const char *what, void *buf, size_t len)
+{
+  if (job() <= 1)
+    return false;
+  inside++;
+  int rc = ops->share(what, buf, len);
+  inside--;
+  if (rc != 0) {
+    say("%s: agreeing with rank 0 failed: stopping", what);
+    abort();
+  }
+  return true;
+}
+
+/* The outcome of a call made on rank 0 only (its result, errno and, when the result is a
+ * positive length, the bytes it put in buf). Other ranks pass their ret and err unset;
+ * false: a job of one rank (the caller then makes the call itself). */
+static bool agree(const char *what, int64_t *ret, int *err, void *buf, size_t cap)
+{
+  struct {
+    int64_t ret;
+    int64_t err;
+  } o = {*ret, *err};
+  if (!share(what, &o, sizeof o))
+    return false;
+  *ret = o.ret;
+  *err = (int)o.err;
+  if (buf && o.ret > 0 && (size_t)o.ret <= cap)
+    share(what, buf, (size_t)o.ret);
+  return true;
+}
+
+/* --- seeds ------------------------------------------------------------------------------- */
+
+static void agree_seed(const char *what, void *seed, size_t len)
+{
+  if (active())
+    share(what, seed, len);
+}
+
+EXPORT void srand(unsigned seed)
+{
+  agree_seed("srand", &seed, sizeof seed);
+  REAL(srand);
+  real_srand(seed);
+}
+
+EXPORT void srandom(unsigned seed)
+{
+  agree_seed("srandom", &seed, sizeof seed);
+  REAL(srandom);
+  real_srandom(seed);
+}
+
+EXPORT char *initstate(unsigned seed, char *statebuf, size_t n)
+{
+  agree_seed("initstate", &seed, sizeof seed);
+  REAL(initstate);
+  return real_initstate(seed, statebuf, n);
+}
+
+EXPORT void srand48(long seed)
+{
+  agree_seed("srand48", &seed, sizeof seed);
+  REAL(srand48);
+  real_srand48(seed);
+}
+
+EXPORT unsigned short *seed48(unsigned short seed[3])
+{
+  unsigned short s[3] = {seed[0], seed[1], seed[2]};
+  agree_seed("seed48", s, sizeof s);
+  REAL(seed48);
+  return real_seed48(s);
+}
+
+EXPORT void lcong48(unsigned short param[7])
+{
+  unsigned short p[7];
+  memcpy(p, param, sizeof p);
+  agree_seed("lcong48", p, sizeof p);
+  REAL(lcong48);
+  real_lcong48(p);
+}
+
+EXPORT ssize_t getrandom(void *buf, size_t len, unsigned flags)
+{
+  REAL(getrandom);
+  if (!active())
+    return real_getrandom(buf, len, flags);
+  int64_t ret = 0;
+  int err = 0;
+  if (rank == 0) {
+    ret = real_getrandom(buf, len, flags);
+    err = errno;
+  }
+  if (!agree("getrandom", &ret, &err, buf, len))
+    return real_getrandom(buf, len, flags);
+  errno = err;
+  return (ssize_t)ret;
+}
+
+EXPORT int getentropy(void *buf, size_t len)
+{
+  REAL(getentropy);
+  if (!active())
+    return real_getentropy(buf, len);
+  int64_t ret = 0;
+  int err = 0;
+  if (rank == 0) {
+    ret = real_getentropy(buf, len);
+    err = errno;
+  }
+  if (!agree("getentropy", &ret, &err, NULL, 0))
+    return real_getentropy(buf, len);
+  if (ret == 0)
+    share("getentropy", buf, len);
+  errno = err;
+  return (int)ret;
+}
+
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 36)
+EXPORT void arc4random_buf(void *buf, size_t n)
+{
+  REAL(arc4random_buf);
+  if (rank == 0 || !active())
+    real_arc4random_buf(buf, n);
+  if (active())
+    share("arc4random_buf", buf, n);
+}
+
+EXPORT uint32_t arc4random(void)
+{
+  REAL(arc4random);
+  uint32_t v = 0;
+  if (rank == 0 || !active())
+    v = real_arc4random();
+  if (active())
+    share("arc4random", &v, sizeof v);
+  return v;
+}
+
+EXPORT uint32_t arc4random_uniform(uint32_t bound)
+{
+  REAL(arc4random_uniform);
+  uint32_t v = 0;
+  if (rank == 0 || !active())
+    v = real_arc4random_uniform(bound);
+  if (active())
+    share("arc4random_uniform", &v, sizeof v);
+  return v;
+}
+#endif
+
+/* --- random devices ---------------------------------------------------------------------- */
+
+static bool is_random_device(const char *path)
+{
+  return !strcmp(path, "/dev/urandom") || !strcmp(path, "/dev/random");
+}
+
+static void mark_random(int fd, bool on)
+{
+  if (fd < 0 || fd >= MAXFD)
+    return;
+  pthread_mutex_lock(&lock);
+  if (on)
+    random_fd[fd / 8] |= (unsigned char)(1u << (fd % 8));
+  else
+    random_fd[fd / 8] &= (unsigned char)~(1u << (fd % 8));
+  pthread_mutex_unlock(&lock);
+}
+
+static bool marked_random(int fd)
+{
+  return fd >= 0 && fd < MAXFD && (random_fd[fd / 8] & (1u << (fd % 8)));
+}
+
+/* A read of a random device: rank 0's bytes. */
+static ssize_t shared_read(int fd, void *buf, size_t n)
+{
+  REAL(read);
+  int64_t ret = 0;
+  int err = 0;
+  if (rank == 0) {
+    ret = real_read(fd, buf, n);
+    err = errno;
+  }
+  if (!agree("read", &ret, &err, buf, n))
+    return real_read(fd, buf, n);
+  errno = err;
+  return (ssize_t)ret;
+}
+
+EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+  REAL(read);
+  if (marked_random(fd) && active())
+    return shared_read(fd, buf, n);
+  return real_read(fd, buf, n);
+}
+
+EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+  if (n > buflen)
+    abort(); /* what the fortified read does: a buffer overflow */
+  REAL(read);
+  if (marked_random(fd) && active())
+    return shared_read(fd, buf, n);
+  return real_read(fd, buf, n);
+}
+
+EXPORT int close(int fd)
+{
+  REAL(close);
+  if (marked_random(fd))
+    mark_random(fd, false);
+  return real_close(fd);
+}
+
+static ssize_t cookie_read(void *c, char *buf, size_t n)
+{
+  return shared_read((int)(intptr_t)c, buf, n);
+}
+
+static int cookie_close(void *c)
+{
+  REAL(close);
+  return real_close((int)(intptr_t)c);
+}
+
+/* --- files ------------------------------------------------------------------------------- */
+
+static bool opens_for_writing(int flags)
+{
+  return (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC));
+}
+
+/* The absolute path, "." and ".." taken out (symbolic links are not followed). */
+static bool absolute(int dirfd, const char *path, char *out, size_t cap)
+{
+  char joined[2 * PATH_MAX];
+  if (path[0] == '/') {
+    snprintf(joined, sizeof joined, "%s", path);
+  } else {
+    char base[PATH_MAX];
+    if (dirfd == AT_FDCWD) {
+      if (!getcwd(base, sizeof base))
+        return false;
+    } else {
+      char link[64];
+      snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
+      ssize_t n = readlink(link, base, sizeof base - 1);
+      if (n <= 0)
+        return false;
+      base[n] = 0;
+    }
+    snprintf(joined, sizeof joined, "%s/%s", base, path);
+  }
+  size_t len = 0;
+  out[0] = 0;
+  for (char *s = joined, *part; (part = strtok_r(s, "/", &s));) {
+    if (!strcmp(part, "."))
+      continue;
+    if (!strcmp(part, "..")) {
+      char *slash = strrchr(out, '/');
+      len = slash ? (size_t)(slash - out) : 0;
+      out[len] = 0;
+      continue;
+    }
+    size_t n = strlen(part);
+    if (len + n + 2 > cap)
+      return false;
+    out[len++] = '/';
+    memcpy(out + len, part, n + 1);
+    len += n;
+  }
+  if (!len)
+    snprintf(out, cap, "/");
+  return true;
+}
+
+/* Paths that are not ordinary files of the program: devices, kernel files, pipes. */
+static bool special(const char *abs)
+{
+  if (!strncmp(abs, "/dev/", 5) || !strncmp(abs, "/proc/", 6) || !strncmp(abs, "/sys/", 5))
+    return true;
+  struct stat st;
+  return stat(abs, &st) == 0 && !S_ISREG(st.st_mode);
+}
+
+static bool was_written(const char *abs)
+{
+  pthread_mutex_lock(&lock);
+  bool found = false;
+  for (size_t i = 0; i < nwritten && !found; i++)
+    found = !strcmp(written[i], abs);
+  pthread_mutex_unlock(&lock);
+  return found;
+}
+
+static void remember_written(const char *abs)
+{
+  if (was_written(abs))
+    return;
+  pthread_mutex_lock(&lock);
+  if (nwritten == capwritten) {
+    size_t cap = capwritten ? capwritten * 2 : 16;
+    char **w = realloc(written, cap * sizeof *w);
+    if (w) {
+      written = w;
+      capwritten = cap;
+    }
+  }
+  if (nwritten < capwritten)
+    written[nwritten++] = strdup(abs);
+  pthread_mutex_unlock(&lock);
+}
+
+/* Rank 0's bytes of an open file (every rank: the same length, then the bytes). */
+static void *share_contents(const char *what, int fd, uint64_t *len)
+{
+  *len = 0;
+  if (rank == 0) {
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+      *len = (uint64_t)st.st_size;
+  }
+  share(what, len, sizeof *len);
+  char *buf = malloc(*len ? *len : 1);
+  if (!buf) {
+    say("%s: out of memory for %llu bytes of a file", what, (unsigned long long)*len);
+    abort();
+  }
+  if (rank == 0) {
+    uint64_t got = 0;
+    while (got < *len) {
+      ssize_t n = pread(fd, buf + got, *len - got, (off_t)got);
+      if (n <= 0)
+        break;
+      got += (uint64_t)n;
+    }
+    memset(buf + got, 0, *len - got);
+  }
+  share(what, buf, *len);
+  return buf;
+}
+
+/* A private file holding bytes: what other ranks read instead of rank 0's file. */
+static int private_copy(const char *bytes, uint64_t len, int flags)
+{
+  int fd = memfd_create("tutti-host", (flags & O_CLOEXEC) ? MFD_CLOEXEC : 0);
+  if (fd < 0)
+    return -1;
+  for (uint64_t off = 0; off < len;) {
+    ssize_t n = write(fd, bytes + off, len - off);
+    if (n <= 0) {
+      int e = errno;
+      close(fd);
+      errno = e;
+      return -1;
+    }
+    off += (uint64_t)n;
+  }
+  lseek(fd, 0, (flags & O_APPEND) ? SEEK_END : SEEK_SET);
+  if (flags & O_APPEND)
+    fcntl(fd, F_SETFL, O_APPEND);
+  return fd;
+}
+
+/* Every open of the program comes here. */
+static int host_open(const char *what, int dirfd, const char *path, int flags, mode_t mode)
+{
+  REAL(openat);
+  if (state != 1 || inside || !path)
+    return real_openat(dirfd, path, flags, mode);
+  if (is_random_device(path) && !opens_for_writing(flags)) {
+    int fd = real_openat(dirfd, path, flags, mode);
+    if (fd >= 0 && active())
+      mark_random(fd, true);
+    return fd;
+  }
+  bool writes = opens_for_writing(flags);
+  if (!writes && !nwritten)
+    return real_openat(dirfd, path, flags, mode);
+  char abs[PATH_MAX];
+  if ((flags & (O_DIRECTORY | O_PATH)) || !absolute(dirfd, path, abs, sizeof abs) ||
+      (!writes && !was_written(abs)) || special(abs) || !active())
+    return real_openat(dirfd, path, flags, mode);
+  /* Rank 0 opens; every rank returns its outcome. */
+  int fd = -1;
+  int64_t ok = 0;
+  int err = 0;
+  if (rank == 0) {
+    fd = real_openat(dirfd, path, flags, mode);
+    ok = fd >= 0;
+    err = errno;
+  }
+  agree(what, &ok, &err, NULL, 0);
+  if (!ok) {
+    errno = err;
+    return -1;
+  }
+  if (writes)
+    remember_written(abs);
+  /* Ranks that may read what they open get rank 0's bytes. */
+  bool reads = (flags & O_ACCMODE) != O_WRONLY;
+  char *bytes = NULL;
+  uint64_t len = 0;
+  if (reads && !(flags & O_TRUNC))
+    bytes = share_contents(what, fd, &len);
+  if (rank != 0)
+    fd = reads ? private_copy(bytes, len, flags)
+               : real_openat(AT_FDCWD, "/dev/null", O_WRONLY | (flags & O_CLOEXEC), 0);
+  free(bytes);
+  return fd;
+}
+
+static mode_t mode_arg(int flags, va_list ap)
+{
+  return (flags & (O_CREAT | O_TMPFILE)) ? (mode_t)va_arg(ap, int) : 0;
+}
+
+EXPORT int open(const char *path, int flags, ...)
+{
+  va_list ap;
+  va_start(ap, flags);
+  mode_t mode = mode_arg(flags, ap);
+  va_end(ap);
+  return host_open("open", AT_FDCWD, path, flags, mode);
+}
+
+EXPORT int open64(const char *path, int flags, ...)
+{
+  va_list ap;
+  va_start(ap, flags);
+  mode_t mode = mode_arg(flags, ap);
+  va_end(ap);
+  return host_open("open", AT_FDCWD, path, flags, mode);
+}
+
+EXPORT int openat(int dirfd, const char *path, int flags, ...)
+{
+  va_list ap;
+  va_start(ap, flags);
+  mode_t mode = mode_arg(flags, ap);
+  va_end(ap);
+  return host_open("openat", dirfd, path, flags, mode);
+}
+
+EXPORT int openat64(int dirfd, const char *path, int flags, ...)
+{
+  va_list ap;
+  va_start(ap, flags);
+  mode_t mode = mode_arg(flags, ap);
+  va_end(ap);
+  return host_open("openat", dirfd, path, flags, mode);
+}
+
+/* The fortified forms (_FORTIFY_SOURCE) of calls without a mode. */
+EXPORT int __open_2(const char *path, int flags)
+{
+  return host_open("open", AT_FDCWD, path, flags, 0);
+}
+
+EXPORT int __open64_2(const char *path, int flags)
+{
+  return host_open("open", AT_FDCWD, path, flags, 0);
+}
+
+EXPORT int __openat_2(int dirfd, const char *path, int flags)
+{
+  return host_open("openat", dirfd, path, flags, 0);
+}
+
+EXPORT int __openat64_2(int dirfd, const char *path, int flags)
+{
+  return host_open("openat", dirfd, path, flags, 0);
+}
+
+EXPORT int creat(const char *path, mode_t mode)
+{
+  return host_open("creat", AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);
+}
+
+EXPORT int creat64(const char *path, mode_t mode)
+{
+  return host_open("creat", AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);
+}
+
+/* fopen's mode as open flags; false for a mode fopen refuses. */
+static bool mode_flags(const char *mode, int *flags, char *fdmode, size_t cap)
+{
+  int f;
+  switch (mode[0]) {
+  case 'r': f = O_RDONLY; break;
+  case 'w': f = O_WRONLY | O_CREAT | O_TRUNC; break;
+  case 'a': f = O_WRONLY | O_CREAT | O_APPEND; break;
+  default: return false;
+  }
+  size_t n = 0;
+  fdmode[n++] = mode[0];
+  for (const char *m = mode + 1; *m && *m != ','; m++) {
+    if (*m == '+')
+      f = (f & ~O_ACCMODE) | O_RDWR;
+    else if (*m == 'x')
+      f |= O_EXCL;
+    else if (*m == 'e')
+      f |= O_CLOEXEC;
+    if (*m != 'x' && n + 2 < cap)
+      fdmode[n++] = *m; /* fdopen takes the rest; O_EXCL was the open's */
+  }
+  fdmode[n] = 0;
+  *flags = f;
+  return true;
+}
+
+static FILE *host_fopen(const char *what, const char *path, const char *mode,
+                        FILE *(*real)(const char *, const char *))
+{
+  int flags;
+  char fdmode[16];
+  if (state != 1 || inside || !path || !mode || !mode_flags(mode, &flags, fdmode, sizeof fdmode))
+    return real(path, mode);
+  if (is_random_device(path) && !opens_for_writing(flags) && active()) {
+    REAL(openat);
+    int fd = real_openat(AT_FDCWD, path, flags | O_CLOEXEC, 0);
+    if (fd < 0)
+      return NULL;
+    cookie_io_functions_t io = {.read = cookie_read, .close = cookie_close};
+    FILE *f = fopencookie((void *)(intptr_t)fd, "r", io);
+    if (!f)
+      cookie_close((void *)(intptr_t)fd);
+    return f;
+  }
+  char abs[PATH_MAX];
+  bool writes = opens_for_writing(flags);
+  if ((!writes && !nwritten) || !absolute(AT_FDCWD, path, abs, sizeof abs) ||
+      (!writes && !was_written(abs)) || special(abs) || !active())
+    return real(path, mode);
+  int fd = host_open(what, AT_FDCWD, path, flags, 0666);
+  if (fd < 0)
+    return NULL;
+  FILE *f = fdopen(fd, fdmode);
+  if (!f) {
+    int e = errno;
+    close(fd);
+    errno = e;
+  }
+  return f;
+}
+
+EXPORT FILE *fopen(const char *path, const char *mode)
+{
+  REAL(fopen);
+  return host_fopen("fopen", path, mode, real_fopen);
+}
+
+EXPORT FILE *fopen64(const char *path, const char *mode)
+{
+  REAL(fopen64);
+  return host_fopen("fopen", path, mode, real_fopen64);
+}
+
+/* freopen for writing (a program sending stdout to a file): rank 0's outcome; the others
+ * write to /dev/null. */
+EXPORT FILE *freopen(const char *path, const char *mode, FILE *stream)
+{
+  REAL(freopen);
+  int flags;
+  char fdmode[16], abs[PATH_MAX];
+  if (state != 1 || inside || !path || !mode || !mode_flags(mode, &flags, fdmode, sizeof fdmode) ||
+      !opens_for_writing(flags) || (flags & O_ACCMODE) == O_RDWR ||
+      !absolute(AT_FDCWD, path, abs, sizeof abs) || special(abs) || !active())
+    return real_freopen(path, mode, stream);
+  int64_t ok = 0;
+  int err = 0;
+  FILE *f = NULL;
+  if (rank == 0) {
+    f = real_freopen(path, mode, stream);
+    ok = f != NULL;
+    err = errno;
+  }
+  agree("freopen", &ok, &err, NULL, 0);
+  if (ok)
+    remember_written(abs);
+  if (rank != 0)
+    f = ok ? real_freopen("/dev/null", "w", stream) : NULL;
+  if (!ok)
+    errno = err;
+  return f;
+}
+
+/* --- the file system: rank 0 changes it ------------------------------------------------- */
+
+/* Runs fn on rank 0 only when the path is the program's; every rank returns its outcome. */
+#define RANK0_ONLY(what, path, call, real_call)                                                   \
+  do {                                                                                            \
+    char abs_[PATH_MAX];                                                                          \
+    if (!active() || !absolute(AT_FDCWD, path, abs_, sizeof abs_) ||             \
+        !strncmp(abs_, "/dev/", 5) || !strncmp(abs_, "/proc/", 6) || !strncmp(abs_, "/sys/", 5)) \
+      return real_call;                                                                           \
+    int64_t ret_ = 0;                                                                             \
+    int err_ = 0;                                                                                 \
+    if (rank == 0) {                                                                              \
+      ret_ = call;                                                                                \
+      err_ = errno;                                                                               \
+    }                                                                                             \
+    if (!agree(what, &ret_, &err_, NULL, 0))                                                      \
+      return real_call;                                                                           \
+    if (ret_ != 0)                                                                                \
+      errno = err_;                                                                               \
+    return (int)ret_;                                                                             \
+  } while (0)
+
+EXPORT int mkdir(const char *path, mode_t mode)
+{
+  REAL(mkdir);
+  RANK0_ONLY("mkdir", path, real_mkdir(path, mode), real_mkdir(path, mode));
+}
+
+EXPORT int rmdir(const char *path)
+{
+  REAL(rmdir);
+  RANK0_ONLY("rmdir", path, real_rmdir(path), real_rmdir(path));
+}
+
+EXPORT int unlink(const char *path)
+{
+  REAL(unlink);
+  RANK0_ONLY("unlink", path, real_unlink(path), real_unlink(path));
+}
+
+EXPORT int remove(const char *path)
+{
+  REAL(remove);
+  RANK0_ONLY("remove", path, real_remove(path), real_remove(path));
+}
+
+EXPORT int rename(const char *from, const char *to)
+{
+  REAL(rename);
+  char abs_from[PATH_MAX], abs_to[PATH_MAX];
+  if (active() && from && to && absolute(AT_FDCWD, from, abs_from, sizeof abs_from) &&
+      was_written(abs_from) && absolute(AT_FDCWD, to, abs_to, sizeof abs_to))
+    remember_written(abs_to);
+  RANK0_ONLY("rename", from, real_rename(from, to), real_rename(from, to));
+}
