@@ -41,11 +41,13 @@ struct cmd {
   size_t host_len;
   bool spread;
   uint64_t spread_id;
-  uint64_t seq;      /* the command's number, alike on every rank (traces) */
-  const char *label; /* traces: the kernel's name, else the entry point's */
+  uint64_t seq;      /* the command's number, alike on every rank (traces, messages) */
+  const char *label; /* the kernel's name, else the entry point's (traces, messages) */
 };
 
 static uint64_t cmd_seq;
+
+#define cmd_init(c, q) cmd_init_at((c), (q), __func__)
 
 /* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue. */
 #define CHECK_QUEUE(q) TT_RETURN_IF(!tt_object_valid((q), TT_QUEUE), CL_INVALID_COMMAND_QUEUE)
@@ -76,9 +78,10 @@ static cl_int check_range(cl_mem m, size_t off, size_t size)
   return CL_SUCCESS;
 }
 
-static void cmd_init(struct cmd *c, cl_command_queue q)
+static void cmd_init_at(struct cmd *c, cl_command_queue q, const char *entry)
 {
   memset(c, 0, sizeof *c);
+  c->label = entry + 3; /* tt_clX */
   c->q = q;
   c->ctx = q->context;
   c->dom = q->domain;
@@ -104,6 +107,7 @@ static cl_int cmd_begin(struct cmd *c, cl_uint nwait, const cl_event *wait)
     atomic_fetch_add_explicit(&tt_stats.virtual_kept, 1, memory_order_relaxed);
   tt_plan_lock();
   c->locked = true;
+  tt_plan_command(c->seq, c->label);
   return tt_plan_wait_list(&c->deps, c->ctx, c->dom, nwait, wait);
 }
 
@@ -144,36 +148,23 @@ static cl_event *want_event(const struct cmd *c, cl_event *slot, cl_event *user,
   return user || blocking || c->spread || tt_trace_on ? slot : NULL;
 }
 
-/* The entry point that made a command of this type, for traces. */
-static const char *command_name(cl_command_type type)
+/* What became of a command (TUTTI_DEBUG=sched) and, in traces, the enqueue on the host track
+ * and the native command on its device's track. */
+static void note_cmd(const struct cmd *c, cl_event native, cl_command_type type, bool dropped)
 {
-  switch (type) {
-  case CL_COMMAND_READ_BUFFER: return "clEnqueueReadBuffer";
-  case CL_COMMAND_WRITE_BUFFER: return "clEnqueueWriteBuffer";
-  case CL_COMMAND_COPY_BUFFER: return "clEnqueueCopyBuffer";
-  case CL_COMMAND_READ_BUFFER_RECT: return "clEnqueueReadBufferRect";
-  case CL_COMMAND_WRITE_BUFFER_RECT: return "clEnqueueWriteBufferRect";
-  case CL_COMMAND_COPY_BUFFER_RECT: return "clEnqueueCopyBufferRect";
-  case CL_COMMAND_FILL_BUFFER: return "clEnqueueFillBuffer";
-  case CL_COMMAND_MAP_BUFFER: return "clEnqueueMapBuffer";
-  case CL_COMMAND_UNMAP_MEM_OBJECT: return "clEnqueueUnmapMemObject";
-  case CL_COMMAND_MIGRATE_MEM_OBJECTS: return "clEnqueueMigrateMemObjects";
-  case CL_COMMAND_NDRANGE_KERNEL: return "clEnqueueNDRangeKernel";
-  case CL_COMMAND_TASK: return "clEnqueueTask";
-  case CL_COMMAND_MARKER: return "clEnqueueMarker";
-  case CL_COMMAND_BARRIER: return "clEnqueueBarrier";
-  default: return "command";
-  }
-}
-
-/* Traces: the enqueue on the host track, and the native command on its device's track. */
-static void trace_cmd(const struct cmd *c, cl_event native, cl_command_type type, bool dropped)
-{
-  bool kernel = c->label != NULL;
-  const char *name = kernel ? c->label : command_name(type);
-  tt_trace_enqueue(c->q->device, name, c->seq, c->actual, dropped);
+  if (c->actual)
+    TT_LOG(TT_LOG_SCHED, "command #%llu (%s) issued on device %u (%s)", (unsigned long long)c->seq,
+           c->label, c->q->device->index, c->q->device->backend);
+  else
+    TT_LOG(TT_LOG_SCHED, "command #%llu (%s) %s device %u of rank %d", (unsigned long long)c->seq,
+           c->label, dropped ? "dropped (queueing optimization) for" : "planned for",
+           c->q->device->index, c->rank);
+  if (!tt_trace_on)
+    return;
+  bool kernel = type == CL_COMMAND_NDRANGE_KERNEL || type == CL_COMMAND_TASK;
+  tt_trace_enqueue(c->q->device, c->label, c->seq, c->actual, dropped);
   if (c->actual && native)
-    tt_trace_command(c->q->device, name, kernel, c->seq, native, c->d);
+    tt_trace_command(c->q->device, c->label, kernel, c->seq, native, c->d);
 }
 
 struct spread {
@@ -277,8 +268,7 @@ static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_typ
       c->d->clReleaseEvent(native);
     return err;
   }
-  if (tt_trace_on)
-    trace_cmd(c, native, type, false);
+  note_cmd(c, native, type, false);
   if (c->spread) {
     cl_event e = spread_event(c, native, type);
     if (!e)
@@ -336,8 +326,7 @@ static bool cmd_discard(struct cmd *c, cl_uint nwait, const cl_mem *mems, cl_uin
       return false;
   }
   *err = CL_SUCCESS;
-  if (tt_trace_on)
-    trace_cmd(c, NULL, type, true);
+  note_cmd(c, NULL, type, true);
   if (event && !(*event = tt_event_new_managed(c->ctx, c->q, type, c->rank)))
     *err = CL_OUT_OF_HOST_MEMORY;
   return true;
@@ -956,7 +945,7 @@ static cl_int marker(cl_command_queue q, cl_uint n, const cl_event *list, cl_eve
                      cl_command_type type)
 {
   struct cmd c;
-  cmd_init(&c, q);
+  cmd_init_at(&c, q, type == CL_COMMAND_MARKER ? "tt_clEnqueueMarker" : "tt_clEnqueueBarrier");
   cl_int discarded;
   if (cmd_discard(&c, n, NULL, 0, type, event, &discarded))
     return discarded;

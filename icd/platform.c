@@ -67,6 +67,17 @@ cl_int CL_API_CALL tt_clGetPlatformInfo(cl_platform_id platform, cl_platform_inf
   case CL_PLATFORM_TUTTI_RANK:
     n = tt_cluster_rank();
     return TT_INFO(n);
+  case CL_PLATFORM_TUTTI_BACKENDS: {
+    char list[4096] = "";
+    size_t len = 0;
+    for (cl_uint i = 0; i < tt_backend_discover() && len < sizeof list; i++) {
+      struct tt_backend_platform *bp = tt_backend_get(i);
+      len += (size_t)snprintf(list + len, sizeof list - len, "%s%s: %s (%s), %u device%s",
+                              i ? "\n" : "", bp->short_name, bp->name, bp->library,
+                              bp->ndevices, bp->ndevices == 1 ? "" : "s");
+    }
+    return TT_INFO_STR(list);
+  }
   default:
     /* CL_INVALID_VALUE if param_name is not one of the supported values. */
     TT_RETURN_IF(1, CL_INVALID_VALUE);

@@ -75,6 +75,60 @@ static cl_int access_event(struct tt_access *a)
 
 static pthread_mutex_t plan_mutex = PTHREAD_MUTEX_INITIALIZER;
 
+struct fetch {
+  struct tt_deps *deps;
+  cl_context ctx;
+  cl_uint dom;
+  bool actual;          /* the command executes on this rank */
+  struct tt_nqueue *nq; /* its native queue (actual commands) */
+  cl_mem root;
+  cl_int err;
+  int forced_src;       /* attached buffers: the domain to fetch from, whatever it holds */
+};
+
+/* The command being planned (under the plan lock): named in messages about its transfers. */
+static uint64_t cur_cmd;
+static const char *cur_name = "a command";
+
+void tt_plan_command(uint64_t seq, const char *name)
+{
+  cur_cmd = seq;
+  cur_name = name;
+}
+
+/* What a piece of a transfer between ranks carries, for messages: both ranks, the buffer,
+ * its bytes and the command that needed them. */
+struct xfer {
+  int src, dst;
+  uint64_t mem;
+  size_t off, len;
+  uint64_t cmd;
+  const char *cmd_name;
+  uint64_t id;
+};
+
+static struct xfer xfer_of(const struct fetch *f, int src, int dst, size_t off, size_t len,
+                           uint64_t id)
+{
+  return (struct xfer){src, dst, f->root->obj.id, off, len, cur_cmd, cur_name, id};
+}
+
+/* "buffer #12 bytes 0+4194304 from rank 0 to rank 1 (message 3) for command #7 (vec_add)" */
+static const char *xfer_str(const struct xfer *x, char *buf, size_t cap)
+{
+  snprintf(buf, cap, "buffer #%llu bytes %zu+%zu from rank %d to rank %d (message %llu) for "
+           "command #%llu (%s)", (unsigned long long)x->mem, x->off, x->len, x->src, x->dst,
+           (unsigned long long)x->id, (unsigned long long)x->cmd, x->cmd_name);
+  return buf;
+}
+
+/* The transport's operations of buffer bytes carry a piece or a staged piece, both starting
+ * with their xfer. */
+static void describe_xfer(void *arg, char *buf, size_t cap)
+{
+  xfer_str(arg, buf, cap);
+}
+
 void tt_plan_lock(void)
 {
   pthread_mutex_lock(&plan_mutex);
@@ -250,16 +304,6 @@ static void CL_CALLBACK free_staging(cl_event ev, cl_int status, void *p)
   free(p);
 }
 
-struct fetch {
-  struct tt_deps *deps;
-  cl_context ctx;
-  cl_uint dom;
-  bool actual;          /* the command executes on this rank */
-  struct tt_nqueue *nq; /* its native queue (actual commands) */
-  cl_mem root;
-  cl_int err;
-  int forced_src;       /* attached buffers: the domain to fetch from, whatever it holds */
-};
 
 static void record_access(cl_mem root, size_t off, size_t len, bool writes, cl_uint dom,
                           struct tt_nqueue *nq, cl_event ev);
@@ -341,6 +385,7 @@ static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
 #define PIECE_BYTES ((size_t)4 << 20)
 
 struct piece {
+  struct xfer what;    /* first: the transport describes operations by it */
   struct tt_nqueue *q; /* the queue its unmap goes to (referenced) */
   cl_mem buffer;       /* native buffer (retained) */
   void *ptr;           /* mapped piece */
@@ -375,17 +420,17 @@ static void piece_through(void *arg, int ok)
   struct piece *p = arg;
   /* Once its callback is set the piece may be gone: keep what is needed after that. */
   struct tt_nqueue *q = p->q;
-  size_t len = p->len;
-  int peer = p->peer;
+  struct xfer what = p->what;
+  char s[256];
   tt_nqueue_ref(q);
   if (!ok)
-    TT_WARN("moving %zu bytes with rank %d failed (MPI error)", len, peer);
+    TT_WARN("moving %s failed (MPI error)", xfer_str(&what, s, sizeof s));
   cl_event ev = NULL;
   cl_int err = q->d->clEnqueueUnmapMemObject(q->native, p->buffer, p->ptr, 0, NULL, &ev);
   if (err == CL_SUCCESS)
     err = q->d->clSetEventCallback(ev, CL_COMPLETE, piece_unmapped, p);
   if (err != CL_SUCCESS) {
-    TT_WARN("unmapping %zu bytes moved with rank %d failed (%s)", len, peer, tt_error_name(err));
+    TT_WARN("unmapping %s failed (%s)", xfer_str(&what, s, sizeof s), tt_error_name(err));
     q->d->clSetUserEventStatus(p->done, CL_OUT_OF_RESOURCES);
     piece_free(p);
   }
@@ -398,19 +443,23 @@ static void piece_through(void *arg, int ok)
 static void CL_CALLBACK piece_mapped_for_send(cl_event ev, cl_int status, void *arg)
 {
   struct piece *p = arg;
+  char s[256];
   if (status < 0)
-    TT_WARN("mapping %zu bytes for rank %d failed (%s): sending them anyway", p->len, p->peer,
+    TT_WARN("mapping %s failed (%s): sending it anyway", xfer_str(&p->what, s, sizeof s),
             tt_error_name(status));
   if (tt_transport_isend(TT_CH_DATA, p->ptr, p->len, p->peer, p->id, piece_through, p) != 0)
-    TT_WARN("sending %zu bytes to rank %d failed", p->len, p->peer);
+    TT_WARN("sending %s failed", xfer_str(&p->what, s, sizeof s));
   tt_transport_promise(-1);
 }
 
 static void CL_CALLBACK piece_mapped_for_recv(cl_event ev, cl_int status, void *arg)
 {
   struct piece *p = arg;
+  char s[256];
+  if (status < 0)
+    TT_WARN("mapping %s failed (%s)", xfer_str(&p->what, s, sizeof s), tt_error_name(status));
   if (tt_transport_irecv(TT_CH_DATA, p->ptr, p->len, p->peer, p->id, piece_through, p) != 0)
-    TT_WARN("receiving %zu bytes from rank %d failed", p->len, p->peer);
+    TT_WARN("receiving %s failed", xfer_str(&p->what, s, sizeof s));
 }
 
 /* Maps one piece on domain dom's internal queue after the accesses it conflicts with, and
@@ -438,6 +487,8 @@ static struct piece *map_piece(struct fetch *f, cl_uint dom, size_t off, size_t 
   p->len = n;
   p->peer = peer;
   p->id = id;
+  int me = dm->rank;
+  p->what = writes ? xfer_of(f, peer, me, off, n, id) : xfer_of(f, me, peer, off, n, id);
   p->done = dm->bp->d->clCreateUserEvent(dm->native, &f->err);
   if (!p->done) {
     piece_free(p);
@@ -481,6 +532,7 @@ struct tt_staging {
 };
 
 struct staged {
+  struct xfer what; /* first: the transport describes operations by it */
   struct tt_staging *st;
   int slot;
   size_t len;
@@ -560,22 +612,29 @@ static void *slot_ptr(const struct staged *s)
 
 static void staged_sent(void *arg, int ok)
 {
+  char s[256];
   if (!ok)
-    TT_WARN("sending %zu bytes to rank %d failed", ((struct staged *)arg)->len,
-            ((struct staged *)arg)->peer);
+    TT_WARN("sending %s failed (MPI error)", xfer_str(&((struct staged *)arg)->what, s, sizeof s));
   staged_free(arg);
 }
 
 static void CL_CALLBACK staged_read(cl_event ev, cl_int status, void *arg)
 {
   struct staged *s = arg;
+  char m[256];
+  if (status < 0)
+    TT_WARN("reading %s into staging failed (%s): sending it anyway",
+            xfer_str(&s->what, m, sizeof m), tt_error_name(status));
   if (tt_transport_isend(TT_CH_DATA, slot_ptr(s), s->len, s->peer, s->id, staged_sent, s) != 0)
-    TT_WARN("sending %zu bytes to rank %d failed", s->len, s->peer);
+    TT_WARN("sending %s failed", xfer_str(&s->what, m, sizeof m));
   tt_transport_promise(-1);
 }
 
 static void staged_received(void *arg, int ok)
 {
+  char m[256];
+  if (!ok)
+    TT_WARN("receiving %s failed (MPI error)", xfer_str(&((struct staged *)arg)->what, m, sizeof m));
   /* The write may run, finish and free the piece as soon as the mirror is set: the receive
    * holds a reference of its own. */
   cl_event mirror = ((struct staged *)arg)->mirror;
@@ -614,7 +673,8 @@ static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool
     f->err = CL_OUT_OF_HOST_MEMORY;
     return 1;
   }
-  *s = (struct staged){st, slot, n, peer, id, NULL, NULL};
+  *s = (struct staged){{0}, st, slot, n, peer, id, NULL, NULL};
+  s->what = send ? xfer_of(f, dm->rank, peer, off, n, id) : xfer_of(f, peer, dm->rank, off, n, id);
   cl_event ev = NULL;
   if (send) {
     struct tt_nqueue *q;
@@ -649,8 +709,11 @@ static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool
       dm->bp->d->clRetainEvent(s->mirror);
       tt_nqueue_ref(f->nq);
       s->wq = f->nq;
-      if (tt_transport_irecv(TT_CH_DATA, slot_ptr(s), n, peer, id, staged_received, s) != 0)
+      if (tt_transport_irecv(TT_CH_DATA, slot_ptr(s), n, peer, id, staged_received, s) != 0) {
+        char m[256];
+        TT_WARN("receiving %s failed", xfer_str(&s->what, m, sizeof m));
         f->err = CL_OUT_OF_RESOURCES;
+      }
     } else if (s->mirror) {
       dm->bp->d->clReleaseEvent(s->mirror);
     }
@@ -709,11 +772,13 @@ static int send_run(struct fetch *f, cl_uint src, size_t off, size_t len, int pe
   if (sd->internal)
     sd->bp->d->clFlush(sd->internal->native);
   if (f->err != CL_SUCCESS)
-    TT_LOG(TT_LOG_ERR, "sending buffer #%llu bytes %zu+%zu to rank %d failed: %s",
-           (unsigned long long)f->root->obj.id, off, len, peer, tt_error_name(f->err));
+    TT_WARN("sending buffer #%llu bytes %zu+%zu from rank %d to rank %d for command #%llu (%s) "
+            "failed: %s", (unsigned long long)f->root->obj.id, off, len, sd->rank, peer,
+            (unsigned long long)cur_cmd, cur_name, tt_error_name(f->err));
   else
-    TT_LOG(TT_LOG_PLAN, "buffer #%llu bytes %zu+%zu: %s (domain %u) -> rank %d",
-           (unsigned long long)f->root->obj.id, off, len, sd->bp->short_name, src, peer);
+    TT_LOG(TT_LOG_PLAN, "buffer #%llu bytes %zu+%zu: %s (domain %u) -> rank %d for command "
+           "#%llu (%s)", (unsigned long long)f->root->obj.id, off, len, sd->bp->short_name, src,
+           peer, (unsigned long long)cur_cmd, cur_name);
   return f->err != CL_SUCCESS;
 }
 
@@ -744,11 +809,13 @@ static int recv_run(struct fetch *f, size_t off, size_t len, int peer, uint64_t 
   if (dd->internal)
     dd->bp->d->clFlush(dd->internal->native);
   if (f->err != CL_SUCCESS)
-    TT_LOG(TT_LOG_ERR, "receiving buffer #%llu bytes %zu+%zu from rank %d failed: %s",
-           (unsigned long long)f->root->obj.id, off, len, peer, tt_error_name(f->err));
+    TT_WARN("receiving buffer #%llu bytes %zu+%zu from rank %d to rank %d for command #%llu "
+            "(%s) failed: %s", (unsigned long long)f->root->obj.id, off, len, peer, dd->rank,
+            (unsigned long long)cur_cmd, cur_name, tt_error_name(f->err));
   else
-    TT_LOG(TT_LOG_PLAN, "buffer #%llu bytes %zu+%zu: rank %d -> %s (domain %u)",
-           (unsigned long long)f->root->obj.id, off, len, peer, dd->bp->short_name, f->dom);
+    TT_LOG(TT_LOG_PLAN, "buffer #%llu bytes %zu+%zu: rank %d -> %s (domain %u) for command "
+           "#%llu (%s)", (unsigned long long)f->root->obj.id, off, len, peer, dd->bp->short_name,
+           f->dom, (unsigned long long)cur_cmd, cur_name);
   return f->err != CL_SUCCESS;
 }
 
@@ -767,6 +834,11 @@ static int fetch_run(void *arg, size_t off, size_t len, tt_holders holders)
     if (dd->local)
       stop = copy_local(f, src, off, len);
   } else if (sd->local || dd->local) {
+    static bool described;
+    if (!described) {
+      tt_transport_describe_with(TT_CH_DATA, describe_xfer);
+      described = true;
+    }
     uint64_t npieces = (len + PIECE_BYTES - 1) / PIECE_BYTES;
     uint64_t id = tt_cluster_pair_ids(sd->rank, dd->rank, npieces);
     if (tt_trace_on)

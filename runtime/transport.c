@@ -54,6 +54,7 @@ static int64_t stop_deadline;
 static int64_t *gone_since; /* by rank: when its goodbye arrived (0: still here) */
 static int goodbye_payload;
 static void (*poll_hook)(void);
+static void (*describers[TT_CH_COUNT])(void *arg, char *buf, size_t cap);
 static int *goodbye_in;
 
 static int64_t now_ns(void)
@@ -73,9 +74,13 @@ static void check_departed(void)
         now - gone_since[o->peer] < GONE_GRACE_NS)
       continue;
     static const char *what[] = {"buffer bytes", "bytes of a read", "a command's completion",
-                                 "a message"};
-    TT_WARN("rank %d exited while rank %d still expects %s from it (id %llu): stopping the job",
-            o->peer, my_rank, what[o->ch], (unsigned long long)o->id);
+                                 "a message", "a check"};
+    char desc[256] = "";
+    if (describers[o->ch])
+      describers[o->ch](o->arg, desc, sizeof desc);
+    TT_WARN("rank %d exited while rank %d still expects %s from it (id %llu%s%s): stopping the "
+            "job", o->peer, my_rank, what[o->ch], (unsigned long long)o->id, desc[0] ? ": " : "",
+            desc);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
 }
@@ -362,6 +367,13 @@ int tt_transport_irecv_standing(enum tt_channel ch, void *buf, size_t len, int p
                                 tt_done_fn done, void *arg)
 {
   return post_op(false, ch, buf, len, peer, id, done, arg, true);
+}
+
+void tt_transport_describe_with(enum tt_channel ch, void (*fn)(void *arg, char *buf, size_t cap))
+{
+  pthread_mutex_lock(&lock);
+  describers[ch] = fn;
+  pthread_mutex_unlock(&lock);
 }
 
 void tt_transport_on_poll(void (*fn)(void))

@@ -51,6 +51,10 @@ int tt_transport_isend_standing(enum tt_channel ch, const void *buf, size_t len,
 int tt_transport_irecv_standing(enum tt_channel ch, void *buf, size_t len, int peer, uint64_t id,
                                 tt_done_fn done, void *arg);
 
+/* Describes what an operation of channel ch carries, from its callback argument, for the
+ * message that stops a job whose rank left while this one still expects it. */
+void tt_transport_describe_with(enum tt_channel ch, void (*fn)(void *arg, char *buf, size_t cap));
+
 /* fn runs on the progress thread at every turn of its loop (at least every 5 ms while the
  * transport runs); it must be quick and must not block. */
 void tt_transport_on_poll(void (*fn)(void));

@@ -1,5 +1,7 @@
 /* A rank that dies or leaves early: the others must stop with a message naming it, never
- * hang (tests/cluster-failure.test). Usage: die kill|exit  (rank 1 is the one that goes). */
+ * hang (tests/cluster-failure.test). Usage: die kill|exit|exit-copy  (rank 1 is the one that
+ * goes; with exit-copy rank 0 then copies the buffer to its own device, so it waits for buffer
+ * bytes from rank 1, not for a read). */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <CL/tutti.h>
@@ -29,6 +31,13 @@ int main(int argc, char **argv)
     if (!strcmp(how, "kill"))
       raise(SIGKILL);
     exit(0);
+  }
+  if (!strcmp(how, "exit-copy")) {
+    cl_command_queue q0 = clCreateCommandQueue(ctx, d[0], 0, &err);
+    cl_mem m0 = clCreateBuffer(ctx, 0, sizeof buf, NULL, &err);
+    clEnqueueCopyBuffer(q0, m, m0, 0, 0, sizeof buf, 0, NULL, NULL);
+    q = q0;
+    m = m0;
   }
   /* The last device is rank 1's: these bytes can only come from it. */
   clEnqueueReadBuffer(q, m, CL_TRUE, 0, sizeof buf, buf, 0, NULL, NULL);

@@ -7,13 +7,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static void usage(FILE *f)
 {
-  fprintf(f, "Usage: tutti-info [-h|--help]\n"
+  fprintf(f, "Usage: tutti-info [--check] [-h|--help]\n"
              "Lists the Tutti platform and every device of the job (run it under tutti-run to\n"
-             "see every rank's devices), with the rank, host and backend of each.\n");
+             "see every rank's devices), with the rank, host, backend and memory of each.\n"
+             "  --check   also check the installation: the backends each rank found, and a\n"
+             "            kernel run on every device with the data passed from device to device\n"
+             "            (and so between every rank and host of the job, over MPI)\n");
 }
 
 /* Points the ICD loader at Tutti's vendor file: $TUTTI_ICD, else the one installed beside
@@ -72,12 +76,139 @@ static int is_tutti(cl_platform_id p)
   return strcmp(name, "Tutti") == 0;
 }
 
+#define CHECKED(call, what)                                                                       \
+  do {                                                                                            \
+    cl_int e_ = (call);                                                                           \
+    if (e_ != CL_SUCCESS) {                                                                       \
+      if (rank == 0)                                                                              \
+        printf("  FAILED: %s (error %d)\n", what, e_);                                            \
+      return 1;                                                                                   \
+    }                                                                                             \
+  } while (0)
+
+static double now_ms(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* The installation check: every rank makes the same calls (Tutti's rule), rank 0 prints. */
+static int check(cl_platform_id tutti, cl_device_id *ds, cl_uint nd, int rank, int ranks)
+{
+  char backends[4096] = "";
+  clGetPlatformInfo(tutti, CL_PLATFORM_TUTTI_BACKENDS, sizeof backends, backends, NULL);
+  int bad = 0;
+  if (rank == 0) {
+    printf("\nChecks\n  backends of rank 0:\n");
+    for (char *line = strtok(backends, "\n"); line; line = strtok(NULL, "\n"))
+      printf("    %s\n", line);
+    if (!backends[0]) {
+      printf("  FAILED: rank 0 found no backend (install PoCL or a GPU driver, or set "
+             "TUTTI_BACKEND_LIBS)\n");
+      bad = 1;
+    }
+    /* Ranks without a device found no backend. */
+    for (int r = 0; r < ranks; r++) {
+      cl_uint mine = 0;
+      char host[64] = "?";
+      for (cl_uint i = 0; i < nd; i++) {
+        cl_int owner = -1;
+        clGetDeviceInfo(ds[i], CL_DEVICE_TUTTI_RANK, sizeof owner, &owner, NULL);
+        if (owner == r && mine++ == 0)
+          clGetDeviceInfo(ds[i], CL_DEVICE_TUTTI_HOST, sizeof host, host, NULL);
+      }
+      if (mine)
+        printf("  rank %d on %s: %u device%s\n", r, host, mine, mine == 1 ? "" : "s");
+      else
+        printf("  WARNING: rank %d has no device: it found no backend (its node lacks a driver, "
+               "or TUTTI_BACKENDS left none)\n", r);
+    }
+  }
+  if (nd == 0)
+    return 1;
+  /* A ring through every device: write on device 0, then on each device copy the previous
+   * device's buffer in (a transfer between ranks where the owners differ) and add one with
+   * a kernel; the last buffer must hold the pattern plus the number of devices. */
+  static const char *src =
+      "__kernel void add_one(__global int *a) { a[get_global_id(0)] += 1; }\n";
+  enum { N = 1 << 18 };
+  static int host[N];
+  for (int i = 0; i < N; i++)
+    host[i] = i * 7 + 3;
+  cl_int err;
+  double t0 = now_ms();
+  cl_context ctx = clCreateContext(NULL, nd, ds, NULL, NULL, &err);
+  CHECKED(err, "creating a context of every device");
+  cl_program prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
+  CHECKED(err, "creating a program");
+  err = clBuildProgram(prog, 0, NULL, NULL, NULL, NULL);
+  CHECKED(err, "building a kernel for every device (a backend's compiler failed)");
+  cl_kernel k = clCreateKernel(prog, "add_one", &err);
+  CHECKED(err, "creating a kernel");
+  cl_mem *b = calloc(nd, sizeof *b);
+  cl_command_queue *q = calloc(nd, sizeof *q);
+  int hops_between_ranks = 0;
+  for (cl_uint i = 0; i < nd; i++) {
+    q[i] = clCreateCommandQueue(ctx, ds[i], 0, &err);
+    CHECKED(err, "creating a queue");
+    b[i] = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof host, NULL, &err);
+    CHECKED(err, "creating a buffer");
+    if (i == 0) {
+      CHECKED(clEnqueueWriteBuffer(q[0], b[0], CL_FALSE, 0, sizeof host, host, 0, NULL, NULL),
+              "writing to device 0");
+    } else {
+      cl_int o1 = 0, o2 = 0;
+      clGetDeviceInfo(ds[i - 1], CL_DEVICE_TUTTI_RANK, sizeof o1, &o1, NULL);
+      clGetDeviceInfo(ds[i], CL_DEVICE_TUTTI_RANK, sizeof o2, &o2, NULL);
+      hops_between_ranks += o1 != o2;
+      CHECKED(clEnqueueCopyBuffer(q[i], b[i - 1], b[i], 0, 0, sizeof host, 0, NULL, NULL),
+              "copying from the previous device");
+    }
+    size_t global = N;
+    CHECKED(clSetKernelArg(k, 0, sizeof b[i], &b[i]), "setting the kernel's argument");
+    CHECKED(clEnqueueNDRangeKernel(q[i], k, 1, NULL, &global, NULL, 0, NULL, NULL),
+            "running the kernel");
+  }
+  static int back[N];
+  CHECKED(clEnqueueReadBuffer(q[nd - 1], b[nd - 1], CL_TRUE, 0, sizeof back, back, 0, NULL,
+                              NULL), "reading the last device's buffer");
+  double ms = now_ms() - t0;
+  int wrong = 0;
+  for (int i = 0; i < N; i++)
+    wrong += back[i] != host[i] + (int)nd;
+  if (rank == 0) {
+    if (wrong)
+      printf("  FAILED: a kernel on each of %u devices, the data passed along them: %d of %d "
+             "values wrong\n", nd, wrong, N);
+    else
+      printf("  ok: a kernel on each of %u devices, %d KiB passed along them (%d times between "
+             "ranks, over MPI): right, in %.1f ms\n", nd, (int)(sizeof host / 1024),
+             hops_between_ranks, ms);
+  }
+  for (cl_uint i = 0; i < nd; i++) {
+    clReleaseMemObject(b[i]);
+    clReleaseCommandQueue(q[i]);
+  }
+  free(b);
+  free(q);
+  clReleaseKernel(k);
+  clReleaseProgram(prog);
+  clReleaseContext(ctx);
+  return bad || wrong;
+}
+
 int main(int argc, char **argv)
 {
+  int do_check = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       usage(stdout);
       return 0;
+    }
+    if (!strcmp(argv[i], "--check")) {
+      do_check = 1;
+      continue;
     }
     fprintf(stderr, "tutti-info: unknown option '%s'\n", argv[i]);
     usage(stderr);
@@ -104,17 +235,24 @@ int main(int argc, char **argv)
   clGetPlatformInfo(tutti, CL_PLATFORM_VERSION, sizeof version, version, NULL);
   clGetPlatformInfo(tutti, CL_PLATFORM_TUTTI_RANKS, sizeof ranks, &ranks, NULL);
   clGetPlatformInfo(tutti, CL_PLATFORM_TUTTI_RANK, sizeof rank, &rank, NULL);
-  if (rank != 0)
-    return 0; /* one table for the whole job: rank 0 prints it */
-  printf("Platform: Tutti (%s), %d rank%s\n", version, ranks, ranks == 1 ? "" : "s");
   cl_uint nd = 0;
   cl_int err = clGetDeviceIDs(tutti, CL_DEVICE_TYPE_ALL, 0, NULL, &nd);
+  cl_device_id *ds = calloc(nd ? nd : 1, sizeof *ds);
+  if (nd)
+    clGetDeviceIDs(tutti, CL_DEVICE_TYPE_ALL, nd, ds, NULL);
+  if (rank != 0) {
+    /* One table for the whole job: rank 0 prints it. */
+    int status = do_check ? check(tutti, ds, nd, rank, ranks) : 0;
+    free(ds);
+    return status;
+  }
+  printf("Platform: Tutti (%s), %d rank%s\n", version, ranks, ranks == 1 ? "" : "s");
   if (err == CL_DEVICE_NOT_FOUND || nd == 0) {
     printf("  no devices: Tutti found no OpenCL backend (see the message above)\n");
+    if (do_check)
+      check(tutti, ds, nd, rank, ranks);
     return 1;
   }
-  cl_device_id *ds = calloc(nd, sizeof *ds);
-  clGetDeviceIDs(tutti, CL_DEVICE_TYPE_ALL, nd, ds, NULL);
   printf("  %-4s %-5s %-20s %-8s %-12s %-9s %s\n", "dev", "rank", "host", "backend", "type",
          "memory", "name");
   for (cl_uint i = 0; i < nd; i++) {
@@ -131,6 +269,8 @@ int main(int argc, char **argv)
     printf("  %-4u %-5d %-20s %-8s %-12s %6.1fGiB %s\n", i, owner, host, backend, type_name(t),
            mem / 1073741824.0, name);
   }
+  fflush(stdout);
+  int status = do_check ? check(tutti, ds, nd, rank, ranks) : 0;
   free(ds);
-  return 0;
+  return status;
 }

@@ -19,6 +19,8 @@ extern "C" {
 /* clGetPlatformInfo queries. */
 #define CL_PLATFORM_TUTTI_RANKS 0x4E00      /* cl_int: ranks in the job */
 #define CL_PLATFORM_TUTTI_RANK 0x4E01       /* cl_int: the calling rank */
+#define CL_PLATFORM_TUTTI_BACKENDS 0x4E02   /* char[]: the calling rank's backends, a line each:
+                                               "short: platform name (library), N device(s)" */
 
 /* cl_tutti_attach_buffer: SnuCL-D's clAttachBufferToDevice (section 3.6). Device d always
  * holds the newest copy of buffer m from now on: its contents are copied there now (zeros if
