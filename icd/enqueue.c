@@ -360,7 +360,6 @@ cl_int CL_API_CALL tt_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem
                                           void *ptr, cl_uint num_events_in_wait_list,
                                           const cl_event *event_wait_list, cl_event *event)
 {
-  TT_CHECK(tt_check_id(command_queue), tt_check_id(buffer), blocking_read, offset, size, tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   CHECK_QUEUE(command_queue);
   TT_TRY(check_buffer(command_queue, buffer));
   TT_TRY(check_range(buffer, offset, size));
@@ -368,6 +367,8 @@ cl_int CL_API_CALL tt_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem
   TT_RETURN_IF(ptr == NULL, CL_INVALID_VALUE);
   TT_TRY(host_may_read(buffer));
   struct cmd c;
+  /* Checked after the handles were. */
+  TT_CHECK(command_queue->obj.id, buffer->obj.id, blocking_read, offset, size, num_events_in_wait_list, event != NULL);
   cmd_init(&c, command_queue);
   cmd_spread(&c, ptr, size);
   TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
@@ -383,7 +384,6 @@ cl_int CL_API_CALL tt_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_me
                                            const void *ptr, cl_uint num_events_in_wait_list,
                                            const cl_event *event_wait_list, cl_event *event)
 {
-  TT_CHECK(tt_check_id(command_queue), tt_check_id(buffer), blocking_write, offset, size, tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   CHECK_QUEUE(command_queue);
   TT_TRY(check_buffer(command_queue, buffer));
   TT_TRY(check_range(buffer, offset, size));
@@ -391,6 +391,8 @@ cl_int CL_API_CALL tt_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_me
   TT_RETURN_IF(ptr == NULL, CL_INVALID_VALUE);
   TT_TRY(host_may_write(buffer));
   struct cmd c;
+  /* Checked after the handles were. */
+  TT_CHECK(command_queue->obj.id, buffer->obj.id, blocking_write, offset, size, num_events_in_wait_list, event != NULL);
   cmd_init(&c, command_queue);
   cl_int discarded;
   if (cmd_discard(&c, num_events_in_wait_list, &buffer, 1, CL_COMMAND_WRITE_BUFFER, event, &discarded))
@@ -409,7 +411,6 @@ cl_int CL_API_CALL tt_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem
                                           cl_uint num_events_in_wait_list,
                                           const cl_event *event_wait_list, cl_event *event)
 {
-  TT_CHECK(tt_check_id(command_queue), tt_check_id(src_buffer), tt_check_id(dst_buffer), src_offset, dst_offset, size, tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   CHECK_QUEUE(command_queue);
   TT_TRY(check_buffer(command_queue, src_buffer));
   TT_TRY(check_buffer(command_queue, dst_buffer));
@@ -422,6 +423,8 @@ cl_int CL_API_CALL tt_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem
   TT_RETURN_IF(src_buffer->root == dst_buffer->root && s < d + size && d < s + size,
                CL_MEM_COPY_OVERLAP);
   struct cmd c;
+  /* Checked after the handles were. */
+  TT_CHECK(command_queue->obj.id, src_buffer->obj.id, dst_buffer->obj.id, src_offset, dst_offset, size, num_events_in_wait_list, event != NULL);
   cmd_init(&c, command_queue);
   cl_int discarded;
   if (cmd_discard(&c, num_events_in_wait_list, (cl_mem[]){src_buffer, dst_buffer}, 2, CL_COMMAND_COPY_BUFFER, event, &discarded))
@@ -500,12 +503,13 @@ cl_int CL_API_CALL tt_clEnqueueReadBufferRect(cl_command_queue command_queue, cl
                                               void *ptr, cl_uint num_events_in_wait_list,
                                               const cl_event *event_wait_list, cl_event *event)
 {
-  TT_CHECK(tt_check_id(command_queue), tt_check_id(buffer), blocking_read, tt_check_bytes(buffer_origin, 3 * sizeof(size_t)), tt_check_bytes(region, 3 * sizeof(size_t)), buffer_row_pitch, buffer_slice_pitch, tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   size_t off, len;
   TT_TRY(rect_common(command_queue, buffer, buffer_origin, host_origin, region, &buffer_row_pitch,
                   &buffer_slice_pitch, &host_row_pitch, &host_slice_pitch, ptr, &off, &len));
   TT_TRY(host_may_read(buffer));
   struct cmd c;
+  /* Checked after the handles were. */
+  TT_CHECK(command_queue->obj.id, buffer->obj.id, blocking_read, tt_check_bytes(buffer_origin, 3 * sizeof(size_t)), tt_check_bytes(region, 3 * sizeof(size_t)), buffer_row_pitch, buffer_slice_pitch, num_events_in_wait_list, event != NULL);
   cmd_init(&c, command_queue);
   /* The rectangle's span of host memory goes to the other ranks (its gaps hold the same
    * bytes everywhere: host memory is replicated). */
@@ -529,12 +533,13 @@ cl_int CL_API_CALL tt_clEnqueueWriteBufferRect(cl_command_queue command_queue, c
                                                cl_uint num_events_in_wait_list,
                                                const cl_event *event_wait_list, cl_event *event)
 {
-  TT_CHECK(tt_check_id(command_queue), tt_check_id(buffer), blocking_write, tt_check_bytes(buffer_origin, 3 * sizeof(size_t)), tt_check_bytes(region, 3 * sizeof(size_t)), buffer_row_pitch, buffer_slice_pitch, tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   size_t off, len;
   TT_TRY(rect_common(command_queue, buffer, buffer_origin, host_origin, region, &buffer_row_pitch,
                   &buffer_slice_pitch, &host_row_pitch, &host_slice_pitch, ptr, &off, &len));
   TT_TRY(host_may_write(buffer));
   struct cmd c;
+  /* Checked after the handles were. */
+  TT_CHECK(command_queue->obj.id, buffer->obj.id, blocking_write, tt_check_bytes(buffer_origin, 3 * sizeof(size_t)), tt_check_bytes(region, 3 * sizeof(size_t)), buffer_row_pitch, buffer_slice_pitch, num_events_in_wait_list, event != NULL);
   cmd_init(&c, command_queue);
   cl_int discarded;
   if (cmd_discard(&c, num_events_in_wait_list, &buffer, 1, CL_COMMAND_WRITE_BUFFER_RECT, event, &discarded))
@@ -556,7 +561,6 @@ cl_int CL_API_CALL tt_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl
                                               cl_uint num_events_in_wait_list,
                                               const cl_event *event_wait_list, cl_event *event)
 {
-  TT_CHECK(tt_check_id(command_queue), tt_check_id(src_buffer), tt_check_id(dst_buffer), tt_check_bytes(src_origin, 3 * sizeof(size_t)), tt_check_bytes(dst_origin, 3 * sizeof(size_t)), tt_check_bytes(region, 3 * sizeof(size_t)), tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   CHECK_QUEUE(command_queue);
   TT_TRY(check_buffer(command_queue, src_buffer));
   TT_TRY(check_buffer(command_queue, dst_buffer));
@@ -591,6 +595,8 @@ cl_int CL_API_CALL tt_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl
     TT_RETURN_IF(overlap, CL_MEM_COPY_OVERLAP);
   }
   struct cmd c;
+  /* Checked after the handles were. */
+  TT_CHECK(command_queue->obj.id, src_buffer->obj.id, dst_buffer->obj.id, tt_check_bytes(src_origin, 3 * sizeof(size_t)), tt_check_bytes(dst_origin, 3 * sizeof(size_t)), tt_check_bytes(region, 3 * sizeof(size_t)), num_events_in_wait_list, event != NULL);
   cmd_init(&c, command_queue);
   cl_int discarded;
   if (cmd_discard(&c, num_events_in_wait_list, (cl_mem[]){src_buffer, dst_buffer}, 2, CL_COMMAND_COPY_BUFFER_RECT, event, &discarded))
@@ -611,7 +617,6 @@ cl_int CL_API_CALL tt_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem
                                           cl_uint num_events_in_wait_list,
                                           const cl_event *event_wait_list, cl_event *event)
 {
-  TT_CHECK(tt_check_id(command_queue), tt_check_id(buffer), tt_check_bytes(pattern, pattern ? pattern_size : 0), offset, size, tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   CHECK_QUEUE(command_queue);
   TT_TRY(check_buffer(command_queue, buffer));
   TT_TRY(check_range(buffer, offset, size));
@@ -623,6 +628,8 @@ cl_int CL_API_CALL tt_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem
                CL_INVALID_VALUE);
   TT_RETURN_IF(offset % pattern_size != 0 || size % pattern_size != 0, CL_INVALID_VALUE);
   struct cmd c;
+  /* Checked after the handles were. */
+  TT_CHECK(command_queue->obj.id, buffer->obj.id, tt_check_bytes(pattern, pattern ? pattern_size : 0), offset, size, num_events_in_wait_list, event != NULL);
   cmd_init(&c, command_queue);
   cl_int discarded;
   if (cmd_discard(&c, num_events_in_wait_list, &buffer, 1, CL_COMMAND_FILL_BUFFER, event, &discarded))
@@ -651,7 +658,6 @@ void *CL_API_CALL tt_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem b
                                         const cl_event *event_wait_list, cl_event *event,
                                         cl_int *errcode_ret)
 {
-  TT_CHECK(tt_check_id(command_queue), tt_check_id(buffer), blocking_map, map_flags, offset, size, tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   cl_int err = CL_SUCCESS;
   void *p = NULL;
 #define CHECK(x)                                                                                  \
@@ -675,6 +681,8 @@ void *CL_API_CALL tt_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem b
   struct tt_map_record *rec = calloc(1, sizeof *rec);
   TT_GOTO_IF(!rec, CL_OUT_OF_HOST_MEMORY);
   struct cmd c;
+  /* Checked after the handles were. */
+  TT_CHECK(command_queue->obj.id, buffer->obj.id, blocking_map, map_flags, offset, size, num_events_in_wait_list, event != NULL);
   cmd_init(&c, command_queue);
   bool invalidate = map_flags & CL_MAP_WRITE_INVALIDATE_REGION;
   /* A map shows the bytes on every rank: the owner maps, the others get a copy (the
@@ -727,7 +735,6 @@ cl_int CL_API_CALL tt_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl
                                               void *mapped_ptr, cl_uint num_events_in_wait_list,
                                               const cl_event *event_wait_list, cl_event *event)
 {
-  TT_CHECK(tt_check_id(command_queue), tt_check_id(memobj), tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   CHECK_QUEUE(command_queue);
   /* CL_INVALID_MEM_OBJECT if memobj is not a valid memory object. */
   TT_RETURN_IF(!tt_object_valid(memobj, TT_MEM), CL_INVALID_MEM_OBJECT);
@@ -747,6 +754,8 @@ cl_int CL_API_CALL tt_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl
    * for memobj. */
   TT_RETURN_IF(!rec, CL_INVALID_VALUE);
   struct cmd c;
+  /* Checked after the handles were. */
+  TT_CHECK(command_queue->obj.id, memobj->obj.id, num_events_in_wait_list, event != NULL);
   cmd_init(&c, command_queue);
   /* The unmap runs where the map ran; on the user's queue when that is the same domain. */
   if (rec->domain != c.dom) {
@@ -836,7 +845,6 @@ cl_int CL_API_CALL tt_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_
                                              cl_uint num_events_in_wait_list,
                                              const cl_event *event_wait_list, cl_event *event)
 {
-  TT_CHECK(tt_check_id(command_queue), tt_check_id(kernel), work_dim, tt_check_bytes(global_work_size, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), tt_check_bytes(global_work_offset, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), tt_check_bytes(local_work_size, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   CHECK_QUEUE(command_queue);
   /* CL_INVALID_KERNEL if kernel is not a valid kernel object. */
   TT_RETURN_IF(!tt_object_valid(kernel, TT_KERNEL), CL_INVALID_KERNEL);
@@ -875,6 +883,8 @@ cl_int CL_API_CALL tt_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_
     TT_RETURN_IF(1, argerr);
   }
   struct cmd c;
+  /* Checked after the handles were. */
+  TT_CHECK(command_queue->obj.id, kernel->obj.id, work_dim, tt_check_bytes(global_work_size, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), tt_check_bytes(global_work_offset, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), tt_check_bytes(local_work_size, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), num_events_in_wait_list, event != NULL);
   cmd_init(&c, command_queue);
   c.label = kernel->name;
   if (!c.actual && num_events_in_wait_list == 0) {

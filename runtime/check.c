@@ -128,11 +128,20 @@ static int64_t now_ns(void)
   return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
-void tt_check_call(const char *name, const uint64_t *v, size_t n)
+uint64_t tt_check_name(const char *name)
 {
   if (!strncmp(name, "tt_", 3))
     name += 3;
-  uint64_t h = mix(running, tt_check_bytes(name, strlen(name)));
+  return tt_check_bytes(name, strlen(name)) | 1;
+}
+
+void tt_check_call(const char *name, uint64_t name_hash, const uint64_t *v, size_t n)
+{
+  if (!name_hash)
+    name_hash = tt_check_name(name);
+  if (name[0] == 't' && name[1] == 't' && name[2] == '_')
+    name += 3;
+  uint64_t h = mix(running, name_hash);
   for (size_t i = 0; i < n; i++)
     h = mix(h, v[i]);
   running = h;

@@ -22,8 +22,10 @@ extern bool tt_check_active;
  * and for requests elsewhere. */
 void tt_check_start(void);
 
-/* Adds one call to the running hash: `name` (a string that outlives the job) and n values. */
-void tt_check_call(const char *name, const uint64_t *v, size_t n);
+/* Adds one call to the running hash: `name` (a string that outlives the job; "tt_" dropped),
+ * its hash (tt_check_name, or 0 to have it computed) and n values. */
+void tt_check_call(const char *name, uint64_t name_hash, const uint64_t *v, size_t n);
+uint64_t tt_check_name(const char *name);
 
 /* The host reaches a point where it may wait: rank 0 learns this rank's count and hash. */
 void tt_check_sync(void);
@@ -45,8 +47,11 @@ uint64_t tt_check_arg(size_t size, const void *value);
 #define TT_CHECK(...)                                                                             \
   do {                                                                                            \
     if (tt_check_active) {                                                                        \
+      static uint64_t name_;                                                                      \
+      if (!name_)                                                                                 \
+        name_ = tt_check_name(__func__);                                                          \
       const uint64_t v_[] = {__VA_ARGS__};                                                        \
-      tt_check_call(__func__, v_, sizeof v_ / sizeof v_[0]);                                  \
+      tt_check_call(__func__, name_, v_, sizeof v_ / sizeof v_[0]);                               \
     }                                                                                             \
   } while (0)
 

@@ -26,7 +26,7 @@ static int host_share(const char *what, void *buf, size_t len)
     return 0;
   if (tt_check_active) {
     uint64_t v = len;
-    tt_check_call(what, &v, 1);
+    tt_check_call(what, 0, &v, 1);
   }
   tt_check_sync();
   TT_LOG(TT_LOG_MPI, "host layer: %s shares %zu bytes of rank 0", what, len);
