@@ -2,8 +2,10 @@
 # Builds Tutti on a GPU machine from a tree whose configure was generated elsewhere (the GPU
 # machines have no libtool), then shows the GPUs through Tutti and runs the demo, the API
 # tests and the overhead benchmark on them. See doc/gpu.md.
-#   tools/gpu-check.sh [OUTDIR] [cluster]    logs go to OUTDIR (default: ./gpu-check-logs);
-#                                            "cluster": only the parts of several GPUs
+#   tools/gpu-check.sh [OUTDIR] [cluster|host]  logs go to OUTDIR (default: ./gpu-check-logs);
+#                                            "cluster": only the parts of several GPUs;
+#                                            "host": only the host layer, divergence checks,
+#                                            traces and tutti-info --check on the GPUs
 set -u
 cd "$(dirname "$0")/.."
 out=${1:-$PWD/gpu-check-logs}
@@ -27,7 +29,7 @@ fi
 
 log "build"
 if ! { ./configure --prefix=/tmp/tt-inst CPPFLAGS="$extra_cppflags" LDFLAGS="$extra_ldflags" &&
-       make -j"$(nproc)" && make -j"$(nproc)" tests/api tests/same tests/cluster bench/overhead bench/cluster apps/vecadd tests/vendors/tutti.icd &&
+       make -j"$(nproc)" && make -j"$(nproc)" tests/api tests/same tests/cluster bench/overhead bench/cluster apps/vecadd tests/vendors/tutti.icd tests/host_app tests/diverge tests/trace_check &&
        make install; } >"$out/build.log" 2>&1; then
   tail -n 40 "$out/build.log"
   exit 1
@@ -37,6 +39,28 @@ echo "built and installed into /tmp/tt-inst"
 # Two loaders live there: CUDA's Khronos loader (the default, reads OCL_ICD_FILENAMES) and
 # ocl-icd (reads OCL_ICD_VENDORS). Tutti must work under both.
 ocl_icd=/lib/x86_64-linux-gnu/libOpenCL.so.1
+
+ngpus=$(nvidia-smi -L 2>/dev/null | grep -c "^GPU")
+if [ "$only" = host ]; then
+  export TUTTI_ICD=$PWD/tests/vendors/tutti.icd TUTTI_BACKENDS=nvidia
+  n=$ngpus
+  [ "$n" -ge 2 ] || n=1
+  log "tutti-info --check on $n GPU rank(s)"
+  timeout 120 ./tutti-run -n "$n" ./tutti-info --check 2>&1
+  log "host layer: seeded from the clock and /dev/urandom, a result file, on $n GPU rank(s)"
+  rm -f /tmp/tt-host.txt
+  timeout 120 ./tutti-run -n "$n" ./tests/host_app /tmp/tt-host.txt /tmp/tt-host-dir 2>&1
+  echo "exit $?; the file:"; cat /tmp/tt-host.txt
+  log "divergence on $n GPU rank(s)"
+  timeout 60 ./tutti-run -n "$n" ./tests/diverge 2>&1 | grep -v "^$" | head -n 3
+  log "trace of the demo on $n GPU rank(s)"
+  timeout 120 ./tutti-run -n "$n" --trace "$out/demo-trace.json" ./apps/vecadd 2>&1
+  ./tests/trace_check "$out/demo-trace.json" "$n" vec_add "$n" 2>&1
+  grep -o '"name":"vec_add"[^}]*}' "$out/demo-trace.json" | head -n 4
+  log "the check's cost on the GPUs (tiny kernels, check off then on)"
+  for c in 0 1 0 1; do TUTTI_CHECK=$c timeout 120 ./tutti-run -n "$n" ./bench/cluster 1 5 20000 2>&1 | grep -A1 "tiny kernels" | sed "s/^/check=$c: /"; done
+  exit 0
+fi
 
 if [ "$only" != cluster ]; then
 log "tutti-info (default loader)"
@@ -64,7 +88,6 @@ TUTTI_BACKENDS=nvidia BASELINE_LIB=/usr/local/nvidia/lib64/libnvidia-opencl.so.1
   LD_PRELOAD=$ocl_icd top_builddir=$PWD sh bench/run-overhead.sh --baseline NVIDIA --heavy 200000 --items 4194304 2>&1
 fi
 
-ngpus=$(nvidia-smi -L 2>/dev/null | grep -c "^GPU")
 if [ "$ngpus" -ge 2 ]; then
   log "cluster: $ngpus GPUs, one rank each"
   TUTTI_BACKENDS=nvidia /tmp/tt-inst/bin/tutti-run -n "$ngpus" /tmp/tt-inst/bin/tutti-info 2>&1
