@@ -644,41 +644,30 @@ static mode_t mode_arg(int flags, va_list ap)
   return (flags & (O_CREAT | O_TMPFILE)) ? (mode_t)va_arg(ap, int) : 0;
 }
 
-EXPORT int open(const char *path, int flags, ...)
-{
-  va_list ap;
-  va_start(ap, flags);
-  mode_t mode = mode_arg(flags, ap);
-  va_end(ap);
-  return host_open("open", AT_FDCWD, path, flags, mode);
-}
-
-EXPORT int open64(const char *path, int flags, ...)
-{
-  va_list ap;
-  va_start(ap, flags);
-  mode_t mode = mode_arg(flags, ap);
-  va_end(ap);
-  return host_open("open", AT_FDCWD, path, flags, mode);
-}
-
-EXPORT int openat(int dirfd, const char *path, int flags, ...)
-{
-  va_list ap;
-  va_start(ap, flags);
-  mode_t mode = mode_arg(flags, ap);
-  va_end(ap);
-  return host_open("openat", dirfd, path, flags, mode);
-}
-
-EXPORT int openat64(int dirfd, const char *path, int flags, ...)
-{
-  va_list ap;
-  va_start(ap, flags);
-  mode_t mode = mode_arg(flags, ap);
-  va_end(ap);
-  return host_open("openat", dirfd, path, flags, mode);
-}
+/* open and openat with their 64-bit names: the mode argument is there only with O_CREAT or
+ * O_TMPFILE. */
+#define OPEN(fn, what)                                                                            \
+  EXPORT int fn(const char *path, int flags, ...)                                                 \
+  {                                                                                               \
+    va_list ap;                                                                                   \
+    va_start(ap, flags);                                                                          \
+    mode_t mode = mode_arg(flags, ap);                                                            \
+    va_end(ap);                                                                                   \
+    return host_open(what, AT_FDCWD, path, flags, mode);                                          \
+  }
+#define OPENAT(fn, what)                                                                          \
+  EXPORT int fn(int dirfd, const char *path, int flags, ...)                                      \
+  {                                                                                               \
+    va_list ap;                                                                                   \
+    va_start(ap, flags);                                                                          \
+    mode_t mode = mode_arg(flags, ap);                                                            \
+    va_end(ap);                                                                                   \
+    return host_open(what, dirfd, path, flags, mode);                                             \
+  }
+OPEN(open, "open")
+OPEN(open64, "open")
+OPENAT(openat, "openat")
+OPENAT(openat64, "openat")
 
 /* The fortified forms (_FORTIFY_SOURCE) of calls without a mode. */
 EXPORT int __open_2(const char *path, int flags)
