@@ -73,8 +73,15 @@ static void before_program_finalize(void)
     MPI_Comm_free(&world);
 }
 
+/* Registered when MPI starts and again once the backends are loaded: exit handlers run in
+ * reverse order, so the second registration runs before the drivers' own (NVIDIA's tears
+ * its worker threads down at exit), while commands still complete and owed sends still go;
+ * whichever runs first does the work. */
 static void at_exit(void)
 {
+  static atomic_bool left;
+  if (atomic_exchange(&left, true))
+    return;
   int fin = 0;
   MPI_Finalized(&fin);
   if (fin)
@@ -237,6 +244,8 @@ static void init(void)
   if (!tt_platform.obj.dispatch)
     tt_object_init(&tt_platform.obj, TT_PLATFORM, NULL);
   bool distributed = start_job();
+  if (distributed)
+    tt_log_crash_handler();
   int local_rank = 0, local_size = 1;
   if (distributed) {
     MPI_Comm node;
@@ -247,6 +256,8 @@ static void init(void)
   }
   /* This rank's devices. */
   cl_uint nbp = tt_backend_discover();
+  if (distributed)
+    atexit(at_exit);
   cl_uint nlocal_all = 0;
   for (cl_uint i = 0; i < nbp; i++)
     nlocal_all += tt_backend_get(i)->ndevices;

@@ -4,7 +4,10 @@
 #include "runtime/log.h"
 
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,6 +34,41 @@ FILE *tt_log_file(void)
 {
   pthread_once(&log_once, open_log);
   return log_file;
+}
+
+/* A crash prints where it happened (functions of libtutti are named; `addr2line -e
+ * libtutti.so OFFSET` gives the line), then the handler that was there before (Open MPI's,
+ * whose output may go to a discarded console) or the default takes its course. */
+static const int crash_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+static struct sigaction before[sizeof crash_sigs / sizeof crash_sigs[0]];
+
+static void crashed(int sig)
+{
+  char head[96];
+  int n = snprintf(head, sizeof head, "[tutti %d] crashed with signal %d; the stack:\n",
+                   tt_cluster_rank(), sig);
+  int fd = fileno(tt_log_file());
+  ssize_t w = write(fd, head, (size_t)n);
+  (void)w;
+  void *frames[64];
+  backtrace_symbols_fd(frames, backtrace(frames, 64), fd);
+  for (size_t i = 0; i < sizeof crash_sigs / sizeof crash_sigs[0]; i++)
+    if (crash_sigs[i] == sig)
+      sigaction(sig, &before[i], NULL);
+  raise(sig);
+}
+
+void tt_log_crash_handler(void)
+{
+  tt_log_file();
+  void *warm[1];
+  backtrace(warm, 1); /* loads libgcc now, not inside the handler */
+  for (size_t i = 0; i < sizeof crash_sigs / sizeof crash_sigs[0]; i++) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = crashed;
+    sigaction(crash_sigs[i], &sa, &before[i]);
+  }
 }
 
 void tt_log_line(const char *file, int line, const char *fmt, ...)

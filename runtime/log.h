@@ -11,6 +11,10 @@
  * discarded this rank's console. */
 FILE *tt_log_file(void);
 
+/* A crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL) prints the stack on Tutti's log, then the
+ * handler set before (MPI's) or the default runs. Installed once MPI started. */
+void tt_log_crash_handler(void);
+
 void tt_log_line(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -5,7 +5,9 @@
 #   tools/gpu-check.sh [OUTDIR] [cluster|host]  logs go to OUTDIR (default: ./gpu-check-logs);
 #                                            "cluster": only the parts of several GPUs;
 #                                            "host": only the host layer, divergence checks,
-#                                            traces and tutti-info --check on the GPUs
+#                                            traces and tutti-info --check on the GPUs;
+#                                            "transfer": only GPU-to-GPU transfers between two
+#                                            ranks against raw MPI, staged and mapped
 set -u
 cd "$(dirname "$0")/.."
 out=${1:-$PWD/gpu-check-logs}
@@ -28,6 +30,26 @@ if ! ls /usr/lib/x86_64-linux-gnu/libOpenCL.so /usr/lib64/libOpenCL.so /usr/loca
 fi
 
 log "build"
+if [ "$only" = transfer ]; then
+  if ! { ./configure CPPFLAGS="$extra_cppflags" LDFLAGS="$extra_ldflags" &&
+         make -j"$(nproc)" libtutti.la libtutti-host.la tutti-run bench/cluster tests/vendors/tutti.icd; } \
+       >"$out/build.log" 2>&1; then
+    tail -n 40 "$out/build.log"
+    exit 1
+  fi
+  export TUTTI_ICD=$PWD/tests/vendors/tutti.icd TUTTI_BACKENDS=nvidia
+  ompi_info --param btl vader --level 9 2>/dev/null | grep -i "single_copy" | head -n 3
+  for staging in on off; do
+    log "64 MiB between the GPUs of two ranks, TUTTI_STAGING=$staging"
+    start=$(date +%s)
+    TUTTI_STAGING=$staging timeout 60 ./tutti-run -n 2 ./bench/cluster 64 9 2000 > "$out/transfer.log" 2>&1
+    echo "exit $? after $(( $(date +%s) - start )) s"
+    grep -E "transfer|tiny|virtual|crashed|^/" "$out/transfer.log" | head -n 30
+  done
+  log "1 MiB (one piece): the latency of a transfer"
+  timeout 60 ./tutti-run -n 2 ./bench/cluster 1 9 100 2>&1 | grep transfer
+  exit 0
+fi
 if ! { ./configure --prefix=/tmp/tt-inst CPPFLAGS="$extra_cppflags" LDFLAGS="$extra_ldflags" &&
        make -j"$(nproc)" && make -j"$(nproc)" tests/api tests/same tests/cluster bench/overhead bench/cluster apps/vecadd tests/vendors/tutti.icd tests/host_app tests/diverge tests/trace_check &&
        make install; } >"$out/build.log" 2>&1; then
