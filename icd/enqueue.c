@@ -107,7 +107,7 @@ static cl_int cmd_begin(struct cmd *c, cl_uint nwait, const cl_event *wait)
     atomic_fetch_add_explicit(&tt_stats.virtual_kept, 1, memory_order_relaxed);
   tt_plan_lock();
   c->locked = true;
-  tt_plan_command(c->seq, c->label);
+  tt_plan_command(c->seq, c->label, c->q->device);
   return tt_plan_wait_list(&c->deps, c->ctx, c->dom, nwait, wait);
 }
 
@@ -164,7 +164,8 @@ static void note_cmd(const struct cmd *c, cl_event native, cl_command_type type,
   bool kernel = type == CL_COMMAND_NDRANGE_KERNEL || type == CL_COMMAND_TASK;
   tt_trace_enqueue(c->q->device, c->label, c->seq, c->actual, dropped);
   if (c->actual && native)
-    tt_trace_command(c->q->device, c->label, kernel, c->seq, native, c->d);
+    tt_trace_command(c->q->device, c->label, kernel ? TT_TRACE_KERNEL : TT_TRACE_COMMAND, c->seq,
+                     native, c->d);
 }
 
 struct spread {

@@ -89,11 +89,25 @@ struct fetch {
 /* The command being planned (under the plan lock): named in messages about its transfers. */
 static uint64_t cur_cmd;
 static const char *cur_name = "a command";
+static cl_device_id cur_device;
 
-void tt_plan_command(uint64_t seq, const char *name)
+void tt_plan_command(uint64_t seq, const char *name, cl_device_id device)
 {
   cur_cmd = seq;
   cur_name = name;
+  cur_device = device;
+}
+
+/* Traces: a command Tutti issued to move bytes, on the device of its queue (the internal
+ * queue's, or the command's own when it runs on the command's queue). */
+static void trace_internal(struct tt_domain *dm, bool own_queue, const char *what, cl_event ev,
+                           uint64_t cmd)
+{
+  if (!tt_trace_on || !ev)
+    return;
+  cl_device_id dev = own_queue && cur_device && cur_device->actual ? cur_device : dm->first_device;
+  if (dev)
+    tt_trace_command(dev, what, TT_TRACE_INTERNAL, cmd, ev, dm->bp->d);
 }
 
 /* What a piece of a transfer between ranks carries, for messages: both ranks, the buffer,
@@ -370,6 +384,8 @@ static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
     dd->bp->d->clWaitForEvents(1, &write_ev);
     free(staging);
   }
+  trace_internal(sd, false, "copy through host: read", read_ev, cur_cmd);
+  trace_internal(dd, true, "copy through host: write", write_ev, cur_cmd);
   /* The read must stay ordered before later writers of these bytes in the source. */
   record_access(f->root, off, len, false, src, sq, read_ev);
   record_access(f->root, off, len, true, f->dom, f->nq, write_ev);
@@ -393,6 +409,7 @@ struct piece {
   int peer;
   uint64_t id;
   cl_event done;       /* native user event: the piece is through and unmapped */
+  cl_device_id device; /* of the queues it is mapped and unmapped on (traces) */
 };
 
 static void piece_free(struct piece *p)
@@ -427,6 +444,8 @@ static void piece_through(void *arg, int ok)
     TT_WARN("moving %s failed (MPI error)", xfer_str(&what, s, sizeof s));
   cl_event ev = NULL;
   cl_int err = q->d->clEnqueueUnmapMemObject(q->native, p->buffer, p->ptr, 0, NULL, &ev);
+  if (err == CL_SUCCESS && tt_trace_on && p->device)
+    tt_trace_command(p->device, "piece: unmap", TT_TRACE_INTERNAL, what.cmd, ev, q->d);
   if (err == CL_SUCCESS)
     err = q->d->clSetEventCallback(ev, CL_COMPLETE, piece_unmapped, p);
   if (err != CL_SUCCESS) {
@@ -509,6 +528,9 @@ static struct piece *map_piece(struct fetch *f, cl_uint dom, size_t off, size_t 
     return NULL;
   }
   p->buffer = f->root->native[dom];
+  p->device = dm->first_device;
+  trace_internal(dm, false, writes ? "piece: map for receiving" : "piece: map for sending",
+                 *map_ev, cur_cmd);
   dm->bp->d->clRetainMemObject(p->buffer);
   /* The piece is through when its user event says so, not when the map (a command of the
    * internal queue) is: recorded under the unmaps' queue, so that no command of the internal
@@ -688,6 +710,7 @@ static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool
                                               slot_ptr(s), deps.n, deps.n ? deps.ev : NULL, &ev);
     tt_deps_release(&deps);
     if (f->err == CL_SUCCESS) {
+      trace_internal(dm, false, "staging: read for sending", ev, cur_cmd);
       record_access(f->root, off, n, false, dom, q, ev);
       tt_transport_promise(1);
       if (dm->bp->d->clSetEventCallback(ev, CL_COMPLETE, staged_read, s) != CL_SUCCESS) {
@@ -701,6 +724,7 @@ static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool
       f->err = dm->bp->d->clEnqueueWriteBuffer(f->nq->native, f->root->native[dom], CL_FALSE, off,
                                                n, slot_ptr(s), 1, &s->mirror, &ev);
     if (f->err == CL_SUCCESS) {
+      trace_internal(dm, true, "staging: write of received bytes", ev, cur_cmd);
       record_access(f->root, off, n, true, dom, f->nq, ev);
       dm->bp->d->clRetainEvent(ev);
       f->err = tt_deps_take(f->deps, ev);
@@ -1018,6 +1042,7 @@ cl_int tt_plan_attach(cl_mem root, cl_uint dom)
                                              root->size, deps.n, deps.n ? deps.ev : NULL, &ev);
       tt_deps_release(&deps);
       if (ev) {
+        trace_internal(dm, false, "attach: zeros", ev, cur_cmd);
         record_access(root, 0, root->size, true, dom, q, ev);
         dm->bp->d->clReleaseEvent(ev);
         dm->bp->d->clFlush(q->native);

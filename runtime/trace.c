@@ -30,7 +30,8 @@ struct rec {
   uint8_t kind;
   uint8_t channel;
   bool flag;         /* K_ENQUEUE: actual; K_MESSAGE: send; K_COMMAND: device clock */
-  bool dropped;      /* K_ENQUEUE: dropped; K_COMMAND: a kernel */
+  bool dropped;      /* K_ENQUEUE: dropped */
+  uint8_t cat;       /* K_COMMAND: enum tt_trace_cat */
   int peer;
   cl_uint device;
   uint64_t t0, t1;
@@ -108,7 +109,7 @@ void tt_trace_start(void)
 
 struct pending {
   cl_uint device;
-  bool kernel;
+  enum tt_trace_cat cat;
   uint64_t cmd, submitted;
   const cl_icd_dispatch *d;
   char name[48];
@@ -147,7 +148,7 @@ static void CL_CALLBACK command_done(cl_event native, cl_int status, void *arg)
     r->device = p->device;
     r->id = p->cmd;
     r->flag = device_clock;
-    r->dropped = p->kernel;
+    r->cat = (uint8_t)p->cat;
     r->t0 = device_clock ? start : p->submitted;
     r->t1 = device_clock ? end : now;
     r->peer = status < 0 ? status : 0;
@@ -160,13 +161,13 @@ static void CL_CALLBACK command_done(cl_event native, cl_int status, void *arg)
   free(p);
 }
 
-void tt_trace_command(cl_device_id device, const char *name, bool kernel, uint64_t cmd,
+void tt_trace_command(cl_device_id device, const char *name, enum tt_trace_cat cat, uint64_t cmd,
                       cl_event native, const cl_icd_dispatch *d)
 {
   struct pending *p = calloc(1, sizeof *p);
   if (!p)
     return;
-  *p = (struct pending){device->index, kernel, cmd, tt_trace_now(), d, ""};
+  *p = (struct pending){device->index, cat, cmd, tt_trace_now(), d, ""};
   snprintf(p->name, sizeof p->name, "%s", name);
   d->clRetainEvent(native);
   if (d->clSetEventCallback(native, CL_COMPLETE, command_done, p) != CL_SUCCESS) {
@@ -340,11 +341,11 @@ static void serialize(struct out *o, int me)
         t0 = (uint64_t)((int64_t)t0 + off);
         t1 = (uint64_t)((int64_t)t1 + off);
       }
-      bool kernel = r->dropped; /* K_COMMAND: a kernel */
+      static const char *const cats[] = {"kernel", "command", "internal"};
       event(o);
       put(o, "\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"ts\":%.3f,"
              "\"dur\":%.3f,\"args\":{\"command\":%" PRIu64 ",\"device\":%u%s}",
-          esc(r->name, e, sizeof e), kernel ? "kernel" : "command", me, r->device + 1, us(t0),
+          esc(r->name, e, sizeof e), cats[r->cat], me, r->device + 1, us(t0),
           (double)(t1 - t0) / 1000.0, r->id, r->device, r->peer ? ",\"failed\":true" : "");
       break;
     }

@@ -2,7 +2,8 @@
  * by rank 0 at exit. Every rank records what it did; at exit the records travel to rank 0,
  * which merges them onto its clock (offsets measured at start-up):
  *   - one process per rank, one track per device with every command its rank executed (the
- *     backend's own start and end times, moved onto the host clock);
+ *     backend's own start and end times, moved onto the host clock): the program's, and
+ *     Tutti's own that move bytes for them (category "internal");
  *   - per rank a "host" track with every enqueue, marked actual, virtual or dropped (the
  *     queueing optimization), and tracks of the bytes sent to and received from other
  *     ranks, each send joined to its receive by a flow arrow.
@@ -21,8 +22,13 @@ extern bool tt_trace_on;
 /* At the job's start, on every rank at once: clocks are measured against rank 0's. */
 void tt_trace_start(void);
 
-/* A native command issued on an actual device (`native` is retained until it completes). */
-void tt_trace_command(cl_device_id device, const char *name, bool kernel, uint64_t cmd,
+/* What a device executed: the program's kernels and other commands, and Tutti's own commands
+ * that move bytes for them (reads into and writes from host memory, maps of pieces). */
+enum tt_trace_cat { TT_TRACE_KERNEL, TT_TRACE_COMMAND, TT_TRACE_INTERNAL };
+
+/* A native command issued on an actual device (`native` is retained until it completes);
+ * cmd: the program's command it belongs to. */
+void tt_trace_command(cl_device_id device, const char *name, enum tt_trace_cat cat, uint64_t cmd,
                       cl_event native, const cl_icd_dispatch *d);
 
 /* An enqueue as the host program made it: on this rank's device (actual), for another
