@@ -3,7 +3,8 @@
  * stdio and through a descriptor) and of getrandom, computes on every device of the
  * platform, each device on the part of the data its own rank's host wrote, appends the
  * result to a file, reads the file back and prints it. It also makes a directory and removes
- * it. Without the host layer the ranks' data differ and the check fails; without rank-0-only
+ * it, opens it read-write and renames it (and back). Without the host layer the ranks' data
+ * differ and the check fails; without rank-0-only
  * writes the file gets one copy per rank.
  * Usage: host_app FILE DIR */
 #define CL_TARGET_OPENCL_VERSION 120
@@ -121,10 +122,34 @@ int main(int argc, char **argv)
     perror("host_app: fopen for reading");
     return 1;
   }
-  char line[256];
-  while (fgets(line, sizeof line, f))
+  char line[256], first[256] = "";
+  while (fgets(line, sizeof line, f)) {
+    if (!first[0])
+      snprintf(first, sizeof first, "%s", line);
     printf("read back: %s", line);
+  }
   fclose(f);
+  /* Read-write: every rank reads rank 0's bytes (a private copy on the others). */
+  f = fopen(file, "r+");
+  if (!f || !fgets(line, sizeof line, f) || strcmp(line, first) != 0)
+    fprintf(stderr, "host_app: r+ does not read what r read\n");
+  if (f)
+    fclose(f);
+  /* Renamed by rank 0 only; the new name reads alike everywhere; and back. */
+  char moved[4096];
+  snprintf(moved, sizeof moved, "%s.moved", file);
+  if (rename(file, moved) != 0)
+    perror("host_app: rename");
+  f = fopen(moved, "r");
+  int lines = 0;
+  while (f && fgets(line, sizeof line, f))
+    lines++;
+  if (!f || lines != 2)
+    fprintf(stderr, "host_app: the renamed file reads %d lines\n", lines);
+  if (f)
+    fclose(f);
+  if (rename(moved, file) != 0)
+    perror("host_app: rename back");
   fprintf(stderr, "host_app: a line on standard error\n");
   printf("done\n");
   for (cl_uint d = 0; d < ndev; d++)
