@@ -3,9 +3,9 @@
  * stdio and through a descriptor) and of getrandom, computes on every device of the
  * platform, each device on the part of the data its own rank's host wrote, appends the
  * result to a file, reads the file back and prints it. It also makes a directory and removes
- * it, opens it read-write and renames it (and back). Without the host layer the ranks' data
- * differ and the check fails; without rank-0-only
- * writes the file gets one copy per rank.
+ * it, and opens the file read-write and renames it (and back). Without the host layer the
+ * ranks' data differ and the check fails; without rank-0-only writes the file gets one copy
+ * per rank.
  * Usage: host_app FILE DIR */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
