@@ -2,8 +2,8 @@
 # Sets Tutti up on a fresh Debian 12 (as root) and then either runs the demo or the whole
 # test suite. The README's two commands and .ci/run call this; running it again is harmless.
 #   tools/bootstrap.sh demo    install the packages, build, install into ./_inst, show the
-#                              device table of 4 ranks and run the SnuCL-D vector addition
-#                              on them
+#                              device table of 4 ranks, check the installation on them
+#                              (tutti-info --check) and run the SnuCL-D vector addition
 #   tools/bootstrap.sh check   install the packages, build with -Werror, run make check
 set -eu
 what=${1:-}
@@ -54,7 +54,7 @@ make install
 echo
 # Four ranks on this machine, each with a PoCL CPU device: one platform of four devices.
 export POCL_DEVICES="${POCL_DEVICES:-pthread}"
-info=$("$PWD/_inst/bin/tutti-run" -n 4 "$PWD/_inst/bin/tutti-info")
+info=$("$PWD/_inst/bin/tutti-run" -n 4 "$PWD/_inst/bin/tutti-info" --check)
 echo "$info"
 echo
 # The paper's program asks for GPUs: on a CPU-only machine Tutti shows its CPUs as GPUs.
