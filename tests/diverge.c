@@ -1,19 +1,7 @@
 /* A host program that diverges on purpose: the rank named by DIVERGE_RANK (default: the
  * last one), read from the launcher's environment, enqueues one write more than the others
  * in its second round. Tutti must stop the job, naming that rank and the call. */
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
-#include <stdio.h>
-#include <stdlib.h>
-
-#define CHECK(call)                                                                               \
-  do {                                                                                            \
-    cl_int err_ = (call);                                                                         \
-    if (err_ != CL_SUCCESS) {                                                                     \
-      fprintf(stderr, "diverge: %s failed: %d\n", #call, err_);                                  \
-      exit(1);                                                                                    \
-    }                                                                                             \
-  } while (0)
+#include "tests/app.h"
 
 int main(void)
 {

@@ -7,26 +7,15 @@
  * ranks' data differ and the check fails; without rank-0-only writes the file gets one copy
  * per rank.
  * Usage: host_app FILE DIR */
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
+#include "tests/app.h"
+
 #include <fcntl.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-#define CHECK(call)                                                                               \
-  do {                                                                                            \
-    cl_int err_ = (call);                                                                         \
-    if (err_ != CL_SUCCESS) {                                                                     \
-      fprintf(stderr, "host_app: %s failed: %d\n", #call, err_);                                 \
-      exit(1);                                                                                    \
-    }                                                                                             \
-  } while (0)
 
 static const char *source =
     "__kernel void square_plus(__global const int *in, __global int *out, int k)\n"

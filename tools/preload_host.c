@@ -253,6 +253,22 @@ static bool agree(const char *what, int64_t *ret, int *err, void *buf, size_t ca
   return true;
 }
 
+/* Returns rank 0's outcome of `call` (made on rank 0 only), with the bytes it put in buf, on
+ * every rank; in a job of one rank, the call's own. */
+#define RETURN_AGREED(type, what, buf, cap, call)                                                 \
+  do {                                                                                            \
+    int64_t ret_ = 0;                                                                             \
+    int err_ = 0;                                                                                 \
+    if (rank == 0) {                                                                              \
+      ret_ = (call);                                                                              \
+      err_ = errno;                                                                               \
+    }                                                                                             \
+    if (!agree(what, &ret_, &err_, buf, cap))                                                     \
+      return (call);                                                                              \
+    errno = err_;                                                                                 \
+    return (type)ret_;                                                                            \
+  } while (0)
+
 /* --- seeds ------------------------------------------------------------------------------- */
 
 static void agree_seed(const char *what, void *seed, size_t len)
@@ -311,16 +327,7 @@ EXPORT ssize_t getrandom(void *buf, size_t len, unsigned flags)
   REAL(getrandom);
   if (!active())
     return real_getrandom(buf, len, flags);
-  int64_t ret = 0;
-  int err = 0;
-  if (rank == 0) {
-    ret = real_getrandom(buf, len, flags);
-    err = errno;
-  }
-  if (!agree("getrandom", &ret, &err, buf, len))
-    return real_getrandom(buf, len, flags);
-  errno = err;
-  return (ssize_t)ret;
+  RETURN_AGREED(ssize_t, "getrandom", buf, len, real_getrandom(buf, len, flags));
 }
 
 EXPORT int getentropy(void *buf, size_t len)
@@ -403,16 +410,7 @@ static bool marked_random(int fd)
 static ssize_t shared_read(int fd, void *buf, size_t n)
 {
   REAL(read);
-  int64_t ret = 0;
-  int err = 0;
-  if (rank == 0) {
-    ret = real_read(fd, buf, n);
-    err = errno;
-  }
-  if (!agree("read", &ret, &err, buf, n))
-    return real_read(fd, buf, n);
-  errno = err;
-  return (ssize_t)ret;
+  RETURN_AGREED(ssize_t, "read", buf, n, real_read(fd, buf, n));
 }
 
 EXPORT ssize_t read(int fd, void *buf, size_t n)
@@ -805,48 +803,39 @@ EXPORT FILE *freopen(const char *path, const char *mode, FILE *stream)
 
 /* --- the file system: rank 0 changes it ------------------------------------------------- */
 
-/* Runs fn on rank 0 only when the path is the program's; every rank returns its outcome. */
-#define RANK0_ONLY(what, path, call, real_call)                                                   \
+/* Makes `call` on rank 0 only when the path is the program's; every rank returns its
+ * outcome. */
+#define RANK0_ONLY(what, path, call)                                                              \
   do {                                                                                            \
     char abs_[PATH_MAX];                                                                          \
-    if (!active() || !absolute(AT_FDCWD, path, abs_, sizeof abs_) ||             \
+    if (!active() || !absolute(AT_FDCWD, path, abs_, sizeof abs_) ||                              \
         !strncmp(abs_, "/dev/", 5) || !strncmp(abs_, "/proc/", 6) || !strncmp(abs_, "/sys/", 5)) \
-      return real_call;                                                                           \
-    int64_t ret_ = 0;                                                                             \
-    int err_ = 0;                                                                                 \
-    if (rank == 0) {                                                                              \
-      ret_ = call;                                                                                \
-      err_ = errno;                                                                               \
-    }                                                                                             \
-    if (!agree(what, &ret_, &err_, NULL, 0))                                                      \
-      return real_call;                                                                           \
-    if (ret_ != 0)                                                                                \
-      errno = err_;                                                                               \
-    return (int)ret_;                                                                             \
+      return call;                                                                                \
+    RETURN_AGREED(int, what, NULL, 0, call);                                                      \
   } while (0)
 
 EXPORT int mkdir(const char *path, mode_t mode)
 {
   REAL(mkdir);
-  RANK0_ONLY("mkdir", path, real_mkdir(path, mode), real_mkdir(path, mode));
+  RANK0_ONLY("mkdir", path, real_mkdir(path, mode));
 }
 
 EXPORT int rmdir(const char *path)
 {
   REAL(rmdir);
-  RANK0_ONLY("rmdir", path, real_rmdir(path), real_rmdir(path));
+  RANK0_ONLY("rmdir", path, real_rmdir(path));
 }
 
 EXPORT int unlink(const char *path)
 {
   REAL(unlink);
-  RANK0_ONLY("unlink", path, real_unlink(path), real_unlink(path));
+  RANK0_ONLY("unlink", path, real_unlink(path));
 }
 
 EXPORT int remove(const char *path)
 {
   REAL(remove);
-  RANK0_ONLY("remove", path, real_remove(path), real_remove(path));
+  RANK0_ONLY("remove", path, real_remove(path));
 }
 
 EXPORT int rename(const char *from, const char *to)
@@ -856,5 +845,5 @@ EXPORT int rename(const char *from, const char *to)
   if (active() && from && to && absolute(AT_FDCWD, from, abs_from, sizeof abs_from) &&
       was_written(abs_from) && absolute(AT_FDCWD, to, abs_to, sizeof abs_to))
     remember_written(abs_to);
-  RANK0_ONLY("rename", from, real_rename(from, to), real_rename(from, to));
+  RANK0_ONLY("rename", from, real_rename(from, to));
 }
