@@ -189,23 +189,32 @@ static cl_int check_reduction(cl_channel_type type, size_t cb, const size_t *dof
   return CL_SUCCESS;
 }
 
+/* Every source to every destination: block i of destination j comes from source i, its
+ * block j (AlltoAll) or its only block (AllGather). */
+static cl_int many_to_many(cl_command_queue *qs, cl_uint n, cl_mem *src, cl_mem *dst,
+                           size_t *src_off, size_t *dst_off, size_t cb, cl_uint nwait,
+                           const cl_event *wait, cl_event *events, bool alltoall)
+{
+  cl_context ctx;
+  TT_TRY(check_queues(qs, n, &ctx));
+  TT_RETURN_IF(cb == 0, CL_INVALID_VALUE);
+  TT_TRY(check_list(ctx, src, n, src_off, alltoall ? n * cb : cb));
+  TT_TRY(check_list(ctx, dst, n, dst_off, n * cb));
+  TT_TRY(begin(qs, n, nwait, wait));
+  for (cl_uint j = 0; j < n; j++)
+    for (cl_uint i = 0; i < n; i++)
+      TT_TRY(copy(qs[j], src[i], at(src_off, i) + (alltoall ? j * cb : 0), dst[j],
+                  at(dst_off, j) + i * cb, cb));
+  return end(qs, n, events, alltoall ? CL_COMMAND_ALLTOALL_BUFFER : CL_COMMAND_ALLGATHER_BUFFER);
+}
+
 cl_int CL_API_CALL tt_clEnqueueAlltoAllBuffer(cl_command_queue *qs, cl_uint n, cl_mem *src,
                                               cl_mem *dst, size_t *src_off, size_t *dst_off,
                                               size_t cb, cl_uint nwait, const cl_event *wait,
                                               cl_event *events)
 {
   TT_CHECK(tt_check_ids(qs, n), tt_check_ids(src, n), tt_check_ids(dst, n), cb, nwait);
-  cl_context ctx;
-  TT_TRY(check_queues(qs, n, &ctx));
-  TT_RETURN_IF(cb == 0, CL_INVALID_VALUE);
-  TT_TRY(check_list(ctx, src, n, src_off, n * cb));
-  TT_TRY(check_list(ctx, dst, n, dst_off, n * cb));
-  TT_TRY(begin(qs, n, nwait, wait));
-  /* Block j of source i goes to block i of destination j. */
-  for (cl_uint j = 0; j < n; j++)
-    for (cl_uint i = 0; i < n; i++)
-      TT_TRY(copy(qs[j], src[i], at(src_off, i) + j * cb, dst[j], at(dst_off, j) + i * cb, cb));
-  return end(qs, n, events, CL_COMMAND_ALLTOALL_BUFFER);
+  return many_to_many(qs, n, src, dst, src_off, dst_off, cb, nwait, wait, events, true);
 }
 
 static cl_int one_to_many(cl_command_queue *qs, cl_mem src, cl_uint n, cl_mem *dst,
@@ -264,16 +273,7 @@ cl_int CL_API_CALL tt_clEnqueueAllGatherBuffer(cl_command_queue *qs, cl_uint n, 
                                                cl_event *events)
 {
   TT_CHECK(tt_check_ids(qs, n), tt_check_ids(src, n), tt_check_ids(dst, n), cb, nwait);
-  cl_context ctx;
-  TT_TRY(check_queues(qs, n, &ctx));
-  TT_RETURN_IF(cb == 0, CL_INVALID_VALUE);
-  TT_TRY(check_list(ctx, src, n, src_off, cb));
-  TT_TRY(check_list(ctx, dst, n, dst_off, n * cb));
-  TT_TRY(begin(qs, n, nwait, wait));
-  for (cl_uint j = 0; j < n; j++)
-    for (cl_uint i = 0; i < n; i++)
-      TT_TRY(copy(qs[j], src[i], at(src_off, i), dst[j], at(dst_off, j) + i * cb, cb));
-  return end(qs, n, events, CL_COMMAND_ALLGATHER_BUFFER);
+  return many_to_many(qs, n, src, dst, src_off, dst_off, cb, nwait, wait, events, false);
 }
 
 cl_int CL_API_CALL tt_clEnqueueReduceBuffer(cl_command_queue q, cl_uint n_src, cl_mem *src,

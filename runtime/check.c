@@ -21,6 +21,7 @@
 #include "runtime/env.h"
 #include "runtime/log.h"
 #include "runtime/object.h"
+#include "runtime/stats.h"
 #include "runtime/transport.h"
 
 enum { ID_REPORT = 1, ID_ASK = 2, ID_RECORDS = 3 };
@@ -55,7 +56,7 @@ static int me, nranks;
 /* Any rank but 0: the report in flight, and the listener for rank 0's questions. */
 static struct report out;
 static atomic_bool in_flight, dirty;
-static uint64_t last_sent = UINT64_MAX;
+static atomic_uint_fast64_t last_sent = UINT64_MAX; /* host and progress threads */
 static uint64_t ask_in[2];
 
 /* Rank 0: what each rank said, and how far it agreed. */
@@ -67,7 +68,6 @@ struct peer {
   uint64_t asked_at;   /* last call asked for while rank 0 waited or ended */
   uint64_t ask[2];
   struct wire_rec *answer;
-  uint64_t answer_calls;
 };
 static struct peer *peers;
 static pthread_mutex_t peers_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -119,13 +119,6 @@ uint64_t tt_check_arg(size_t size, const void *value)
       return id;
   }
   return tt_check_bytes(value, size);
-}
-
-static int64_t now_ns(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
 uint64_t tt_check_name(const char *name)
@@ -184,7 +177,7 @@ static void send_report(void)
   out.calls = n;
   if (!hash_at(n, n, &out.hash))
     out.hash = 0;
-  last_sent = n;
+  atomic_store(&last_sent, n);
   tt_transport_isend_standing(TT_CH_CHECK, &out, sizeof out, 0, ID_REPORT, report_sent, NULL);
 }
 
@@ -192,7 +185,7 @@ void tt_check_sync(void)
 {
   if (!tt_check_active || me == 0)
     return;
-  if (atomic_load_explicit(&ncalls, memory_order_relaxed) == last_sent)
+  if (atomic_load_explicit(&ncalls, memory_order_relaxed) == atomic_load(&last_sent))
     return; /* nothing new since the last report (a loop polling a status) */
   atomic_store(&dirty, true);
   if (!atomic_exchange(&in_flight, true))
@@ -394,7 +387,7 @@ static void report_arrived(void *arg, int ok)
 static void poll_peers(void)
 {
   uint64_t n0 = atomic_load_explicit(&ncalls, memory_order_acquire);
-  int64_t t = now_ns();
+  int64_t t = (int64_t)tt_stats_now_ns();
   if (n0 != last_count) {
     last_count = n0;
     last_move_ns = t;
@@ -416,7 +409,7 @@ void tt_check_start(void)
     peers = calloc((size_t)nranks, sizeof *peers);
     if (!peers)
       return;
-    last_move_ns = now_ns();
+    last_move_ns = (int64_t)tt_stats_now_ns();
     for (int r = 1; r < nranks; r++)
       listen_for_report(r);
     tt_transport_on_poll(poll_peers);
@@ -430,15 +423,15 @@ void tt_check_finish(void)
 {
   if (!tt_check_active)
     return;
-  int64_t deadline = now_ns() + 2000000000LL;
+  int64_t deadline = (int64_t)tt_stats_now_ns() + 2000000000LL;
   struct timespec ms = {0, 1000000};
   if (me != 0) {
     /* The last report says the program ended here, so that rank 0 can tell a rank that
      * stopped short of its calls. */
     ended = true;
-    last_sent = UINT64_MAX;
+    atomic_store(&last_sent, UINT64_MAX);
     tt_check_sync();
-    while (atomic_load(&in_flight) && now_ns() < deadline)
+    while (atomic_load(&in_flight) && (int64_t)tt_stats_now_ns() < deadline)
       nanosleep(&ms, NULL);
     return;
   }
@@ -453,7 +446,7 @@ void tt_check_finish(void)
       busy |= peers[r].asking;
     }
     pthread_mutex_unlock(&peers_lock);
-    if (!busy || now_ns() > deadline)
+    if (!busy || (int64_t)tt_stats_now_ns() > deadline)
       break;
     nanosleep(&ms, NULL);
   }

@@ -30,15 +30,16 @@ static int host_share(const char *what, void *buf, size_t len)
   }
   tt_check_sync();
   TT_LOG(TT_LOG_MPI, "host layer: %s shares %zu bytes of rank 0", what, len);
-  for (size_t off = 0; off < len || off == 0; off += PIECE) {
+  /* MPI counts are ints: pieces of at most 1 GiB (at least one, so that every rank meets). */
+  size_t off = 0;
+  do {
     size_t n = len - off < PIECE ? len - off : PIECE;
     if (tt_transport_bcast((char *)buf + off, n, 0) != 0) {
       TT_WARN("host layer: %s could not share rank 0's %zu bytes", what, len);
       return -1;
     }
-    if (len == 0)
-      break;
-  }
+    off += n;
+  } while (off < len);
   return 0;
 }
 

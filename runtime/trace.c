@@ -12,12 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "runtime/backend.h"
 #include "runtime/cluster.h"
 #include "runtime/env.h"
 #include "runtime/log.h"
+#include "runtime/stats.h"
 #include "runtime/transport.h"
 
 #define MAX_RECORDS 2000000 /* about 200 MB of records: later ones are counted, not kept */
@@ -56,13 +56,6 @@ static cl_uint ndev;
 static int64_t rank_offset; /* this clock minus rank 0's */
 static uint64_t base;       /* rank 0's clock at the start: time 0 of the trace */
 
-uint64_t tt_trace_now(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 static bool grow(void **p, size_t *cap, size_t n, size_t size)
 {
   if (n < *cap)
@@ -94,10 +87,9 @@ void tt_trace_start(void)
   const char *file = tt_env()->trace;
   if (!file)
     return;
-  ndev = 0;
-  base = tt_trace_now();
+  base = tt_stats_now_ns();
   if (tt_cluster_size() > 1) {
-    tt_transport_clock_offset(tt_trace_now, &rank_offset);
+    tt_transport_clock_offset(tt_stats_now_ns, &rank_offset);
     uint64_t b = base - (uint64_t)rank_offset;
     tt_transport_bcast(&b, sizeof b, 0);
     base = b;
@@ -134,7 +126,7 @@ static void device_offset(cl_uint dev, int64_t off)
 static void CL_CALLBACK command_done(cl_event native, cl_int status, void *arg)
 {
   struct pending *p = arg;
-  uint64_t now = tt_trace_now();
+  uint64_t now = tt_stats_now_ns();
   cl_ulong start = 0, end = 0;
   bool device_clock =
       p->d->clGetEventProfilingInfo(native, CL_PROFILING_COMMAND_START, sizeof start, &start,
@@ -167,7 +159,7 @@ void tt_trace_command(cl_device_id device, const char *name, enum tt_trace_cat c
   struct pending *p = calloc(1, sizeof *p);
   if (!p)
     return;
-  *p = (struct pending){device->index, cat, cmd, tt_trace_now(), d, ""};
+  *p = (struct pending){device->index, cat, cmd, tt_stats_now_ns(), d, ""};
   snprintf(p->name, sizeof p->name, "%s", name);
   d->clRetainEvent(native);
   if (d->clSetEventCallback(native, CL_COMPLETE, command_done, p) != CL_SUCCESS) {
@@ -179,7 +171,7 @@ void tt_trace_command(cl_device_id device, const char *name, enum tt_trace_cat c
 void tt_trace_enqueue(cl_device_id device, const char *name, uint64_t cmd, bool actual,
                       bool dropped)
 {
-  uint64_t now = tt_trace_now();
+  uint64_t now = tt_stats_now_ns();
   pthread_mutex_lock(&lock);
   struct rec *r = add(K_ENQUEUE);
   if (r) {
@@ -318,19 +310,41 @@ static void metadata(struct out *o, int me)
   }
 }
 
+/* Notes in (src, dst, first id) order, for a binary search per message. */
+static int note_order(const void *a, const void *b)
+{
+  const struct plan_note *x = a, *y = b;
+  if (x->src != y->src)
+    return x->src < y->src ? -1 : 1;
+  if (x->dst != y->dst)
+    return x->dst < y->dst ? -1 : 1;
+  return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* The note whose ids hold message id of the pair (src, dst): the last one starting at or
+ * before it. Notes must be sorted. */
 static const struct plan_note *find_note(int src, int dst, uint64_t id)
 {
-  for (size_t i = 0; i < nnotes; i++)
-    if (notes[i].src == src && notes[i].dst == dst && id >= notes[i].first &&
-        id < notes[i].first + notes[i].n)
-      return &notes[i];
-  return NULL;
+  size_t lo = 0, hi = nnotes;
+  struct plan_note key = {src, dst, id, 0, 0, 0, 0};
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (note_order(&notes[mid], &key) <= 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo == 0)
+    return NULL;
+  const struct plan_note *n = &notes[lo - 1];
+  return n->src == src && n->dst == dst && id < n->first + n->n ? n : NULL;
 }
 
 static void serialize(struct out *o, int me)
 {
   char e[128];
   metadata(o, me);
+  qsort(notes, nnotes, sizeof *notes, note_order);
   for (size_t i = 0; i < nrecs; i++) {
     const struct rec *r = &recs[i];
     switch (r->kind) {

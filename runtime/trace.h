@@ -41,12 +41,10 @@ void tt_trace_enqueue(cl_device_id device, const char *name, uint64_t cmd, bool 
 void tt_trace_transfer_plan(int src, int dst, uint64_t first, uint64_t n, uint64_t mem,
                             size_t off, size_t len);
 
-/* The transport's messages of bytes (channel, peer, id): posted at t0, done at t1. */
+/* The transport's messages of bytes (channel, peer, id): posted at t0, done at t1
+ * (tt_stats_now_ns). */
 void tt_trace_message(int channel, bool send, int peer, uint64_t id, size_t len, uint64_t t0,
                       uint64_t t1);
-
-/* Host-clock nanoseconds (CLOCK_MONOTONIC), the unit of every record. */
-uint64_t tt_trace_now(void);
 
 /* At exit, on every rank: rank 0 gathers and writes the file. */
 void tt_trace_finish(void);

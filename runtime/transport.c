@@ -15,6 +15,7 @@
 
 #include "runtime/log.h"
 #include "runtime/object.h"
+#include "runtime/stats.h"
 #include "runtime/trace.h"
 
 #define PIECE ((size_t)1 << 30)
@@ -105,7 +106,7 @@ static void post_watch(int r);
 static void finish_op(struct op *o)
 {
   if (tt_trace_on && !o->watch && (o->ch == TT_CH_DATA || o->ch == TT_CH_HOST))
-    tt_trace_message((int)o->ch, o->send, o->peer, o->id, o->len, o->t0, tt_trace_now());
+    tt_trace_message((int)o->ch, o->send, o->peer, o->id, o->len, o->t0, tt_stats_now_ns());
   if (o->done)
     o->done(o->arg, !o->failed);
   free(o);
@@ -308,7 +309,7 @@ static int post_op(bool send, enum tt_channel ch, void *buf, size_t len, int pee
   o->id = id;
   o->send = send;
   o->len = len;
-  o->t0 = tt_trace_on ? tt_trace_now() : 0;
+  o->t0 = tt_trace_on ? tt_stats_now_ns() : 0;
   int pieces = len ? (int)((len + PIECE - 1) / PIECE) : 1;
   int tag = tag_of(id);
   pthread_mutex_lock(&lock);

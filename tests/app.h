@@ -1,6 +1,6 @@
 /* For the test programs that run as plain OpenCL applications under tutti-run
  * (tests/host_app.c, tests/diverge.c): a call that must succeed, or the program stops and
- * names it. */
+ * names it; every device of the platform opened at once. */
 #ifndef TUTTI_TEST_APP_H
 #define TUTTI_TEST_APP_H
 
@@ -21,5 +21,39 @@
       exit(1);                                                                                    \
     }                                                                                             \
   } while (0)
+
+/* Every device of the first platform, a context of them all and a queue on each. */
+struct app {
+  cl_uint ndev;
+  cl_device_id *devs;
+  cl_context ctx;
+  cl_command_queue *qs;
+};
+
+static inline void app_open(struct app *a)
+{
+  cl_platform_id platform;
+  cl_int err;
+  CHECK(clGetPlatformIDs(1, &platform, NULL));
+  CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, NULL, &a->ndev));
+  a->devs = calloc(a->ndev, sizeof *a->devs);
+  a->qs = calloc(a->ndev, sizeof *a->qs);
+  CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, a->ndev, a->devs, NULL));
+  a->ctx = clCreateContext(NULL, a->ndev, a->devs, NULL, NULL, &err);
+  CHECK(err);
+  for (cl_uint d = 0; d < a->ndev; d++) {
+    a->qs[d] = clCreateCommandQueue(a->ctx, a->devs[d], 0, &err);
+    CHECK(err);
+  }
+}
+
+static inline void app_close(struct app *a)
+{
+  for (cl_uint d = 0; d < a->ndev; d++)
+    clReleaseCommandQueue(a->qs[d]);
+  clReleaseContext(a->ctx);
+  free(a->qs);
+  free(a->devs);
+}
 
 #endif

@@ -10,23 +10,14 @@ int main(void)
   const char *who = getenv("DIVERGE_RANK");
   int odd = who ? atoi(who) : size - 1;
 
-  cl_platform_id platform;
-  cl_uint ndev = 0;
-  CHECK(clGetPlatformIDs(1, &platform, NULL));
-  CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, NULL, &ndev));
-  cl_device_id *devs = calloc(ndev, sizeof *devs);
-  cl_command_queue *qs = calloc(ndev, sizeof *qs);
-  CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, ndev, devs, NULL));
+  struct app a;
+  app_open(&a);
+  cl_uint ndev = a.ndev;
+  cl_command_queue *qs = a.qs;
   cl_int err;
-  cl_context ctx = clCreateContext(NULL, ndev, devs, NULL, NULL, &err);
-  CHECK(err);
-  for (cl_uint d = 0; d < ndev; d++) {
-    qs[d] = clCreateCommandQueue(ctx, devs[d], 0, &err);
-    CHECK(err);
-  }
   enum { N = 1 << 16 };
   static int data[N], back[N];
-  cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof data, NULL, &err);
+  cl_mem buf = clCreateBuffer(a.ctx, CL_MEM_READ_WRITE, sizeof data, NULL, &err);
   CHECK(err);
   for (int round = 0; round < 3; round++) {
     for (int i = 0; i < N; i++)

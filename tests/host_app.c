@@ -43,13 +43,11 @@ int main(int argc, char **argv)
   if (getrandom(&noise[2], sizeof noise[2], 0) != (ssize_t)sizeof noise[2])
     return 1;
 
-  cl_platform_id platform;
-  cl_uint ndev = 0;
-  CHECK(clGetPlatformIDs(1, &platform, NULL));
-  CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, NULL, &ndev));
-  cl_device_id *devs = calloc(ndev, sizeof *devs);
-  cl_command_queue *qs = calloc(ndev, sizeof *qs);
-  CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, ndev, devs, NULL));
+  struct app a;
+  app_open(&a);
+  cl_uint ndev = a.ndev;
+  cl_context ctx = a.ctx;
+  cl_command_queue *qs = a.qs;
   size_t chunk = 1024, n = chunk * ndev;
   int *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
   for (size_t i = 0; i < n; i++)
@@ -57,12 +55,6 @@ int main(int argc, char **argv)
   int k = (int)(noise[0] % 100);
 
   cl_int err;
-  cl_context ctx = clCreateContext(NULL, ndev, devs, NULL, NULL, &err);
-  CHECK(err);
-  for (cl_uint d = 0; d < ndev; d++) {
-    qs[d] = clCreateCommandQueue(ctx, devs[d], 0, &err);
-    CHECK(err);
-  }
   cl_program prog = clCreateProgramWithSource(ctx, 1, &source, NULL, &err);
   CHECK(err);
   CHECK(clBuildProgram(prog, 0, NULL, NULL, NULL, NULL));
@@ -141,16 +133,12 @@ int main(int argc, char **argv)
     perror("host_app: rename back");
   fprintf(stderr, "host_app: a line on standard error\n");
   printf("done\n");
-  for (cl_uint d = 0; d < ndev; d++)
-    clReleaseCommandQueue(qs[d]);
   clReleaseMemObject(bin);
   clReleaseMemObject(bout);
   clReleaseKernel(kern);
   clReleaseProgram(prog);
-  clReleaseContext(ctx);
+  app_close(&a);
   free(in);
   free(out);
-  free(devs);
-  free(qs);
   return bad ? 1 : 0;
 }

@@ -353,9 +353,10 @@ EXPORT int getentropy(void *buf, size_t len)
 EXPORT void arc4random_buf(void *buf, size_t n)
 {
   REAL(arc4random_buf);
-  if (rank == 0 || !active())
+  bool on = active();
+  if (rank == 0 || !on)
     real_arc4random_buf(buf, n);
-  if (active())
+  if (on)
     share("arc4random_buf", buf, n);
 }
 
@@ -363,9 +364,10 @@ EXPORT uint32_t arc4random(void)
 {
   REAL(arc4random);
   uint32_t v = 0;
-  if (rank == 0 || !active())
+  bool on = active();
+  if (rank == 0 || !on)
     v = real_arc4random();
-  if (active())
+  if (on)
     share("arc4random", &v, sizeof v);
   return v;
 }
@@ -374,9 +376,10 @@ EXPORT uint32_t arc4random_uniform(uint32_t bound)
 {
   REAL(arc4random_uniform);
   uint32_t v = 0;
-  if (rank == 0 || !active())
+  bool on = active();
+  if (rank == 0 || !on)
     v = real_arc4random_uniform(bound);
-  if (active())
+  if (on)
     share("arc4random_uniform", &v, sizeof v);
   return v;
 }
@@ -589,26 +592,22 @@ static int private_copy(const char *bytes, uint64_t len, int flags)
   return fd;
 }
 
-/* Every open of the program comes here. */
-static int host_open(const char *what, int dirfd, const char *path, int flags, mode_t mode)
+/* Whether an open of the program's (not a random device) is agreed on: one that writes,
+ * or reads a file the job wrote, of an ordinary file. Sets abs. */
+static bool agreed_open(int dirfd, const char *path, int flags, char *abs)
+{
+  bool writes = opens_for_writing(flags);
+  return state == 1 && !inside && path && (writes || nwritten) &&
+         !(flags & (O_DIRECTORY | O_PATH)) && absolute(dirfd, path, abs, PATH_MAX) &&
+         (writes || was_written(abs)) && !special(abs) && active();
+}
+
+/* Rank 0 opens; every rank returns its outcome (agreed_open said so). */
+static int open_agreed(const char *what, int dirfd, const char *path, int flags, mode_t mode,
+                       const char *abs)
 {
   REAL(openat);
-  if (state != 1 || inside || !path)
-    return real_openat(dirfd, path, flags, mode);
-  if (is_random_device(path) && !opens_for_writing(flags)) {
-    int fd = real_openat(dirfd, path, flags, mode);
-    if (fd >= 0 && active())
-      mark_random(fd, true);
-    return fd;
-  }
   bool writes = opens_for_writing(flags);
-  if (!writes && !nwritten)
-    return real_openat(dirfd, path, flags, mode);
-  char abs[PATH_MAX];
-  if ((flags & (O_DIRECTORY | O_PATH)) || !absolute(dirfd, path, abs, sizeof abs) ||
-      (!writes && !was_written(abs)) || special(abs) || !active())
-    return real_openat(dirfd, path, flags, mode);
-  /* Rank 0 opens; every rank returns its outcome. */
   int fd = -1;
   int64_t ok = 0;
   int err = 0;
@@ -635,6 +634,22 @@ static int host_open(const char *what, int dirfd, const char *path, int flags, m
                : real_openat(AT_FDCWD, "/dev/null", O_WRONLY | (flags & O_CLOEXEC), 0);
   free(bytes);
   return fd;
+}
+
+/* Every open of the program comes here. */
+static int host_open(const char *what, int dirfd, const char *path, int flags, mode_t mode)
+{
+  REAL(openat);
+  if (state == 1 && !inside && path && is_random_device(path) && !opens_for_writing(flags)) {
+    int fd = real_openat(dirfd, path, flags, mode);
+    if (fd >= 0 && active())
+      mark_random(fd, true);
+    return fd;
+  }
+  char abs[PATH_MAX];
+  if (!agreed_open(dirfd, path, flags, abs))
+    return real_openat(dirfd, path, flags, mode);
+  return open_agreed(what, dirfd, path, flags, mode, abs);
 }
 
 static mode_t mode_arg(int flags, va_list ap)
@@ -744,11 +759,9 @@ static FILE *host_fopen(const char *what, const char *path, const char *mode,
     return f;
   }
   char abs[PATH_MAX];
-  bool writes = opens_for_writing(flags);
-  if ((!writes && !nwritten) || !absolute(AT_FDCWD, path, abs, sizeof abs) ||
-      (!writes && !was_written(abs)) || special(abs) || !active())
+  if (!agreed_open(AT_FDCWD, path, flags, abs))
     return real(path, mode);
-  int fd = host_open(what, AT_FDCWD, path, flags, 0666);
+  int fd = open_agreed(what, AT_FDCWD, path, flags, 0666, abs);
   if (fd < 0)
     return NULL;
   FILE *f = fdopen(fd, fdmode);
@@ -779,9 +792,8 @@ EXPORT FILE *freopen(const char *path, const char *mode, FILE *stream)
   REAL(freopen);
   int flags;
   char fdmode[16], abs[PATH_MAX];
-  if (state != 1 || inside || !path || !mode || !mode_flags(mode, &flags, fdmode, sizeof fdmode) ||
-      !opens_for_writing(flags) || (flags & O_ACCMODE) == O_RDWR ||
-      !absolute(AT_FDCWD, path, abs, sizeof abs) || special(abs) || !active())
+  if (!mode || !mode_flags(mode, &flags, fdmode, sizeof fdmode) || !opens_for_writing(flags) ||
+      (flags & O_ACCMODE) == O_RDWR || !agreed_open(AT_FDCWD, path, flags, abs))
     return real_freopen(path, mode, stream);
   int64_t ok = 0;
   int err = 0;
@@ -803,13 +815,20 @@ EXPORT FILE *freopen(const char *path, const char *mode, FILE *stream)
 
 /* --- the file system: rank 0 changes it ------------------------------------------------- */
 
+/* Whether a change of the file system at path is the program's, to be made by rank 0 only
+ * (not in /dev, /proc, /sys). Sets abs. */
+static bool program_path(const char *path, char *abs)
+{
+  return active() && absolute(AT_FDCWD, path, abs, PATH_MAX) && strncmp(abs, "/dev/", 5) &&
+         strncmp(abs, "/proc/", 6) && strncmp(abs, "/sys/", 5);
+}
+
 /* Makes `call` on rank 0 only when the path is the program's; every rank returns its
  * outcome. */
 #define RANK0_ONLY(what, path, call)                                                              \
   do {                                                                                            \
     char abs_[PATH_MAX];                                                                          \
-    if (!active() || !absolute(AT_FDCWD, path, abs_, sizeof abs_) ||                              \
-        !strncmp(abs_, "/dev/", 5) || !strncmp(abs_, "/proc/", 6) || !strncmp(abs_, "/sys/", 5)) \
+    if (!program_path(path, abs_))                                                                \
       return call;                                                                                \
     RETURN_AGREED(int, what, NULL, 0, call);                                                      \
   } while (0)
@@ -842,8 +861,10 @@ EXPORT int rename(const char *from, const char *to)
 {
   REAL(rename);
   char abs_from[PATH_MAX], abs_to[PATH_MAX];
-  if (active() && from && to && absolute(AT_FDCWD, from, abs_from, sizeof abs_from) &&
-      was_written(abs_from) && absolute(AT_FDCWD, to, abs_to, sizeof abs_to))
+  if (!program_path(from, abs_from))
+    return real_rename(from, to);
+  /* A file the job wrote keeps that mark under its new name. */
+  if (was_written(abs_from) && absolute(AT_FDCWD, to, abs_to, sizeof abs_to))
     remember_written(abs_to);
-  RANK0_ONLY("rename", from, real_rename(from, to));
+  RETURN_AGREED(int, "rename", NULL, 0, real_rename(from, to));
 }
