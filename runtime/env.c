@@ -89,6 +89,8 @@ static void read_env(void)
   env.stats = stats && *stats && strcmp(stats, "0") != 0;
   const char *check = getenv("TUTTI_CHECK");
   env.check = !(check && (!strcmp(check, "0") || !strcasecmp(check, "off")));
+  if (check && *check && env.check && strcmp(check, "1") != 0 && strcasecmp(check, "on") != 0)
+    fprintf(stderr, "[tutti] TUTTI_CHECK=%s is not one of on, off: the check stays on\n", check);
   env.trace = nonempty("TUTTI_TRACE");
   const char *staging = getenv("TUTTI_STAGING");
   env.staging = -1;

@@ -115,7 +115,10 @@ __attribute__((constructor)) static void host_layer_init(void)
   }
   const char *size = env_first("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE");
   const char *layer = getenv("TUTTI_HOST");
-  if ((size && atoi(size) <= 1) || (layer && (!strcmp(layer, "0") || !strcmp(layer, "off"))))
+  bool off = layer && (!strcmp(layer, "0") || !strcmp(layer, "off"));
+  if (layer && *layer && !off && strcmp(layer, "1") != 0 && strcmp(layer, "on") != 0 && rank == 0)
+    say("TUTTI_HOST=%s is not one of on, off: the layer stays on", layer);
+  if ((size && atoi(size) <= 1) || off)
     return;
   state = 1;
 }
