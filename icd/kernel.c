@@ -257,9 +257,12 @@ cl_int CL_API_CALL tt_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t
   cl_mem mem = NULL;
   enum tt_arg_kind kind = a->kind;
   /* Without argument info, a value the size of a handle naming a live buffer is a buffer. */
-  if (kind == TT_ARG_VALUE && arg_size == sizeof(cl_mem) && arg_value &&
-      tt_object_tag_of(*(void *const *)arg_value) == TT_MEM)
-    kind = TT_ARG_MEM;
+  if (kind == TT_ARG_VALUE && arg_size == sizeof(cl_mem) && arg_value) {
+    const void *h; /* the value need not be aligned */
+    memcpy(&h, arg_value, sizeof h);
+    if (tt_object_lookup(h, NULL) == TT_MEM)
+      kind = TT_ARG_MEM;
+  }
   switch (kind) {
   case TT_ARG_MEM:
     /* CL_INVALID_ARG_SIZE if arg_size does not match the size of the data type for an

@@ -93,9 +93,10 @@ uint64_t tt_check_bytes(const void *p, size_t n)
 
 uint64_t tt_check_id(const void *handle)
 {
-  if (!handle || !tt_object_tag_of(handle))
+  uint64_t id = 0;
+  if (!tt_object_lookup(handle, &id))
     return 0;
-  return ((const struct tt_object *)handle)->id;
+  return id;
 }
 
 uint64_t tt_check_ids(const void *list, size_t n)

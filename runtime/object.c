@@ -54,10 +54,11 @@ static void grow(void)
   nused = used;
 }
 
-/* Caller holds the lock (read or write). */
+/* Caller holds the lock (read or write). p may be any value at all (an 8-byte kernel
+ * argument, say): only registered addresses match, never the tombstone marker. */
 static size_t find_slot(const void *p)
 {
-  if (!nslots)
+  if (!nslots || (const struct tt_object *)p == TOMBSTONE)
     return SIZE_MAX;
   size_t i = hash_ptr(p) & (nslots - 1);
   while (slots[i] != NULL) {
@@ -96,13 +97,19 @@ bool tt_object_valid(const void *p, enum tt_tag tag)
   return ok;
 }
 
-enum tt_tag tt_object_tag_of(const void *p)
+enum tt_tag tt_object_lookup(const void *p, uint64_t *id)
 {
   if (!p)
     return 0;
   pthread_rwlock_rdlock(&registry_lock);
   size_t i = find_slot(p);
-  enum tt_tag tag = i != SIZE_MAX ? (enum tt_tag)slots[i]->tag : 0;
+  enum tt_tag tag = 0;
+  /* Read under the lock: once unregistered, the object may be freed at any time. */
+  if (i != SIZE_MAX) {
+    tag = (enum tt_tag)slots[i]->tag;
+    if (id)
+      *id = slots[i]->id;
+  }
   pthread_rwlock_unlock(&registry_lock);
   return tag;
 }

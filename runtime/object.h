@@ -42,8 +42,9 @@ void tt_object_init(struct tt_object *o, enum tt_tag tag, void (*destroy)(struct
 bool tt_object_valid(const void *p, enum tt_tag tag);
 
 /* Finds the live object whose address is p, whatever its tag, or 0 (for kernel arguments,
- * whose type the caller does not know). */
-enum tt_tag tt_object_tag_of(const void *p);
+ * whose type the caller does not know; p may be any bit pattern and is never dereferenced
+ * unless registered). Its id goes to *id when id is not NULL. */
+enum tt_tag tt_object_lookup(const void *p, uint64_t *id);
 
 void tt_object_retain(struct tt_object *o);
 /* Drops one reference; the last one unregisters and destroys. True if destroyed. */

@@ -1,0 +1,502 @@
+/* Every rank gives the same answer to the same call, and every host wait waits for what the
+ * specification says (issue: wrong bytes, stale events and ranks that disagree). One program
+ * run by tutti-run on every rank; each check compares the answers of all ranks through MPI
+ * (which Tutti started), so a rank that answers differently fails the group even when rank 0
+ * is right. Rank 0 prints one TAP line per group.
+ *
+ *   agree [group] [rounds]    group: one group's name, or "all"; rounds: of the FFT pattern */
+#define CL_TARGET_OPENCL_VERSION 120
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#include <CL/cl.h>
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int failures, rank, nranks;
+
+#define CHECK(cond)                                                                               \
+  do {                                                                                            \
+    if (!(cond)) {                                                                                \
+      fprintf(stderr, "# rank %d: %s:%d: check failed: %s\n", rank, __FILE__, __LINE__, #cond);  \
+      failures++;                                                                                 \
+    }                                                                                             \
+  } while (0)
+#define OK(call)                                                                                  \
+  do {                                                                                            \
+    cl_int e_ = (call);                                                                           \
+    if (e_ != CL_SUCCESS) {                                                                       \
+      fprintf(stderr, "# rank %d: %s:%d: %s returned %d\n", rank, __FILE__, __LINE__, #call, e_); \
+      failures++;                                                                                 \
+    }                                                                                             \
+  } while (0)
+
+/* v is the same on every rank (and, with want, equal to it on every rank). */
+static int same_everywhere(int64_t v)
+{
+  int64_t lo = v, hi = v;
+  MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  return lo == hi;
+}
+#define AGREE(v, want)                                                                            \
+  do {                                                                                            \
+    int64_t v_ = (int64_t)(v);                                                                    \
+    CHECK(same_everywhere(v_));                                                                   \
+    if (v_ != (int64_t)(want)) {                                                                  \
+      fprintf(stderr, "# rank %d: %s:%d: %s is %lld, expected %lld\n", rank, __FILE__, __LINE__,  \
+              #v, (long long)v_, (long long)(want));                                              \
+      failures++;                                                                                 \
+    }                                                                                             \
+  } while (0)
+
+static cl_platform_id platform;
+static cl_device_id devs[64];
+static cl_uint ndevs;
+static cl_context ctx;
+static cl_command_queue q[64];
+static cl_program prog;
+static cl_kernel kfill, kscalar, kreqd, klocal, kadd;
+static int rounds = 300;
+
+static const char *src =
+    "__kernel void fill(__global double *x, double v) { x[get_global_id(0)] = v + get_global_id(0); }\n"
+    "__kernel void scalar(__global long *out, long v) { if (get_global_id(0) == 0) out[0] = v; }\n"
+    "__kernel __attribute__((reqd_work_group_size(4, 1, 1)))\n"
+    "void reqd(__global int *x) { x[get_global_id(0)] = 1; }\n"
+    "__kernel void uselocal(__global int *x, __local int *scratch) {\n"
+    "  scratch[get_local_id(0)] = (int)get_global_id(0);\n"
+    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  x[get_global_id(0)] = scratch[get_local_id(0)] + 1;\n"
+    "}\n"
+    "__kernel void add(__global int *x, int k) { x[get_global_id(0)] += k; }\n";
+
+/* The multi-device FFT pattern: per device a kernel, then a non-blocking read into freshly
+ * malloc'd memory; then per device clFinish and a check of that memory, which is freed at
+ * once (bytes landing late would land in freed memory). */
+static void test_finish(void)
+{
+  enum { N = 4096 };
+  cl_int err;
+  cl_mem m[64];
+  for (cl_uint d = 0; d < ndevs; d++) {
+    m[d] = clCreateBuffer(ctx, 0, N * sizeof(double), NULL, &err);
+    OK(err);
+  }
+  size_t gws = N;
+  int bad = 0;
+  for (int r = 0; r < rounds; r++) {
+    double *host[64];
+    for (cl_uint d = 0; d < ndevs; d++) {
+      double v = 1000.0 * r + d;
+      OK(clSetKernelArg(kfill, 0, sizeof m[d], &m[d]));
+      OK(clSetKernelArg(kfill, 1, sizeof v, &v));
+      OK(clEnqueueNDRangeKernel(q[d], kfill, 1, NULL, &gws, NULL, 0, NULL, NULL));
+      host[d] = malloc(N * sizeof(double));
+      for (int i = 0; i < N; i++)
+        host[d][i] = -1.0;
+      OK(clEnqueueReadBuffer(q[d], m[d], CL_FALSE, 0, N * sizeof(double), host[d], 0, NULL, NULL));
+    }
+    for (cl_uint d = 0; d < ndevs; d++) {
+      OK(clFinish(q[d]));
+      double v = 1000.0 * r + d;
+      for (int i = 0; i < N; i++)
+        if (host[d][i] != v + i) {
+          if (!bad++)
+            fprintf(stderr, "# rank %d: round %d device %u: [%d] is %g after clFinish, not %g\n",
+                    rank, r, d, i, host[d][i], v + i);
+          break;
+        }
+      free(host[d]);
+    }
+  }
+  CHECK(bad == 0);
+  for (cl_uint d = 0; d < ndevs; d++)
+    OK(clReleaseMemObject(m[d]));
+}
+
+static cl_int status_of(cl_event e)
+{
+  cl_int s = 1234;
+  OK(clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL));
+  return s;
+}
+
+/* Profiling times exist and are alike on every rank (the owner's). */
+static void check_profile(cl_event e)
+{
+  cl_ulong t[4] = {0};
+  for (int i = 0; i < 4; i++) {
+    cl_int err = clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_QUEUED + i, sizeof t[i], &t[i], NULL);
+    AGREE(err, CL_SUCCESS);
+    CHECK(same_everywhere((int64_t)t[i]));
+  }
+  CHECK(t[0] <= t[1] && t[1] <= t[2] && t[2] <= t[3] && t[3] > 0);
+}
+
+/* Event status after clFinish, clWaitForEvents and blocking commands whose wait list holds
+ * events of devices of other ranks: CL_COMPLETE everywhere, with profiling times. */
+static void test_events(void)
+{
+  enum { N = 1024 };
+  cl_int err;
+  size_t gws = N;
+  cl_mem m = clCreateBuffer(ctx, 0, N * sizeof(double), NULL, &err);
+  OK(err);
+  double v = 3;
+  OK(clSetKernelArg(kfill, 0, sizeof m, &m));
+  OK(clSetKernelArg(kfill, 1, sizeof v, &v));
+  double *back = malloc(N * sizeof(double));
+  for (cl_uint d = 0; d < ndevs; d++) {
+    cl_event k, r;
+    OK(clEnqueueNDRangeKernel(q[d], kfill, 1, NULL, &gws, NULL, 0, NULL, &k));
+    OK(clEnqueueReadBuffer(q[d], m, CL_FALSE, 0, N * sizeof(double), back, 0, NULL, &r));
+    OK(clFinish(q[d]));
+    AGREE(status_of(k), CL_COMPLETE);
+    AGREE(status_of(r), CL_COMPLETE);
+    CHECK(back[N - 1] == 3.0 + N - 1);
+    check_profile(k);
+    check_profile(r);
+    OK(clReleaseEvent(k));
+    OK(clReleaseEvent(r));
+    /* clWaitForEvents on the kernel of another device, then the events before it. */
+    cl_event k1, k2;
+    OK(clEnqueueNDRangeKernel(q[d], kfill, 1, NULL, &gws, NULL, 0, NULL, &k1));
+    OK(clEnqueueNDRangeKernel(q[d], kfill, 1, NULL, &gws, NULL, 0, NULL, &k2));
+    OK(clWaitForEvents(1, &k2));
+    AGREE(status_of(k2), CL_COMPLETE);
+    check_profile(k2);
+    OK(clReleaseEvent(k1));
+    OK(clReleaseEvent(k2));
+    /* A blocking read on a third device waiting for a kernel of this one. */
+    cl_uint third = (d + ndevs / 2 + 1) % ndevs;
+    OK(clEnqueueNDRangeKernel(q[d], kfill, 1, NULL, &gws, NULL, 0, NULL, &k));
+    memset(back, 0, N * sizeof(double));
+    OK(clEnqueueReadBuffer(q[third], m, CL_TRUE, 0, N * sizeof(double), back, 1, &k, NULL));
+    AGREE(status_of(k), CL_COMPLETE);
+    CHECK(back[7] == 10.0);
+    OK(clReleaseEvent(k));
+  }
+  free(back);
+  OK(clReleaseMemObject(m));
+}
+
+/* Random 8-byte scalars, some of them equal to the addresses of live objects or to small
+ * numbers (a registry must never take them for handles). */
+static void test_scalars(void)
+{
+  cl_int err;
+  cl_mem out = clCreateBuffer(ctx, 0, sizeof(cl_long), NULL, &err);
+  OK(err);
+  OK(clSetKernelArg(kscalar, 0, sizeof out, &out));
+  uint64_t x = 88172645463325252ull;
+  const int64_t specials[] = {0, 1, 2, -1, 8, (int64_t)(intptr_t)out, (int64_t)(intptr_t)ctx,
+                              (int64_t)(intptr_t)q[0], (int64_t)(intptr_t)kscalar};
+  int bad = 0;
+  for (int i = 0; i < 1000000; i++) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    int64_t v = i < 9 ? specials[i] : (i & 1) ? (int64_t)x : (int64_t)(x & 0xffff);
+    bad += clSetKernelArg(kscalar, 1, sizeof v, &v) != CL_SUCCESS;
+  }
+  CHECK(bad == 0);
+  /* The last value is what the kernel sees: a live object's address is just a number. */
+  int64_t v = (int64_t)(intptr_t)out;
+  OK(clSetKernelArg(kscalar, 1, sizeof v, &v));
+  size_t one = 1;
+  OK(clEnqueueNDRangeKernel(q[ndevs - 1], kscalar, 1, NULL, &one, NULL, 0, NULL, NULL));
+  cl_long got = 0;
+  OK(clEnqueueReadBuffer(q[0], out, CL_TRUE, 0, sizeof got, &got, 0, NULL, NULL));
+  CHECK(got == v);
+  OK(clReleaseMemObject(out));
+}
+
+/* Errors that only a backend would find are found alike on every rank. */
+static void test_errors(void)
+{
+  cl_int err;
+  cl_mem m = clCreateBuffer(ctx, 0, 64 * sizeof(int), NULL, &err);
+  OK(err);
+  OK(clSetKernelArg(kreqd, 0, sizeof m, &m));
+  size_t gws = 64, lws = 8, good = 4;
+  for (cl_uint d = 0; d < ndevs; d++) {
+    /* reqd_work_group_size(4,1,1) broken: CL_INVALID_WORK_GROUP_SIZE on every rank. */
+    AGREE(clEnqueueNDRangeKernel(q[d], kreqd, 1, NULL, &gws, &lws, 0, NULL, NULL),
+          CL_INVALID_WORK_GROUP_SIZE);
+    AGREE(clEnqueueNDRangeKernel(q[d], kreqd, 1, NULL, &gws, NULL, 0, NULL, NULL),
+          CL_INVALID_WORK_GROUP_SIZE);
+    AGREE(clEnqueueNDRangeKernel(q[d], kreqd, 1, NULL, &gws, &good, 0, NULL, NULL), CL_SUCCESS);
+    /* A marker with a bad wait list. */
+    cl_event bogus = (cl_event)&gws;
+    AGREE(clEnqueueMarkerWithWaitList(q[d], 1, &bogus, NULL), CL_INVALID_EVENT_WAIT_LIST);
+    AGREE(clEnqueueMarkerWithWaitList(q[d], 0, &bogus, NULL), CL_INVALID_EVENT_WAIT_LIST);
+    AGREE(clEnqueueMarkerWithWaitList(q[d], 1, NULL, NULL), CL_INVALID_EVENT_WAIT_LIST);
+    OK(clFinish(q[d]));
+  }
+  /* Arguments of the wrong size. */
+  int i4 = 1;
+  int64_t i8 = 1;
+  AGREE(clSetKernelArg(kadd, 1, sizeof i8, &i8), CL_INVALID_ARG_SIZE);
+  AGREE(clSetKernelArg(kadd, 1, 2, &i4), CL_INVALID_ARG_SIZE);
+  AGREE(clSetKernelArg(kadd, 1, sizeof i4, &i4), CL_SUCCESS);
+  AGREE(clSetKernelArg(kadd, 0, 4, &m), CL_INVALID_ARG_SIZE);
+  AGREE(clSetKernelArg(klocal, 1, 0, NULL), CL_INVALID_ARG_SIZE);
+  AGREE(clSetKernelArg(klocal, 1, 16, &i4), CL_INVALID_ARG_VALUE);
+  double dv = 1;
+  AGREE(clSetKernelArg(kfill, 1, sizeof(float), &dv), CL_INVALID_ARG_SIZE);
+  AGREE(clSetKernelArg(kfill, 1, sizeof dv, &dv), CL_SUCCESS);
+  OK(clReleaseMemObject(m));
+}
+
+/* A kernel using all of the device's local memory runs, and every rank says so. */
+static void test_local(void)
+{
+  cl_int err;
+  cl_ulong lmem = 0;
+  OK(clGetDeviceInfo(devs[0], CL_DEVICE_LOCAL_MEM_SIZE, sizeof lmem, &lmem, NULL));
+  for (cl_uint d = 0; d < ndevs; d++) {
+    cl_ulong used = 0;
+    OK(clGetKernelWorkGroupInfo(klocal, devs[d], CL_KERNEL_LOCAL_MEM_SIZE, sizeof used, &used, NULL));
+    CHECK(same_everywhere((int64_t)used));
+    size_t wg = 0;
+    OK(clGetKernelWorkGroupInfo(klocal, devs[d], CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL));
+    CHECK(same_everywhere((int64_t)wg));
+    size_t lws = wg < 64 ? wg : 64, gws = lws * 4;
+    cl_ulong dl = 0;
+    OK(clGetDeviceInfo(devs[d], CL_DEVICE_LOCAL_MEM_SIZE, sizeof dl, &dl, NULL));
+    size_t bytes = (size_t)(dl - used);
+    cl_mem m = clCreateBuffer(ctx, 0, gws * sizeof(int), NULL, &err);
+    OK(err);
+    OK(clSetKernelArg(klocal, 0, sizeof m, &m));
+    OK(clSetKernelArg(klocal, 1, bytes, NULL));
+    cl_event e;
+    OK(clEnqueueNDRangeKernel(q[d], klocal, 1, NULL, &gws, &lws, 0, NULL, &e));
+    OK(clWaitForEvents(1, &e));
+    AGREE(status_of(e), CL_COMPLETE);
+    int back[256];
+    OK(clEnqueueReadBuffer(q[d], m, CL_TRUE, 0, gws * sizeof(int), back, 0, NULL, NULL));
+    CHECK(back[gws - 1] == (int)gws);
+    OK(clReleaseEvent(e));
+    OK(clReleaseMemObject(m));
+  }
+  (void)lmem;
+}
+
+/* A user event set to an error status: the commands waiting on it end with an error on
+ * every rank, and nothing hangs. */
+static void test_user_error(void)
+{
+  cl_int err;
+  cl_mem m = clCreateBuffer(ctx, 0, 64 * sizeof(int), NULL, &err);
+  OK(err);
+  for (cl_uint d = 0; d < ndevs; d++) {
+    cl_event u = clCreateUserEvent(ctx, &err);
+    OK(err);
+    cl_event k;
+    size_t gws = 64;
+    int one = 1;
+    OK(clSetKernelArg(kadd, 0, sizeof m, &m));
+    OK(clSetKernelArg(kadd, 1, sizeof one, &one));
+    OK(clEnqueueNDRangeKernel(q[d], kadd, 1, NULL, &gws, NULL, 1, &u, &k));
+    OK(clSetUserEventStatus(u, -42));
+    AGREE(clWaitForEvents(1, &k), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+    cl_int s = status_of(k);
+    CHECK(s < 0);
+    CHECK(same_everywhere(s));
+    OK(clFinish(q[d]));
+    OK(clReleaseEvent(k));
+    OK(clReleaseEvent(u));
+  }
+  OK(clReleaseMemObject(m));
+}
+
+static atomic_int order[8], norder;
+
+static void CL_CALLBACK on_destroy(cl_mem m, void *data)
+{
+  order[atomic_fetch_add(&norder, 1) & 7] = (int)(intptr_t)data;
+}
+
+/* Destructor callbacks run on every rank, last registered first. */
+static void test_destructors(void)
+{
+  cl_int err;
+  for (cl_uint d = 0; d < ndevs; d++) {
+    atomic_store(&norder, 0);
+    cl_mem m = clCreateBuffer(ctx, 0, 64 * sizeof(int), NULL, &err);
+    OK(err);
+    size_t gws = 64;
+    int one = 1;
+    OK(clSetKernelArg(kadd, 0, sizeof m, &m));
+    OK(clSetKernelArg(kadd, 1, sizeof one, &one));
+    OK(clEnqueueNDRangeKernel(q[d], kadd, 1, NULL, &gws, NULL, 0, NULL, NULL));
+    for (intptr_t i = 1; i <= 3; i++)
+      OK(clSetMemObjectDestructorCallback(m, on_destroy, (void *)i));
+    OK(clReleaseMemObject(m));
+    OK(clFinish(q[d]));
+    /* Commands in flight may hold the buffer a moment longer: wait up to 10 s. */
+    for (int spin = 0; spin < 10000 && atomic_load(&norder) < 3; spin++)
+      nanosleep(&(struct timespec){0, 1000000}, NULL);
+    AGREE(atomic_load(&norder), 3);
+    CHECK(order[0] == 3 && order[1] == 2 && order[2] == 1);
+  }
+}
+
+/* CL_PROGRAM_BINARY_TYPE after clCompileProgram and clLinkProgram, for every device. */
+static void test_binary_type(void)
+{
+  cl_int err;
+  const char *s = "__kernel void k(__global int *x) { x[0] = 1; }\n";
+  cl_program p = clCreateProgramWithSource(ctx, 1, &s, NULL, &err);
+  OK(err);
+  OK(clCompileProgram(p, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL));
+  for (cl_uint d = 0; d < ndevs; d++) {
+    cl_program_binary_type t = 0;
+    OK(clGetProgramBuildInfo(p, devs[d], CL_PROGRAM_BINARY_TYPE, sizeof t, &t, NULL));
+    AGREE(t, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT);
+  }
+  cl_program l = clLinkProgram(ctx, 0, NULL, NULL, 1, &p, NULL, NULL, &err);
+  AGREE(err, CL_SUCCESS);
+  for (cl_uint d = 0; l && d < ndevs; d++) {
+    cl_program_binary_type t = 0;
+    OK(clGetProgramBuildInfo(l, devs[d], CL_PROGRAM_BINARY_TYPE, sizeof t, &t, NULL));
+    AGREE(t, CL_PROGRAM_BINARY_TYPE_EXECUTABLE);
+  }
+  if (l)
+    OK(clReleaseProgram(l));
+  OK(clReleaseProgram(p));
+}
+
+/* Sub-buffers of one buffer, each written on another device (so on other ranks), then
+ * every device reads the whole buffer. */
+static void test_subbuffers(void)
+{
+  enum { PART = 1024 };
+  cl_int err;
+  cl_uint align = 0;
+  OK(clGetDeviceInfo(devs[0], CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align, &align, NULL));
+  size_t part = PART * sizeof(int);
+  if (part % (align / 8))
+    part = align / 8;
+  size_t nparts = ndevs < 2 ? 2 : ndevs, total = part * nparts;
+  int *init = malloc(total);
+  for (size_t i = 0; i < total / sizeof(int); i++)
+    init[i] = -1;
+  cl_mem m = clCreateBuffer(ctx, CL_MEM_COPY_HOST_PTR, total, init, &err);
+  OK(err);
+  cl_mem sub[64];
+  for (size_t p = 0; p < nparts; p++) {
+    cl_buffer_region r = {p * part, part};
+    sub[p] = clCreateSubBuffer(m, 0, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+    OK(err);
+  }
+  for (int round = 0; round < 3; round++) {
+    /* Every sub-buffer written on a device of its own... */
+    for (size_t p = 0; p < nparts; p++) {
+      cl_uint d = (cl_uint)((p + (size_t)round) % ndevs);
+      int k = (int)(p + 1) * 10 + round;
+      size_t gws = part / sizeof(int);
+      OK(clSetKernelArg(kadd, 0, sizeof sub[p], &sub[p]));
+      OK(clSetKernelArg(kadd, 1, sizeof k, &k));
+      OK(clEnqueueNDRangeKernel(q[d], kadd, 1, NULL, &gws, NULL, 0, NULL, NULL));
+    }
+    /* ...then the whole buffer read on every device, and one sub-buffer through another. */
+    int *back = malloc(total);
+    for (cl_uint d = 0; d < ndevs; d++) {
+      OK(clEnqueueReadBuffer(q[d], m, CL_TRUE, 0, total, back, 0, NULL, NULL));
+      int bad = 0;
+      for (size_t p = 0; p < nparts; p++) {
+        int want = -1;
+        for (int r = 0; r <= round; r++)
+          want += (int)(p + 1) * 10 + r;
+        for (size_t i = 0; i < part / sizeof(int); i++)
+          bad += back[p * part / sizeof(int) + i] != want;
+      }
+      if (bad)
+        fprintf(stderr, "# rank %d: round %d, device %u: %d stale values\n", rank, round, d, bad);
+      CHECK(bad == 0);
+    }
+    free(back);
+  }
+  for (size_t p = 0; p < nparts; p++)
+    OK(clReleaseMemObject(sub[p]));
+  OK(clReleaseMemObject(m));
+  free(init);
+}
+
+int main(int argc, char **argv)
+{
+  OK(clGetPlatformIDs(1, &platform, NULL));
+  int started = 0;
+  MPI_Initialized(&started);
+  if (!started) {
+    fprintf(stderr, "agree: MPI is not running: start it with tutti-run\n");
+    return 1;
+  }
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  if (argc > 2)
+    rounds = atoi(argv[2]);
+  OK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 64, devs, &ndevs));
+  cl_int err;
+  ctx = clCreateContext(NULL, ndevs, devs, NULL, NULL, &err);
+  OK(err);
+  for (cl_uint d = 0; d < ndevs; d++) {
+    q[d] = clCreateCommandQueue(ctx, devs[d], CL_QUEUE_PROFILING_ENABLE, &err);
+    OK(err);
+  }
+  prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
+  OK(clBuildProgram(prog, 0, NULL, NULL, NULL, NULL));
+  kfill = clCreateKernel(prog, "fill", &err);
+  OK(err);
+  kscalar = clCreateKernel(prog, "scalar", &err);
+  OK(err);
+  kreqd = clCreateKernel(prog, "reqd", &err);
+  OK(err);
+  klocal = clCreateKernel(prog, "uselocal", &err);
+  OK(err);
+  kadd = clCreateKernel(prog, "add", &err);
+  OK(err);
+  static const struct {
+    const char *name;
+    void (*fn)(void);
+  } groups[] = {{"finish", test_finish},         {"events", test_events},
+                {"scalars", test_scalars},       {"errors", test_errors},
+                {"local", test_local},           {"user-error", test_user_error},
+                {"destructors", test_destructors}, {"binary-type", test_binary_type},
+                {"subbuffers", test_subbuffers}};
+  size_t n = sizeof groups / sizeof groups[0];
+  if (rank == 0)
+    printf("1..%zu\n", n);
+  int total = 0;
+  for (size_t i = 0; i < n; i++) {
+    failures = 0;
+    if (argc > 1 && strcmp(argv[1], "all") && strcmp(argv[1], groups[i].name)) {
+      if (rank == 0)
+        printf("ok %zu - %s # SKIP not selected\n", i + 1, groups[i].name);
+      continue;
+    }
+    groups[i].fn();
+    int all = failures;
+    MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+      printf("%s %zu - %s (%d ranks, %u devices)\n", all ? "not ok" : "ok", i + 1,
+             groups[i].name, nranks, ndevs);
+    fflush(stdout);
+    total += all;
+  }
+  clReleaseKernel(kfill);
+  clReleaseKernel(kscalar);
+  clReleaseKernel(kreqd);
+  clReleaseKernel(klocal);
+  clReleaseKernel(kadd);
+  clReleaseProgram(prog);
+  for (cl_uint d = 0; d < ndevs; d++)
+    clReleaseCommandQueue(q[d]);
+  clReleaseContext(ctx);
+  return total ? 1 : 0;
+}
