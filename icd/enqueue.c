@@ -42,6 +42,8 @@ struct cmd {
   bool spread;
   uint64_t spread_id;
   uint64_t seq;      /* the command's number, alike on every rank (traces, messages) */
+  cl_uint nwait;     /* the user's wait list */
+  const cl_event *wait;
   const char *label; /* the kernel's name, else the entry point's (traces, messages) */
 };
 
@@ -107,6 +109,8 @@ static cl_int cmd_begin(struct cmd *c, cl_uint nwait, const cl_event *wait)
     atomic_fetch_add_explicit(&tt_stats.virtual_kept, 1, memory_order_relaxed);
   tt_plan_lock();
   c->locked = true;
+  c->nwait = nwait;
+  c->wait = wait;
   tt_plan_command(c->seq, c->label, c->q->device);
   return tt_plan_wait_list(&c->deps, c->ctx, c->dom, nwait, wait);
 }
@@ -217,6 +221,10 @@ static cl_event spread_event(struct cmd *c, cl_event native, cl_command_type typ
       c->d->clReleaseEvent(native);
     return NULL;
   }
+  e->spread = true;
+  e->seq = c->seq;
+  /* Every later host wait on the queue waits for these bytes too (runtime/event.h). */
+  tt_event_spread_pending(e);
   if (c->actual) {
     struct spread *s = calloc(1, sizeof *s);
     if (s) {
@@ -227,12 +235,12 @@ static cl_event spread_event(struct cmd *c, cl_event native, cl_command_type typ
       s->id = c->spread_id;
       atomic_init(&s->pending, tt_cluster_size() - 1);
       tt_transport_promise(1);
-      if (c->d->clSetEventCallback(native, CL_COMPLETE, spread_start, s) != CL_SUCCESS) {
+      if (tt_native_callback(native, CL_COMPLETE, spread_start, s) != CL_SUCCESS) {
         c->d->clWaitForEvents(1, &native);
         spread_start(native, CL_COMPLETE, s);
       }
     }
-    c->d->clReleaseEvent(native);
+    e->prof = native; /* its status and profiling times answer for every rank */
   } else {
     TT_RETAIN(e);
     if (tt_transport_irecv(TT_CH_HOST, c->host_ptr, c->host_len, c->rank, c->spread_id,
@@ -247,15 +255,45 @@ static const cl_event *cmd_wait_list(struct cmd *c)
   return c->deps.n ? c->deps.ev : NULL;
 }
 
+/* The event handed to the program for command c: it joins its queue's status batches. */
+static cl_event handed(const struct cmd *c, cl_event e)
+{
+  if (e) {
+    e->seq = c->seq;
+    tt_event_track(e);
+  }
+  return e;
+}
+
+/* After a blocking command of a job of several ranks: the reads before it on its queue
+ * have their bytes here, and the events of its wait list are complete on every rank (each
+ * rank learns their statuses from their owners). */
+static cl_int blocking_done(const struct cmd *c, cl_int err)
+{
+  if (!tt_cluster_distributed())
+    return err;
+  for (cl_uint i = 0; i < c->nwait; i++)
+    tt_event_share_with_all(c->wait[i]);
+  tt_event_wait_spreads(c->q, c->seq);
+  for (cl_uint i = 0; i < c->nwait; i++)
+    /* CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if the operation is blocking and the
+     * execution status of any of the events in event_wait_list is a negative integer. */
+    if (tt_event_wait(c->wait[i]) < 0)
+      err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+  return err;
+}
+
 /* Records the accesses (when the native command was issued), drops the lock, makes the
  * user's event, and for blocking commands waits. Returns the command's result. */
 static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_type type,
                       cl_event *event, bool blocking)
 {
+  bool may_fail = c->locked && c->actual && err == CL_SUCCESS ? tt_plan_may_fail(&c->deps, c->nq)
+                                                                : c->deps.may_fail;
   if (err == CL_SUCCESS)
     for (cl_uint i = 0; i < c->nuses; i++) {
       tt_plan_record(c->uses[i].mem, c->uses[i].off, c->uses[i].len, c->uses[i].writes, c->dom,
-                     c->nq, native);
+                     c->nq, native, may_fail);
       if (c->uses[i].writes)
         tt_plan_write_back(c->uses[i].mem, c->uses[i].off, c->uses[i].len, c->dom);
     }
@@ -276,20 +314,22 @@ static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_typ
       return CL_OUT_OF_HOST_MEMORY;
     if (blocking && tt_event_wait(e) < 0)
       err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    if (blocking)
+      err = blocking_done(c, err);
     if (event)
-      *event = e;
+      *event = handed(c, e);
     else
       TT_RELEASE(e);
     return err;
   }
   if (!c->actual) {
     /* A virtual command: its owner runs it; the event completes when the owner says so. */
-    if (event && !(*event = tt_event_new_managed(c->ctx, c->q, type, c->rank)))
+    if (event && !(*event = handed(c, tt_event_new_managed(c->ctx, c->q, type, c->rank))))
       return CL_OUT_OF_HOST_MEMORY;
-    return err;
+    return blocking ? blocking_done(c, err) : err;
   }
   if (!native)
-    return err;
+    return blocking ? blocking_done(c, err) : err;
   if (blocking) {
     tt_check_sync();
     uint64_t t0 = tt_stats_now_ns();
@@ -301,11 +341,13 @@ static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_typ
      * execution status of any of the events in event_wait_list is a negative integer. */
     if (st < 0)
       err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    err = blocking_done(c, err);
   }
   if (event) {
-    *event = tt_event_new(c->ctx, c->q, type, c->dom, native);
+    *event = handed(c, tt_event_new(c->ctx, c->q, type, c->dom, native));
     if (!*event)
       return CL_OUT_OF_HOST_MEMORY;
+    (*event)->may_fail = may_fail;
   } else {
     c->d->clReleaseEvent(native);
   }
@@ -316,10 +358,11 @@ static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_typ
  * buffers are all attached to devices of other ranks changes nothing here, so it is
  * discarded in its clEnqueue call (reads to host memory never are: their bytes come here).
  * Its event, if asked for, still exists and completes when its owner says so. */
-static bool cmd_discard(struct cmd *c, cl_uint nwait, const cl_mem *mems, cl_uint n,
-                        cl_command_type type, cl_event *event, cl_int *err)
+static bool cmd_discard(struct cmd *c, cl_uint nwait, const cl_event *wait, const cl_mem *mems,
+                        cl_uint n, cl_command_type type, cl_event *event, cl_int *err)
 {
-  if (c->actual || nwait || c->spread)
+  /* A wait list, even a malformed one, is the plan's to check: every rank answers alike. */
+  if (c->actual || nwait || wait || c->spread)
     return false;
   for (cl_uint i = 0; i < n; i++) {
     cl_mem r = mems[i] ? mems[i]->root : NULL;
@@ -328,7 +371,7 @@ static bool cmd_discard(struct cmd *c, cl_uint nwait, const cl_mem *mems, cl_uin
   }
   *err = CL_SUCCESS;
   note_cmd(c, NULL, type, true);
-  if (event && !(*event = tt_event_new_managed(c->ctx, c->q, type, c->rank)))
+  if (event && !(*event = handed(c, tt_event_new_managed(c->ctx, c->q, type, c->rank))))
     *err = CL_OUT_OF_HOST_MEMORY;
   return true;
 }
@@ -396,7 +439,7 @@ cl_int CL_API_CALL tt_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_me
   TT_CHECK(command_queue->obj.id, buffer->obj.id, blocking_write, offset, size, num_events_in_wait_list, event != NULL);
   cmd_init(&c, command_queue);
   cl_int discarded;
-  if (cmd_discard(&c, num_events_in_wait_list, &buffer, 1, CL_COMMAND_WRITE_BUFFER, event, &discarded))
+  if (cmd_discard(&c, num_events_in_wait_list, event_wait_list, &buffer, 1, CL_COMMAND_WRITE_BUFFER, event, &discarded))
     return discarded;
   TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
   TRY_CMD(&c, cmd_use(&c, buffer, offset, size, false, true));
@@ -428,7 +471,7 @@ cl_int CL_API_CALL tt_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem
   TT_CHECK(command_queue->obj.id, src_buffer->obj.id, dst_buffer->obj.id, src_offset, dst_offset, size, num_events_in_wait_list, event != NULL);
   cmd_init(&c, command_queue);
   cl_int discarded;
-  if (cmd_discard(&c, num_events_in_wait_list, (cl_mem[]){src_buffer, dst_buffer}, 2, CL_COMMAND_COPY_BUFFER, event, &discarded))
+  if (cmd_discard(&c, num_events_in_wait_list, event_wait_list, (cl_mem[]){src_buffer, dst_buffer}, 2, CL_COMMAND_COPY_BUFFER, event, &discarded))
     return discarded;
   TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
   TRY_CMD(&c, cmd_use(&c, src_buffer, src_offset, size, true, false));
@@ -543,7 +586,7 @@ cl_int CL_API_CALL tt_clEnqueueWriteBufferRect(cl_command_queue command_queue, c
   TT_CHECK(command_queue->obj.id, buffer->obj.id, blocking_write, tt_check_bytes(buffer_origin, 3 * sizeof(size_t)), tt_check_bytes(region, 3 * sizeof(size_t)), buffer_row_pitch, buffer_slice_pitch, num_events_in_wait_list, event != NULL);
   cmd_init(&c, command_queue);
   cl_int discarded;
-  if (cmd_discard(&c, num_events_in_wait_list, &buffer, 1, CL_COMMAND_WRITE_BUFFER_RECT, event, &discarded))
+  if (cmd_discard(&c, num_events_in_wait_list, event_wait_list, &buffer, 1, CL_COMMAND_WRITE_BUFFER_RECT, event, &discarded))
     return discarded;
   TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
   /* The rectangle may leave gaps inside its span: those bytes must arrive too. */
@@ -600,7 +643,7 @@ cl_int CL_API_CALL tt_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl
   TT_CHECK(command_queue->obj.id, src_buffer->obj.id, dst_buffer->obj.id, tt_check_bytes(src_origin, 3 * sizeof(size_t)), tt_check_bytes(dst_origin, 3 * sizeof(size_t)), tt_check_bytes(region, 3 * sizeof(size_t)), num_events_in_wait_list, event != NULL);
   cmd_init(&c, command_queue);
   cl_int discarded;
-  if (cmd_discard(&c, num_events_in_wait_list, (cl_mem[]){src_buffer, dst_buffer}, 2, CL_COMMAND_COPY_BUFFER_RECT, event, &discarded))
+  if (cmd_discard(&c, num_events_in_wait_list, event_wait_list, (cl_mem[]){src_buffer, dst_buffer}, 2, CL_COMMAND_COPY_BUFFER_RECT, event, &discarded))
     return discarded;
   TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
   TRY_CMD(&c, cmd_use(&c, src_buffer, soff, slen, true, false));
@@ -633,7 +676,7 @@ cl_int CL_API_CALL tt_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem
   TT_CHECK(command_queue->obj.id, buffer->obj.id, tt_check_bytes(pattern, pattern ? pattern_size : 0), offset, size, num_events_in_wait_list, event != NULL);
   cmd_init(&c, command_queue);
   cl_int discarded;
-  if (cmd_discard(&c, num_events_in_wait_list, &buffer, 1, CL_COMMAND_FILL_BUFFER, event, &discarded))
+  if (cmd_discard(&c, num_events_in_wait_list, event_wait_list, &buffer, 1, CL_COMMAND_FILL_BUFFER, event, &discarded))
     return discarded;
   TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
   TRY_CMD(&c, cmd_use(&c, buffer, offset, size, false, true));
@@ -818,7 +861,7 @@ cl_int CL_API_CALL tt_clEnqueueMigrateMemObjects(cl_command_queue command_queue,
   struct cmd c;
   cmd_init(&c, command_queue);
   cl_int discarded;
-  if (cmd_discard(&c, num_events_in_wait_list, mem_objects, num_mem_objects, CL_COMMAND_MIGRATE_MEM_OBJECTS, event, &discarded))
+  if (cmd_discard(&c, num_events_in_wait_list, event_wait_list, mem_objects, num_mem_objects, CL_COMMAND_MIGRATE_MEM_OBJECTS, event, &discarded))
     return discarded;
   cl_int err = cmd_begin(&c, num_events_in_wait_list, event_wait_list);
   bool undefined = flags & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED;
@@ -837,6 +880,55 @@ cl_int CL_API_CALL tt_clEnqueueMigrateMemObjects(cl_command_queue command_queue,
   if (nm != stack)
     free(nm);
   return cmd_end(&c, err, ev, CL_COMMAND_MIGRATE_MEM_OBJECTS, event, false);
+}
+
+/* The work-group checks, from replicated facts only (the device's description and the
+ * kernel's work-group facts its owner shared at clCreateKernel), so that every rank refuses
+ * a launch alike instead of the owner's backend alone. Caller holds the kernel's lock. */
+static cl_int check_work_groups(cl_device_id dev, cl_kernel k, cl_uint dim, const size_t *gws,
+                                const size_t *lws)
+{
+  const struct tt_kernel_device *kd = &k->dev[dev->index];
+  bool reqd = kd->known && (kd->compile_wg[0] || kd->compile_wg[1] || kd->compile_wg[2]);
+  /* CL_INVALID_WORK_GROUP_SIZE if local_work_size is NULL and the
+   * __attribute__((reqd_work_group_size(X, Y, Z))) qualifier is used to declare the
+   * work-group size for kernel in the program source. */
+  TT_RETURN_IF(!lws && reqd, CL_INVALID_WORK_GROUP_SIZE);
+  if (!lws)
+    return CL_SUCCESS;
+  size_t max_items[3] = {0}, max_wg = 0;
+  tt_device_query(dev, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof max_items, max_items, NULL);
+  tt_device_query(dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_wg, &max_wg, NULL);
+  size_t total = 1;
+  for (cl_uint i = 0; i < 3; i++) {
+    size_t l = i < dim ? lws[i] : 1;
+    /* CL_INVALID_WORK_GROUP_SIZE if local_work_size is specified and number of work-items
+     * specified by global_work_size is not evenly divisible by size of work-group given by
+     * local_work_size or does not match the work-group size specified for kernel using the
+     * __attribute__((reqd_work_group_size(X, Y, Z))) qualifier in program source. */
+    TT_RETURN_IF(l == 0 || (i < dim && gws[i] % l), CL_INVALID_WORK_GROUP_SIZE);
+    TT_RETURN_IF(reqd && l != kd->compile_wg[i], CL_INVALID_WORK_GROUP_SIZE);
+    /* CL_INVALID_WORK_ITEM_SIZE if the number of work-items specified in any of
+     * local_work_size[0], ... local_work_size[work_dim - 1] is greater than the corresponding
+     * values specified by CL_DEVICE_MAX_WORK_ITEM_SIZES[0], ...
+     * CL_DEVICE_MAX_WORK_ITEM_SIZES[work_dim - 1]. */
+    TT_RETURN_IF(i < dim && max_items[i] && l > max_items[i], CL_INVALID_WORK_ITEM_SIZE);
+    total *= l;
+  }
+  /* CL_INVALID_WORK_GROUP_SIZE if local_work_size is specified and the total number of
+   * work-items in the work-group is greater than the value specified by
+   * CL_DEVICE_MAX_WORK_GROUP_SIZE in the table of OpenCL Device Queries (or, for this
+   * kernel on this device, CL_KERNEL_WORK_GROUP_SIZE). */
+  TT_RETURN_IF(max_wg && total > max_wg, CL_INVALID_WORK_GROUP_SIZE);
+  TT_RETURN_IF(kd->known && kd->wg_size && total > kd->wg_size, CL_INVALID_WORK_GROUP_SIZE);
+  /* CL_OUT_OF_RESOURCES if ... the explicitly specified local_work_size causes a failure to
+   * execute the kernel because of insufficient resources such as ... local memory. */
+  cl_ulong local = kd->local_mem, have = 0;
+  for (cl_uint i = 0; i < k->nargs; i++)
+    local += k->args[i].local;
+  tt_device_query(dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof have, &have, NULL);
+  TT_RETURN_IF(kd->known && have && local > have, CL_OUT_OF_RESOURCES);
+  return CL_SUCCESS;
 }
 
 cl_int CL_API_CALL tt_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel,
@@ -879,6 +971,9 @@ cl_int CL_API_CALL tt_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_
     else if (a->mem && command_queue->device->actual && !a->mem->native[command_queue->domain])
       argerr = CL_MISALIGNED_SUB_BUFFER_OFFSET;
   }
+  if (argerr == CL_SUCCESS)
+    argerr = check_work_groups(command_queue->device, kernel, work_dim, global_work_size,
+                               local_work_size);
   if (argerr != CL_SUCCESS) {
     pthread_mutex_unlock(&kernel->obj.lock);
     TT_RETURN_IF(1, argerr);
@@ -897,7 +992,7 @@ cl_int CL_API_CALL tt_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_
         if (kernel->args[i].kind == TT_ARG_MEM && kernel->args[i].mem)
           mems[n++] = kernel->args[i].mem;
       cl_int discarded;
-      bool gone = cmd_discard(&c, 0, mems, n, CL_COMMAND_NDRANGE_KERNEL, event, &discarded);
+      bool gone = cmd_discard(&c, 0, event_wait_list, mems, n, CL_COMMAND_NDRANGE_KERNEL, event, &discarded);
       if (mems != stack)
         free(mems);
       if (gone) {
@@ -958,7 +1053,7 @@ static cl_int marker(cl_command_queue q, cl_uint n, const cl_event *list, cl_eve
   struct cmd c;
   cmd_init_at(&c, q, type == CL_COMMAND_MARKER ? "tt_clEnqueueMarker" : "tt_clEnqueueBarrier");
   cl_int discarded;
-  if (cmd_discard(&c, n, NULL, 0, type, event, &discarded))
+  if (cmd_discard(&c, n, list, NULL, 0, type, event, &discarded))
     return discarded;
   cl_int err = cmd_begin(&c, n, list);
   cl_event ev = NULL;

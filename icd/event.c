@@ -26,11 +26,15 @@ cl_int CL_API_CALL tt_clWaitForEvents(cl_uint num_events, const cl_event *event_
       event_list[i]->queue->device->bp->d->clFlush(event_list[i]->queue->native);
   }
   cl_int err = CL_SUCCESS;
-  for (cl_uint i = 0; i < num_events; i++)
+  for (cl_uint i = 0; i < num_events; i++) {
     /* CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if the execution status of any of the
      * events in event_list is a negative integer value. */
     if (tt_event_wait(event_list[i]) < 0)
       err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    /* Queues are in order: the reads before the event are done too, bytes included. */
+    if (event_list[i]->queue && tt_cluster_distributed())
+      tt_event_wait_spreads(event_list[i]->queue, event_list[i]->seq);
+  }
   return err;
 }
 
@@ -98,9 +102,11 @@ cl_int CL_API_CALL tt_clGetEventProfilingInfo(cl_event event, cl_profiling_info 
   size_t len = sizeof t;
   cl_int err = CL_PROFILING_INFO_NOT_AVAILABLE;
   if (event->owner == tt_cluster_rank()) {
-    if (tt_event_status(event) == CL_COMPLETE && event->native)
-      err = TT_NATIVE_DISPATCH(event->native)
-                ->clGetEventProfilingInfo(event->native, param_name, sizeof t, &t, NULL);
+    /* A read whose bytes went on to other ranks: the times of its native command. */
+    cl_event native = event->native ? event->native : event->prof;
+    if (native && tt_event_command_status(event) == CL_COMPLETE)
+      err = TT_NATIVE_DISPATCH(native)->clGetEventProfilingInfo(native, param_name, sizeof t,
+                                                                &t, NULL);
   }
   if (tt_cluster_distributed() && tt_cluster_share_answer(event->owner, &err, &t, &len, sizeof t))
     err = CL_OUT_OF_RESOURCES;

@@ -21,11 +21,48 @@ static void destroy_kernel(struct tt_object *o)
   free(k->native);
   free(k->built_on);
   free(k->args);
+  free(k->dev);
   free(k->name);
   atomic_fetch_sub(&k->program->nkernels, 1);
   TT_RELEASE(k->program);
   TT_RELEASE(k->context);
   free(k);
+}
+
+/* Bytes of a by-value argument of an OpenCL C built-in scalar or vector type, from its type
+ * name; 0 for other types (structures, typedefs, size_t: left to the backend). */
+static uint32_t value_size(const char *type)
+{
+  static const struct {
+    const char *name;
+    uint32_t size;
+  } base[] = {{"char", 1},  {"uchar", 1},  {"short", 2}, {"ushort", 2}, {"half", 2},
+              {"int", 4},   {"uint", 4},   {"float", 4}, {"long", 8},   {"ulong", 8},
+              {"double", 8}};
+  if (!strncmp(type, "unsigned ", 9)) {
+    type += 9;
+    if (strcmp(type, "char") && strcmp(type, "short") && strcmp(type, "int") &&
+        strcmp(type, "long"))
+      return 0;
+  }
+  for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) {
+    size_t n = strlen(base[i].name);
+    if (strncmp(type, base[i].name, n))
+      continue;
+    const char *w = type + n;
+    if (!*w)
+      return base[i].size;
+    /* Vectors: n of 2, 3 (stored as 4), 4, 8 or 16 elements. */
+    int width = atoi(w);
+    if (strspn(w, "0123456789") != strlen(w))
+      return 0;
+    if (width == 2 || width == 4 || width == 8 || width == 16)
+      return base[i].size * (uint32_t)width;
+    if (width == 3)
+      return base[i].size * 4;
+    return 0;
+  }
+  return 0;
 }
 
 /* Fills the argument table from the backend's argument info (-cl-kernel-arg-info). */
@@ -46,6 +83,7 @@ static void read_arg_info(cl_kernel k, cl_uint dom)
       a->kind = TT_ARG_VALUE;
       continue;
     }
+    a->known = true;
     d->clGetKernelArgInfo(k->native[dom], i, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof tq, &tq, NULL);
     d->clGetKernelArgInfo(k->native[dom], i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, NULL);
     if (aq == CL_KERNEL_ARG_ADDRESS_GLOBAL || aq == CL_KERNEL_ARG_ADDRESS_CONSTANT) {
@@ -59,8 +97,27 @@ static void read_arg_info(cl_kernel k, cl_uint dom)
       a->kind = TT_ARG_SAMPLER;
     } else {
       a->kind = TT_ARG_VALUE;
+      a->size = value_size(type);
     }
   }
+}
+
+/* The kernel's work-group facts on an actual device. */
+static void read_device_info(cl_kernel k, cl_device_id dev, cl_kernel native)
+{
+  struct tt_kernel_device *kd = &k->dev[dev->index];
+  const cl_icd_dispatch *d = dev->bp->d;
+  bool ok = d->clGetKernelWorkGroupInfo(native, dev->native, CL_KERNEL_WORK_GROUP_SIZE,
+                                        sizeof kd->wg_size, &kd->wg_size, NULL) == CL_SUCCESS;
+  d->clGetKernelWorkGroupInfo(native, dev->native, CL_KERNEL_COMPILE_WORK_GROUP_SIZE,
+                              sizeof kd->compile_wg, kd->compile_wg, NULL);
+  d->clGetKernelWorkGroupInfo(native, dev->native, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
+                              sizeof kd->preferred_multiple, &kd->preferred_multiple, NULL);
+  d->clGetKernelWorkGroupInfo(native, dev->native, CL_KERNEL_LOCAL_MEM_SIZE,
+                              sizeof kd->local_mem, &kd->local_mem, NULL);
+  d->clGetKernelWorkGroupInfo(native, dev->native, CL_KERNEL_PRIVATE_MEM_SIZE,
+                              sizeof kd->private_mem, &kd->private_mem, NULL);
+  kd->known = ok;
 }
 
 static bool built_in_domain(cl_program p, cl_uint dom)
@@ -72,36 +129,100 @@ static bool built_in_domain(cl_program p, cl_uint dom)
   return false;
 }
 
-/* In a job of several ranks, ranks without a device of the program in this context have
- * no native kernel to ask: the lowest rank that tried shares the outcome and the argument
- * table (every rank creates the kernel at the same program step). */
-static cl_int share_kernel_info(cl_kernel k, bool have, cl_int err)
+/* What each rank knows of a new kernel, exchanged so that every rank holds the same tables:
+ * the outcome and argument table of the lowest rank that made a native kernel, and the
+ * work-group facts of every device from its owner. Every rank creates the kernel at the same
+ * program step. */
+struct kinfo_head {
+  int32_t tried, err;
+  uint32_t nargs, ndev;
+};
+struct kinfo_arg {
+  uint8_t kind, is_const, known, pad;
+  uint32_t size;
+};
+struct kinfo_dev {
+  uint32_t index, pad;
+  uint64_t wg, compile_wg[3], preferred_multiple, local_mem, private_mem;
+};
+
+static cl_int share_kernel_info(cl_kernel k, bool tried, cl_int err)
 {
-  enum { MAX_ARGS = 1024 };
-  unsigned char buf[sizeof(cl_uint) + 2 * MAX_ARGS];
-  size_t len = 0;
-  if (have && err == CL_SUCCESS) {
-    cl_uint n = k->nargs < MAX_ARGS ? k->nargs : MAX_ARGS;
-    memcpy(buf, &n, sizeof n);
-    for (cl_uint i = 0; i < n; i++) {
-      buf[sizeof n + 2 * i] = (unsigned char)k->args[i].kind;
-      buf[sizeof n + 2 * i + 1] = k->args[i].is_const;
-    }
-    len = sizeof n + 2 * n;
-  }
-  if (tt_cluster_share_first(have, &err, buf, &len, sizeof buf) != 0)
-    return CL_INVALID_PROGRAM_EXECUTABLE;
-  if (err != CL_SUCCESS || have || len < sizeof(cl_uint))
-    return err;
-  memcpy(&k->nargs, buf, sizeof k->nargs);
-  k->args = calloc(k->nargs ? k->nargs : 1, sizeof *k->args);
-  if (!k->args)
+  struct kinfo_head h = {tried, err, tried && err == CL_SUCCESS ? k->nargs : 0, 0};
+  cl_uint ndev = tt_cluster_ndevices();
+  for (cl_uint i = 0; i < ndev; i++)
+    h.ndev += k->dev[i].known;
+  size_t len = sizeof h + h.nargs * sizeof(struct kinfo_arg) + h.ndev * sizeof(struct kinfo_dev);
+  unsigned char *buf = malloc(len);
+  if (!buf)
     return CL_OUT_OF_HOST_MEMORY;
-  for (cl_uint i = 0; i < k->nargs; i++) {
-    k->args[i].kind = (enum tt_arg_kind)buf[sizeof(cl_uint) + 2 * i];
-    k->args[i].is_const = buf[sizeof(cl_uint) + 2 * i + 1];
+  memcpy(buf, &h, sizeof h);
+  unsigned char *at = buf + sizeof h;
+  for (cl_uint i = 0; i < h.nargs; i++, at += sizeof(struct kinfo_arg)) {
+    const struct tt_kernel_arg *a = &k->args[i];
+    struct kinfo_arg r = {(uint8_t)a->kind, a->is_const, a->known, 0, a->size};
+    memcpy(at, &r, sizeof r);
   }
-  return CL_SUCCESS;
+  for (cl_uint i = 0; i < ndev; i++) {
+    const struct tt_kernel_device *kd = &k->dev[i];
+    if (!kd->known)
+      continue;
+    struct kinfo_dev r = {i, 0, kd->wg_size, {kd->compile_wg[0], kd->compile_wg[1], kd->compile_wg[2]},
+                          kd->preferred_multiple, kd->local_mem, kd->private_mem};
+    memcpy(at, &r, sizeof r);
+    at += sizeof r;
+  }
+  void *all = NULL;
+  size_t *lens = NULL;
+  tt_check_sync();
+  int rc = tt_transport_allgatherv(buf, len, &all, &lens);
+  free(buf);
+  if (rc != 0) {
+    free(all);
+    free(lens);
+    return CL_OUT_OF_RESOURCES;
+  }
+  bool chosen = false;
+  err = CL_INVALID_PROGRAM_EXECUTABLE; /* no rank could make it */
+  at = all;
+  for (int r = 0; r < tt_cluster_size(); r++) {
+    unsigned char *rec = at;
+    at += lens[r];
+    memcpy(&h, rec, sizeof h);
+    rec += sizeof h;
+    if (h.tried && !chosen) {
+      chosen = true;
+      err = h.err;
+      if (err == CL_SUCCESS) {
+        struct tt_kernel_arg *args = calloc(h.nargs ? h.nargs : 1, sizeof *args);
+        if (!args) {
+          err = CL_OUT_OF_HOST_MEMORY;
+          break;
+        }
+        for (cl_uint i = 0; i < h.nargs; i++) {
+          struct kinfo_arg a;
+          memcpy(&a, rec + i * sizeof a, sizeof a);
+          args[i] = (struct tt_kernel_arg){.kind = (enum tt_arg_kind)a.kind, .is_const = a.is_const,
+                                           .known = a.known, .size = a.size};
+        }
+        free(k->args);
+        k->args = args;
+        k->nargs = h.nargs;
+      }
+    }
+    rec += h.nargs * sizeof(struct kinfo_arg);
+    for (cl_uint i = 0; i < h.ndev; i++) {
+      struct kinfo_dev d;
+      memcpy(&d, rec + i * sizeof d, sizeof d);
+      if (d.index < ndev)
+        k->dev[d.index] = (struct tt_kernel_device){true, d.wg, {d.compile_wg[0], d.compile_wg[1],
+                                                                  d.compile_wg[2]},
+                                                    d.preferred_multiple, d.local_mem, d.private_mem};
+    }
+  }
+  free(all);
+  free(lens);
+  return err;
 }
 
 cl_kernel CL_API_CALL tt_clCreateKernel(cl_program program, const char *kernel_name,
@@ -125,10 +246,12 @@ cl_kernel CL_API_CALL tt_clCreateKernel(cl_program program, const char *kernel_n
   TT_GOTO_IF(!k, CL_OUT_OF_HOST_MEMORY);
   k->native = calloc(ctx->ndomains, sizeof *k->native);
   k->built_on = calloc(tt_cluster_ndevices(), sizeof *k->built_on);
+  k->dev = calloc(tt_cluster_ndevices(), sizeof *k->dev);
   k->name = strdup(kernel_name);
-  if (!k->native || !k->name || !k->built_on) {
+  if (!k->native || !k->name || !k->built_on || !k->dev) {
     free(k->native);
     free(k->built_on);
+    free(k->dev);
     free(k->name);
     free(k);
     k = NULL;
@@ -161,6 +284,12 @@ cl_kernel CL_API_CALL tt_clCreateKernel(cl_program program, const char *kernel_n
     k->args = calloc(k->nargs ? k->nargs : 1, sizeof *k->args);
     TT_GOTO_IF(!k->args, CL_OUT_OF_HOST_MEMORY);
     read_arg_info(k, first);
+  }
+  for (cl_uint i = 0; err == CL_SUCCESS && i < program->ndevices; i++) {
+    cl_device_id dev = program->devices[i];
+    cl_uint dom = tt_context_domain_of(ctx, dev);
+    if (dev->actual && k->native[dom] && k->built_on[dev->index])
+      read_device_info(k, dev, k->native[dom]);
   }
   if (tt_cluster_distributed())
     err = share_kernel_info(k, tried, err);
@@ -256,8 +385,9 @@ cl_int CL_API_CALL tt_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t
   cl_context ctx = kernel->context;
   cl_mem mem = NULL;
   enum tt_arg_kind kind = a->kind;
-  /* Without argument info, a value the size of a handle naming a live buffer is a buffer. */
-  if (kind == TT_ARG_VALUE && arg_size == sizeof(cl_mem) && arg_value) {
+  /* Without argument info, a value the size of a handle naming a live buffer is a buffer;
+   * with it, an 8-byte number is a number, whatever it happens to equal. */
+  if (kind == TT_ARG_VALUE && !a->known && arg_size == sizeof(cl_mem) && arg_value) {
     const void *h; /* the value need not be aligned */
     memcpy(&h, arg_value, sizeof h);
     if (tt_object_lookup(h, NULL) == TT_MEM)
@@ -290,6 +420,10 @@ cl_int CL_API_CALL tt_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t
     /* CL_INVALID_ARG_VALUE if arg_value specified is NULL for an argument that is not
      * declared with the __local qualifier. */
     TT_RETURN_IF(arg_value == NULL, CL_INVALID_ARG_VALUE);
+    /* CL_INVALID_ARG_SIZE if arg_size does not match the size of the data type for an
+     * argument that is not a memory object (decided here, alike on every rank, for the
+     * built-in types; the backends decide for the others). */
+    TT_RETURN_IF(a->size && arg_size != a->size, CL_INVALID_ARG_SIZE);
     break;
   }
   cl_int err = CL_SUCCESS;
@@ -308,6 +442,7 @@ cl_int CL_API_CALL tt_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t
     return err;
   pthread_mutex_lock(&kernel->obj.lock);
   a->set = true;
+  a->local = kind == TT_ARG_LOCAL ? arg_size : 0;
   a->mem = kind == TT_ARG_MEM ? mem : NULL;
   a->mem_id = mem ? mem->obj.id : 0;
   if (kind == TT_ARG_MEM && a->kind == TT_ARG_VALUE)
@@ -411,6 +546,32 @@ cl_int CL_API_CALL tt_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id de
   for (cl_uint i = 0; i < p->ndevices; i++)
     found |= p->devices[i] == device;
   TT_RETURN_IF(!tt_object_valid(device, TT_DEVICE) || !found, CL_INVALID_DEVICE);
+  /* The facts every launch check uses, alike on every rank (from the device's owner at
+   * clCreateKernel). */
+  const struct tt_kernel_device *kd = kernel->dev ? &kernel->dev[device->index] : NULL;
+  if (kd && kd->known) {
+    switch (param_name) {
+    case CL_KERNEL_WORK_GROUP_SIZE:
+      return TT_INFO(kd->wg_size);
+    case CL_KERNEL_COMPILE_WORK_GROUP_SIZE:
+      return TT_INFO(kd->compile_wg);
+    case CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE:
+      return TT_INFO(kd->preferred_multiple);
+    case CL_KERNEL_LOCAL_MEM_SIZE: {
+      /* The kernel's own local memory and what its __local arguments ask for now. */
+      cl_ulong bytes = kd->local_mem;
+      pthread_mutex_lock(&kernel->obj.lock);
+      for (cl_uint i = 0; i < kernel->nargs; i++)
+        bytes += kernel->args[i].local;
+      pthread_mutex_unlock(&kernel->obj.lock);
+      return TT_INFO(bytes);
+    }
+    case CL_KERNEL_PRIVATE_MEM_SIZE:
+      return TT_INFO(kd->private_mem);
+    default:
+      break;
+    }
+  }
   cl_uint k = tt_context_domain_of(kernel->context, device);
   if (!tt_cluster_distributed()) {
     TT_RETURN_IF(!kernel->native[k], CL_INVALID_DEVICE);

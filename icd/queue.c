@@ -18,6 +18,7 @@ static void destroy_queue(struct tt_object *o)
 {
   cl_command_queue q = (cl_command_queue)o;
   /* The native queue goes with the last access record that names it (runtime/plan.h). */
+  tt_event_forget_queue(q);
   if (q->nq)
     tt_nqueue_unref(q->nq);
   else if (q->native)
@@ -91,6 +92,10 @@ cl_int CL_API_CALL tt_clReleaseCommandQueue(cl_command_queue command_queue)
 {
   /* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue. */
   TT_RETURN_IF(!tt_object_valid(command_queue, TT_QUEUE), CL_INVALID_COMMAND_QUEUE);
+  /* Events the queue still lists hold it: their statuses go out now (every rank makes this
+   * call alike), and reads under way let go of it once done. */
+  if (tt_cluster_distributed())
+    tt_event_release_queue(command_queue);
   TT_RELEASE(command_queue);
   return CL_SUCCESS;
 }
@@ -145,14 +150,18 @@ cl_int CL_API_CALL tt_clFinish(cl_command_queue command_queue)
   /* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue. */
   TT_RETURN_IF(!tt_object_valid(command_queue, TT_QUEUE), CL_INVALID_COMMAND_QUEUE);
   if (tt_cluster_distributed()) {
-    /* Every rank waits for a marker at the queue's end; its owner tells them when it is
-     * reached (SnuCL-D 3.5). */
+    /* Every rank waits for a marker at the queue's end (SnuCL-D 3.5). Its owner tells the
+     * others when it is reached, with the final status of every event of the queue handed
+     * out since the last batch (runtime/event.h), so that they all read CL_COMPLETE (or
+     * their error) afterwards; then every rank waits until the bytes of the queue's reads
+     * are in its host memory (and sent, on the owner). */
     cl_event m = NULL;
     cl_int err = tt_clEnqueueMarkerWithWaitList(command_queue, 0, NULL, &m);
     if (err != CL_SUCCESS)
       return err;
-    tt_event_share_with_all(m);
+    tt_event_batch(command_queue);
     tt_event_wait(m);
+    tt_event_wait_spreads(command_queue, UINT64_MAX);
     TT_RELEASE(m);
     return CL_SUCCESS;
   }

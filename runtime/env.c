@@ -92,6 +92,15 @@ static void read_env(void)
   if (check && *check && env.check && strcmp(check, "1") != 0 && strcasecmp(check, "on") != 0)
     fprintf(stderr, "[tutti] TUTTI_CHECK=%s is not one of on, off: the check stays on\n", check);
   env.trace = nonempty("TUTTI_TRACE");
+  const char *stress = getenv("TUTTI_STRESS");
+  if (stress && *stress) {
+    char *end;
+    unsigned long seed = strtoul(stress, &end, 10);
+    if (*end || !seed)
+      fprintf(stderr, "[tutti] TUTTI_STRESS=%s is not a positive number: no stress\n", stress);
+    else
+      env.stress = (unsigned)seed;
+  }
   const char *staging = getenv("TUTTI_STAGING");
   env.staging = -1;
   if (staging && *staging) {

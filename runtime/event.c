@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "runtime/backend.h"
 #include "runtime/check.h"
@@ -13,6 +14,10 @@
 #include "runtime/plan.h"
 #include "runtime/stats.h"
 #include "runtime/transport.h"
+
+/* A command failed somewhere (runtime/event.h, tt_native_callback). */
+static atomic_bool failures_seen;
+static void note_failure(void);
 
 struct tt_callback {
   void (CL_CALLBACK *fn)(cl_event, cl_int, void *);
@@ -27,6 +32,8 @@ static void destroy_event(struct tt_object *o)
   cl_event e = (cl_event)o;
   if (e->native)
     TT_NATIVE_DISPATCH(e->native)->clReleaseEvent(e->native);
+  if (e->prof)
+    TT_NATIVE_DISPATCH(e->prof)->clReleaseEvent(e->prof);
   if (e->user_mirrors) {
     for (cl_uint i = 0; i < e->context->ndomains; i++)
       if (e->user_mirrors[i]) {
@@ -127,7 +134,7 @@ cl_int tt_event_native_in(cl_event e, cl_uint dom, cl_event *out)
       *out = e->native;
       return CL_SUCCESS;
     }
-    return tt_plan_bridge(e->context, dom, e->native, out);
+    return tt_plan_bridge(e->context, dom, e->native, false, out);
   }
   /* A user event: one native user event per domain, set when the user sets ours. */
   cl_int err = CL_SUCCESS;
@@ -206,6 +213,8 @@ cl_int tt_event_set_user_status(cl_event e, cl_int status)
 
 void tt_event_complete(cl_event e, cl_int status)
 {
+  if (status < 0)
+    note_failure();
   pthread_mutex_lock(&e->obj.lock);
   if (e->user_status <= 0) {
     pthread_mutex_unlock(&e->obj.lock);
@@ -241,10 +250,32 @@ static void CL_CALLBACK note_sent(void *arg, int ok)
   free(arg);
 }
 
+cl_int tt_event_command_status(cl_event e)
+{
+  cl_event native = e->native ? e->native : e->prof;
+  if (!native)
+    return tt_event_status(e);
+  cl_int s = CL_QUEUED;
+  cl_int err = TT_NATIVE_DISPATCH(native)->clGetEventInfo(
+      native, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL);
+  return err == CL_SUCCESS ? s : err;
+}
+
+/* The final status of a command whose completion callback says `status`: some backends
+ * call CL_COMPLETE callbacks with CL_COMPLETE for commands that failed (PoCL, when the
+ * command's wait list failed), so the event itself is asked too. */
+static cl_int final_status(cl_event e, cl_int status)
+{
+  if (status < 0)
+    return status;
+  cl_int s = tt_event_command_status(e);
+  return s < 0 ? s : CL_COMPLETE;
+}
+
 static void CL_CALLBACK send_note(cl_event e, cl_int status, void *arg)
 {
   struct note *n = arg;
-  n->status = status < 0 ? status : CL_COMPLETE;
+  n->status = final_status(e, status);
   tt_transport_isend(TT_CH_EVENT, &n->status, sizeof n->status, n->peer, e->gid, note_sent, n);
   tt_transport_promise(-1);
 }
@@ -322,6 +353,136 @@ static void CL_CALLBACK native_callback(cl_event native, cl_int status, void *da
   tt_reaper_leave();
 }
 
+/* Native callbacks still due (tt_native_callback), and whether a failure was seen. */
+struct native_cb {
+  void (CL_CALLBACK *fn)(cl_event, cl_int, void *);
+  void *data;
+  cl_event native;    /* retained while due */
+  atomic_int fired;   /* by the backend or by the sweep, whichever came first */
+  struct native_cb *prev, *next;
+};
+
+static pthread_mutex_t due_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct native_cb *due;
+static atomic_bool sweeping; /* the sweep is hooked into the progress thread */
+
+static void due_unlink(struct native_cb *c)
+{
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    due = c->next;
+  if (c->next)
+    c->next->prev = c->prev;
+  c->prev = c->next = NULL;
+}
+
+static void CL_CALLBACK native_fired(cl_event native, cl_int status, void *data)
+{
+  struct native_cb *c = data;
+  if (atomic_exchange(&c->fired, 1)) {
+    free(c); /* the sweep ran it already and left it for this call */
+    return;
+  }
+  pthread_mutex_lock(&due_lock);
+  due_unlink(c);
+  pthread_mutex_unlock(&due_lock);
+  if (status < 0)
+    note_failure();
+  tt_reaper_enter();
+  c->fn(native, status, c->data);
+  TT_NATIVE_DISPATCH(native)->clReleaseEvent(native);
+  tt_reaper_leave();
+  free(c);
+}
+
+/* Progress thread: after a failure, runs the due callbacks of failed commands. */
+static void sweep(void)
+{
+  if (!atomic_load(&failures_seen))
+    return;
+  struct native_cb *ready = NULL;
+  pthread_mutex_lock(&due_lock);
+  for (struct native_cb *c = due, *next; c; c = next) {
+    next = c->next;
+    cl_int st = CL_QUEUED;
+    TT_NATIVE_DISPATCH(c->native)->clGetEventInfo(c->native, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                                  sizeof st, &st, NULL);
+    if (st >= 0 || atomic_exchange(&c->fired, 1))
+      continue;
+    due_unlink(c);
+    c->next = ready;
+    ready = c;
+  }
+  pthread_mutex_unlock(&due_lock);
+  tt_reaper_enter();
+  while (ready) {
+    struct native_cb *c = ready;
+    ready = c->next;
+    cl_int st = CL_QUEUED;
+    TT_NATIVE_DISPATCH(c->native)->clGetEventInfo(c->native, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                                  sizeof st, &st, NULL);
+    TT_LOG(TT_LOG_SCHED, "a failed command's callback was not called by its backend: run now");
+    c->fn(c->native, st, c->data);
+    TT_NATIVE_DISPATCH(c->native)->clReleaseEvent(c->native);
+    /* c stays allocated: the backend may still call native_fired with it. */
+  }
+  tt_reaper_leave();
+}
+
+static void *sweeper_main(void *unused)
+{
+  for (;;) {
+    nanosleep(&(struct timespec){0, 1000000}, NULL);
+    sweep();
+  }
+  return NULL;
+}
+
+/* A command failed: sweeps begin (on the progress thread in jobs of several ranks, else
+ * on a thread of their own, every millisecond). */
+static void note_failure(void)
+{
+  if (atomic_exchange(&failures_seen, true) || tt_cluster_distributed() ||
+      atomic_exchange(&sweeping, true))
+    return;
+  pthread_t t;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  if (pthread_create(&t, &attr, sweeper_main, NULL) != 0)
+    TT_WARN("cannot start the thread that completes failed commands");
+  pthread_attr_destroy(&attr);
+}
+
+cl_int tt_native_callback(cl_event native, cl_int type,
+                          void (CL_CALLBACK *fn)(cl_event, cl_int, void *), void *data)
+{
+  if (tt_cluster_distributed() && !atomic_exchange(&sweeping, true))
+    tt_transport_on_poll(sweep);
+  struct native_cb *c = calloc(1, sizeof *c);
+  if (!c)
+    return CL_OUT_OF_HOST_MEMORY;
+  const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(native);
+  *c = (struct native_cb){.fn = fn, .data = data, .native = native};
+  d->clRetainEvent(native);
+  pthread_mutex_lock(&due_lock);
+  c->next = due;
+  if (due)
+    due->prev = c;
+  due = c;
+  pthread_mutex_unlock(&due_lock);
+  cl_int err = d->clSetEventCallback(native, type, native_fired, c);
+  if (err != CL_SUCCESS) {
+    pthread_mutex_lock(&due_lock);
+    due_unlink(c);
+    pthread_mutex_unlock(&due_lock);
+    d->clReleaseEvent(native);
+    free(c);
+  }
+  return err;
+}
+
 cl_int tt_event_add_callback(cl_event e, cl_int type,
                              void (CL_CALLBACK *fn)(cl_event, cl_int, void *), void *data)
 {
@@ -331,8 +492,7 @@ cl_int tt_event_add_callback(cl_event e, cl_int type,
   *c = (struct tt_callback){fn, data, type, e, NULL};
   TT_RETAIN(e);
   if (e->native) {
-    cl_int err = TT_NATIVE_DISPATCH(e->native)->clSetEventCallback(e->native, type,
-                                                                   native_callback, c);
+    cl_int err = tt_native_callback(e->native, type, native_callback, c);
     if (err != CL_SUCCESS) {
       TT_RELEASE(e);
       free(c);
@@ -351,4 +511,207 @@ cl_int tt_event_add_callback(cl_event e, cl_int type,
   if (due)
     run_callback(c, status);
   return CL_SUCCESS;
+}
+
+/* Queues: status batches and reads under way (runtime/event.h). */
+
+/* A list longer than this goes out as a batch without waiting for clFinish, so that a
+ * program that never finishes its queues keeps a bounded number of events. */
+enum { BATCH_MAX = 256 };
+
+static int events_push(struct tt_events *l, cl_event e)
+{
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? l->cap * 2 : 16;
+    cl_event *ev = realloc(l->ev, cap * sizeof *ev);
+    if (!ev)
+      return -1;
+    l->ev = ev;
+    l->cap = cap;
+  }
+  TT_RETAIN(e);
+  l->ev[l->n++] = e;
+  return 0;
+}
+
+void tt_event_track(cl_event e)
+{
+  cl_command_queue q = e->queue;
+  if (!q || !tt_cluster_distributed())
+    return;
+  pthread_mutex_lock(&q->obj.lock);
+  int rc = events_push(&q->tracked, e);
+  bool full = q->tracked.n >= BATCH_MAX;
+  pthread_mutex_unlock(&q->obj.lock);
+  if (rc != 0)
+    TT_WARN("out of memory tracking event #%llu: its status may stay behind on ranks that "
+            "do not run it", (unsigned long long)e->gid);
+  if (full)
+    tt_event_batch(q);
+}
+
+struct batch {
+  cl_event *ev;
+  size_t n;
+  cl_int *status;
+  atomic_int pending; /* sends still under way (owner) */
+};
+
+static void batch_free(struct batch *b)
+{
+  for (size_t i = 0; i < b->n; i++)
+    TT_RELEASE(b->ev[i]);
+  free(b->ev);
+  free(b->status);
+  free(b);
+}
+
+static void batch_sent(void *arg, int ok)
+{
+  struct batch *b = arg;
+  if (atomic_fetch_sub(&b->pending, 1) == 1)
+    batch_free(b);
+}
+
+/* Owner: the last event of the batch completed, so did every earlier one of the queue. */
+static void CL_CALLBACK batch_ready(cl_event last, cl_int status, void *arg)
+{
+  struct batch *b = arg;
+  for (size_t i = 0; i < b->n; i++)
+    b->status[i] = final_status(b->ev[i], i + 1 == b->n ? status : CL_COMPLETE);
+  int me = tt_cluster_rank(), n = tt_cluster_size();
+  atomic_init(&b->pending, n); /* one per send, one for this function */
+  for (int r = 0; r < n; r++)
+    if (r != me &&
+        tt_transport_isend(TT_CH_BATCH, b->status, b->n * sizeof *b->status, r,
+                           b->ev[b->n - 1]->gid, batch_sent, b) != 0) {
+      TT_WARN("sending the statuses of %zu events to rank %d failed", b->n, r);
+      batch_sent(b, 0);
+    }
+  batch_sent(b, 1);
+  tt_transport_promise(-1);
+}
+
+/* Elsewhere: the owner's statuses arrived. Reads whose bytes come here complete when they
+ * arrive, not by the batch. */
+static void batch_arrived(void *arg, int ok)
+{
+  struct batch *b = arg;
+  for (size_t i = 0; i < b->n; i++)
+    if (!b->ev[i]->spread)
+      tt_event_complete(b->ev[i], ok ? b->status[i] : CL_OUT_OF_RESOURCES);
+  batch_free(b);
+}
+
+static void describe_batch(void *arg, char *buf, size_t cap)
+{
+  const struct batch *b = arg;
+  snprintf(buf, cap, "the statuses of %zu events up to #%llu", b->n,
+           (unsigned long long)b->ev[b->n - 1]->gid);
+}
+
+void tt_event_batch(cl_command_queue q)
+{
+  pthread_mutex_lock(&q->obj.lock);
+  struct tt_events l = q->tracked;
+  q->tracked = (struct tt_events){NULL, 0, 0};
+  pthread_mutex_unlock(&q->obj.lock);
+  if (!l.n)
+    return;
+  struct batch *b = calloc(1, sizeof *b);
+  cl_int *status = calloc(l.n, sizeof *status);
+  if (!b || !status) {
+    TT_WARN("out of memory for the statuses of %zu events", l.n);
+    free(b);
+    free(status);
+    for (size_t i = 0; i < l.n; i++)
+      TT_RELEASE(l.ev[i]);
+    free(l.ev);
+    return;
+  }
+  static bool described;
+  if (!described) {
+    described = true;
+    tt_transport_describe_with(TT_CH_BATCH, describe_batch);
+  }
+  b->ev = l.ev;
+  b->n = l.n;
+  b->status = status;
+  cl_event last = l.ev[l.n - 1];
+  if (last->owner == tt_cluster_rank()) {
+    tt_transport_promise(1);
+    if (tt_event_add_callback(last, CL_COMPLETE, batch_ready, b) != CL_SUCCESS)
+      batch_ready(last, tt_event_wait(last), b);
+  } else if (tt_transport_irecv(TT_CH_BATCH, b->status, b->n * sizeof *b->status, last->owner,
+                                last->gid, batch_arrived, b) != 0) {
+    TT_WARN("receiving the statuses of %zu events from rank %d failed", b->n, last->owner);
+    batch_arrived(b, 0);
+  }
+}
+
+void tt_event_spread_pending(cl_event e)
+{
+  cl_command_queue q = e->queue;
+  pthread_mutex_lock(&q->obj.lock);
+  /* Reads already done leave the list (this rank's own decision: no other rank counts it). */
+  size_t keep = 0;
+  for (size_t i = 0; i < q->spreads.n; i++) {
+    cl_event s = q->spreads.ev[i];
+    if (tt_event_status(s) > CL_COMPLETE)
+      q->spreads.ev[keep++] = s;
+    else
+      TT_RELEASE(s);
+  }
+  q->spreads.n = keep;
+  if (events_push(&q->spreads, e) != 0)
+    TT_WARN("out of memory: clFinish may not wait for the bytes of read #%llu",
+            (unsigned long long)e->seq);
+  pthread_mutex_unlock(&q->obj.lock);
+}
+
+void tt_event_wait_spreads(cl_command_queue q, uint64_t seq)
+{
+  for (;;) {
+    cl_event e = NULL;
+    pthread_mutex_lock(&q->obj.lock);
+    for (size_t i = 0; i < q->spreads.n && !e; i++)
+      if (q->spreads.ev[i]->seq <= seq) {
+        e = q->spreads.ev[i];
+        q->spreads.ev[i] = q->spreads.ev[--q->spreads.n];
+      }
+    pthread_mutex_unlock(&q->obj.lock);
+    if (!e)
+      return;
+    tt_event_wait(e);
+    TT_RELEASE(e);
+  }
+}
+
+static void CL_CALLBACK let_go(cl_event e, cl_int status, void *arg)
+{
+}
+
+void tt_event_release_queue(cl_command_queue q)
+{
+  tt_event_batch(q);
+  pthread_mutex_lock(&q->obj.lock);
+  struct tt_events l = q->spreads;
+  q->spreads = (struct tt_events){NULL, 0, 0};
+  pthread_mutex_unlock(&q->obj.lock);
+  /* A callback holds each read until it is done, then lets it (and its queue) go. */
+  for (size_t i = 0; i < l.n; i++) {
+    tt_event_add_callback(l.ev[i], CL_COMPLETE, let_go, NULL);
+    TT_RELEASE(l.ev[i]);
+  }
+  free(l.ev);
+}
+
+void tt_event_forget_queue(cl_command_queue q)
+{
+  for (size_t i = 0; i < q->spreads.n; i++)
+    TT_RELEASE(q->spreads.ev[i]);
+  for (size_t i = 0; i < q->tracked.n; i++)
+    TT_RELEASE(q->tracked.ev[i]);
+  free(q->spreads.ev);
+  free(q->tracked.ev);
 }

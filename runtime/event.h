@@ -36,6 +36,40 @@ cl_int tt_event_wait(cl_event e);
 
 cl_int tt_event_set_user_status(cl_event e, cl_int status);
 
+/* clSetEventCallback on a native event, for Tutti's own use. Some backends never call the
+ * callbacks of a command that failed because its wait list failed (PoCL 3.1, for the
+ * command and every later one of its in-order queue): once any command failed, the
+ * transport's progress thread sweeps the native events whose callbacks are still due and
+ * runs those whose command ended in an error itself, once. */
+cl_int tt_native_callback(cl_event native, cl_int type,
+                          void (CL_CALLBACK *fn)(cl_event, cl_int, void *), void *data);
+
+/* The status of e's command as its executing rank knows it: a native event's, a managed
+ * event's own native command's (e->prof), else the managed status. */
+cl_int tt_event_command_status(cl_event e);
+
+/* Queues of jobs of several ranks. Every host wait must end with the statuses the
+ * specification promises on every rank, also for the events of commands that ran on other
+ * ranks, and with the bytes of every earlier read in this rank's host memory:
+ * - tt_event_track(e): e (a command's event, handed to the program) joins its queue's list,
+ *   on every rank alike. The list goes out as a batch: when it is long, and at clFinish.
+ * - tt_event_batch(q): every rank at the same program step. The owner of q's device sends,
+ *   once the last event of the list completed (its queue is in order, so all of them had),
+ *   the final status of each to every other rank in one message; they set their events
+ *   from it. Nothing is waited for here.
+ * - tt_event_spread_pending(e): a read whose bytes are still on their way (this rank's).
+ * - tt_event_wait_spreads(q, seq): waits until the reads of q up to command seq are done
+ *   here (bytes arrived; on the owner, sent). */
+void tt_event_track(cl_event e);
+void tt_event_batch(cl_command_queue q);
+void tt_event_spread_pending(cl_event e);
+void tt_event_wait_spreads(cl_command_queue q, uint64_t seq);
+/* At the program's clReleaseCommandQueue (every rank alike): the tracked events go out as
+ * a batch and reads under way stop holding the queue, so that nothing keeps it alive. */
+void tt_event_release_queue(cl_command_queue q);
+/* Releases what a queue's lists hold (the queue is going away). */
+void tt_event_forget_queue(cl_command_queue q);
+
 cl_int tt_event_add_callback(cl_event e, cl_int type,
                              void (CL_CALLBACK *fn)(cl_event, cl_int, void *), void *data);
 

@@ -24,6 +24,7 @@ struct tt_access {
   cl_uint dom;
   struct tt_nqueue *nq; /* referenced */
   cl_event ev;          /* native, retained; NULL until some other queue needs to wait */
+  bool may_fail;        /* waited for through an absorbing bridge (runtime/plan.h) */
 };
 
 struct tt_nqueue *tt_nqueue_new(const cl_icd_dispatch *d, cl_command_queue native)
@@ -33,6 +34,7 @@ struct tt_nqueue *tt_nqueue_new(const cl_icd_dispatch *d, cl_command_queue nativ
     return NULL;
   q->native = native;
   q->d = d;
+  q->may_fail = false;
   atomic_init(&q->refs, 1);
   return q;
 }
@@ -117,14 +119,16 @@ struct xfer {
   uint64_t mem;
   size_t off, len;
   uint64_t cmd;
-  const char *cmd_name;
+  char cmd_name[48]; /* a copy: the kernel that named the command may be gone by then */
   uint64_t id;
 };
 
 static struct xfer xfer_of(const struct fetch *f, int src, int dst, size_t off, size_t len,
                            uint64_t id)
 {
-  return (struct xfer){src, dst, f->root->obj.id, off, len, cur_cmd, cur_name, id};
+  struct xfer x = {src, dst, f->root->obj.id, off, len, cur_cmd, "", id};
+  snprintf(x.cmd_name, sizeof x.cmd_name, "%s", cur_name);
+  return x;
 }
 
 /* "buffer #12 bytes 0+4194304 from rank 0 to rank 1 (message 3) for command #7 (vec_add)" */
@@ -206,8 +210,13 @@ cl_int tt_plan_wait_list(struct tt_deps *d, cl_context ctx, cl_uint dom, cl_uint
    * event_wait_list are not the same. */
   for (cl_uint i = 0; i < n; i++)
     TT_RETURN_IF(list[i]->context != ctx, CL_INVALID_CONTEXT);
-  for (cl_uint i = 0; i < n; i++)
+  for (cl_uint i = 0; i < n; i++) {
     tt_event_share_with(list[i], ctx->domains[dom].rank);
+    /* User events and events of other ranks' commands are set by Tutti, possibly to an
+     * error; so may those of commands that may fail themselves. */
+    if (!list[i]->native || list[i]->may_fail)
+      d->may_fail = true;
+  }
   for (cl_uint i = 0; i < n && ctx->domains[dom].local; i++) {
     cl_event native;
     cl_int err = tt_event_native_in(list[i], dom, &native);
@@ -256,7 +265,19 @@ static void CL_CALLBACK bridge_fire(cl_event src, cl_int status, void *data)
   d->clReleaseEvent(mirror);
 }
 
-cl_int tt_plan_bridge(cl_context ctx, cl_uint dom, cl_event src, cl_event *out)
+static void CL_CALLBACK bridge_absorb(cl_event src, cl_int status, void *data)
+{
+  bridge_fire(src, CL_COMPLETE, data);
+}
+
+bool tt_plan_may_fail(const struct tt_deps *d, struct tt_nqueue *nq)
+{
+  if (d->may_fail && nq)
+    nq->may_fail = true;
+  return d->may_fail || (nq && nq->may_fail);
+}
+
+cl_int tt_plan_bridge(cl_context ctx, cl_uint dom, cl_event src, bool absorb, cl_event *out)
 {
   struct tt_backend_platform *bp = ctx->domains[dom].bp;
   cl_int err = CL_SUCCESS;
@@ -264,7 +285,7 @@ cl_int tt_plan_bridge(cl_context ctx, cl_uint dom, cl_event src, cl_event *out)
   if (!mirror)
     return err ? err : CL_OUT_OF_RESOURCES;
   bp->d->clRetainEvent(mirror); /* one reference for the callback */
-  err = TT_NATIVE_DISPATCH(src)->clSetEventCallback(src, CL_COMPLETE, bridge_fire, mirror);
+  err = tt_native_callback(src, CL_COMPLETE, absorb ? bridge_absorb : bridge_fire, mirror);
   if (err != CL_SUCCESS) {
     bp->d->clReleaseEvent(mirror);
     bp->d->clReleaseEvent(mirror);
@@ -287,11 +308,12 @@ static cl_int depend_on(struct tt_deps *d, cl_context ctx, cl_uint dom, struct t
   /* The user did not ask for this dependency, so nothing says that queue was flushed. */
   a->nq->d->clFlush(a->nq->native);
   cl_event ev;
-  if (a->dom == dom) {
+  if (a->dom == dom && !a->may_fail) {
     TT_NATIVE_DISPATCH(a->ev)->clRetainEvent(a->ev);
     ev = a->ev;
   } else {
-    err = tt_plan_bridge(ctx, dom, a->ev, &ev);
+    /* Ordering only: a failure of the earlier command is not this one's. */
+    err = tt_plan_bridge(ctx, dom, a->ev, true, &ev);
     if (err != CL_SUCCESS)
       return err;
   }
@@ -320,7 +342,7 @@ static void CL_CALLBACK free_staging(cl_event ev, cl_int status, void *p)
 
 
 static void record_access(cl_mem root, size_t off, size_t len, bool writes, cl_uint dom,
-                          struct tt_nqueue *nq, cl_event ev);
+                          struct tt_nqueue *nq, cl_event ev, bool may_fail);
 
 /* The holder a domain fetches from: one on the same rank if any (a copy through host memory
  * of that rank), else the lowest. Every rank decides alike: it depends on the destination
@@ -355,7 +377,7 @@ static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
   tt_deps_release(&sdeps);
   if (f->err == CL_SUCCESS) {
     sd->bp->d->clFlush(sq->native);
-    f->err = tt_plan_bridge(f->ctx, f->dom, read_ev, &bridge);
+    f->err = tt_plan_bridge(f->ctx, f->dom, read_ev, true, &bridge);
   }
   if (f->err == CL_SUCCESS)
     f->err = dd->bp->d->clEnqueueWriteBuffer(f->nq->native, f->root->native[f->dom], CL_FALSE,
@@ -365,7 +387,7 @@ static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
   if (f->err != CL_SUCCESS) {
     if (read_ev) {
       /* The read may still run into staging: free it only after the read. */
-      if (TT_NATIVE_DISPATCH(read_ev)->clSetEventCallback(read_ev, CL_COMPLETE, free_staging,
+      if (tt_native_callback(read_ev, CL_COMPLETE, free_staging,
                                                           staging) != CL_SUCCESS)
         TT_NATIVE_DISPATCH(read_ev)->clWaitForEvents(1, &read_ev), free(staging);
       sd->bp->d->clReleaseEvent(read_ev);
@@ -380,15 +402,15 @@ static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
   TT_LOG(TT_LOG_PLAN, "buffer #%llu bytes %zu+%zu: %s (domain %u) -> %s (domain %u) through "
          "the host", (unsigned long long)f->root->obj.id, off, len, sd->bp->short_name, src,
          dd->bp->short_name, f->dom);
-  if (dd->bp->d->clSetEventCallback(write_ev, CL_COMPLETE, free_staging, staging) != CL_SUCCESS) {
+  if (tt_native_callback(write_ev, CL_COMPLETE, free_staging, staging) != CL_SUCCESS) {
     dd->bp->d->clWaitForEvents(1, &write_ev);
     free(staging);
   }
   trace_internal(sd, false, "copy through host: read", read_ev, cur_cmd);
   trace_internal(dd, true, "copy through host: write", write_ev, cur_cmd);
   /* The read must stay ordered before later writers of these bytes in the source. */
-  record_access(f->root, off, len, false, src, sq, read_ev);
-  record_access(f->root, off, len, true, f->dom, f->nq, write_ev);
+  record_access(f->root, off, len, false, src, sq, read_ev, false);
+  record_access(f->root, off, len, true, f->dom, f->nq, write_ev, false);
   sd->bp->d->clReleaseEvent(read_ev);
   f->err = tt_deps_take(f->deps, write_ev);
   return f->err != CL_SUCCESS;
@@ -447,7 +469,7 @@ static void piece_through(void *arg, int ok)
   if (err == CL_SUCCESS && tt_trace_on && p->device)
     tt_trace_command(p->device, "piece: unmap", TT_TRACE_INTERNAL, what.cmd, ev, q->d);
   if (err == CL_SUCCESS)
-    err = q->d->clSetEventCallback(ev, CL_COMPLETE, piece_unmapped, p);
+    err = tt_native_callback(ev, CL_COMPLETE, piece_unmapped, p);
   if (err != CL_SUCCESS) {
     TT_WARN("unmapping %s failed (%s)", xfer_str(&what, s, sizeof s), tt_error_name(err));
     q->d->clSetUserEventStatus(p->done, CL_OUT_OF_RESOURCES);
@@ -535,7 +557,7 @@ static struct piece *map_piece(struct fetch *f, cl_uint dom, size_t off, size_t 
   /* The piece is through when its user event says so, not when the map (a command of the
    * internal queue) is: recorded under the unmaps' queue, so that no command of the internal
    * queue takes it as already ordered. */
-  record_access(f->root, off, n, writes, dom, dm->unmaps, p->done);
+  record_access(f->root, off, n, writes, dom, dm->unmaps, p->done, false);
   return p;
 }
 
@@ -711,9 +733,9 @@ static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool
     tt_deps_release(&deps);
     if (f->err == CL_SUCCESS) {
       trace_internal(dm, false, "staging: read for sending", ev, cur_cmd);
-      record_access(f->root, off, n, false, dom, q, ev);
+      record_access(f->root, off, n, false, dom, q, ev, false);
       tt_transport_promise(1);
-      if (dm->bp->d->clSetEventCallback(ev, CL_COMPLETE, staged_read, s) != CL_SUCCESS) {
+      if (tt_native_callback(ev, CL_COMPLETE, staged_read, s) != CL_SUCCESS) {
         dm->bp->d->clWaitForEvents(1, &ev);
         staged_read(ev, CL_COMPLETE, s);
       }
@@ -725,10 +747,10 @@ static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool
                                                n, slot_ptr(s), 1, &s->mirror, &ev);
     if (f->err == CL_SUCCESS) {
       trace_internal(dm, true, "staging: write of received bytes", ev, cur_cmd);
-      record_access(f->root, off, n, true, dom, f->nq, ev);
+      record_access(f->root, off, n, true, dom, f->nq, ev, false);
       dm->bp->d->clRetainEvent(ev);
       f->err = tt_deps_take(f->deps, ev);
-      if (dm->bp->d->clSetEventCallback(ev, CL_COMPLETE, staged_written, s) != CL_SUCCESS)
+      if (tt_native_callback(ev, CL_COMPLETE, staged_written, s) != CL_SUCCESS)
         TT_WARN("a staging slot of %s stays taken", dm->bp->short_name);
       dm->bp->d->clRetainEvent(s->mirror);
       tt_nqueue_ref(f->nq);
@@ -787,7 +809,7 @@ static int send_run(struct fetch *f, cl_uint src, size_t off, size_t len, int pe
     if (!p)
       break;
     tt_transport_promise(1);
-    if (sd->bp->d->clSetEventCallback(ev, CL_COMPLETE, piece_mapped_for_send, p) != CL_SUCCESS) {
+    if (tt_native_callback(ev, CL_COMPLETE, piece_mapped_for_send, p) != CL_SUCCESS) {
       sd->bp->d->clWaitForEvents(1, &ev);
       piece_mapped_for_send(ev, CL_COMPLETE, p);
     }
@@ -824,7 +846,7 @@ static int recv_run(struct fetch *f, size_t off, size_t len, int peer, uint64_t 
       break;
     dd->bp->d->clRetainEvent(p->done);
     f->err = tt_deps_take(f->deps, p->done);
-    if (dd->bp->d->clSetEventCallback(ev, CL_COMPLETE, piece_mapped_for_recv, p) != CL_SUCCESS) {
+    if (tt_native_callback(ev, CL_COMPLETE, piece_mapped_for_recv, p) != CL_SUCCESS) {
       dd->bp->d->clWaitForEvents(1, &ev);
       piece_mapped_for_recv(ev, CL_COMPLETE, p);
     }
@@ -944,7 +966,7 @@ static void prune(cl_mem root)
 
 /* Keeps an access for conflict ordering (without touching the latest holders). */
 static void record_access(cl_mem root, size_t off, size_t len, bool writes, cl_uint dom,
-                          struct tt_nqueue *nq, cl_event ev)
+                          struct tt_nqueue *nq, cl_event ev, bool may_fail)
 {
   if (writes) {
     /* A write supersedes every access it covers: it already waits for them. */
@@ -974,11 +996,12 @@ static void record_access(cl_mem root, size_t off, size_t len, bool writes, cl_u
   if (ev)
     TT_NATIVE_DISPATCH(ev)->clRetainEvent(ev);
   tt_nqueue_ref(nq);
-  acc[root->naccesses++] = (struct tt_access){off, len, writes, dom, nq, ev};
+  /* A command of a queue that saw a failing command may fail with it. */
+  acc[root->naccesses++] = (struct tt_access){off, len, writes, dom, nq, ev, may_fail || nq->may_fail};
 }
 
 void tt_plan_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
-                    struct tt_nqueue *nq, cl_event ev)
+                    struct tt_nqueue *nq, cl_event ev, bool may_fail)
 {
   cl_mem root = m->root;
   off += m->origin;
@@ -993,7 +1016,7 @@ void tt_plan_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
       tt_rangemap_set(root->latest, off, len, (tt_holders)1 << dom);
   }
   if (nq)
-    record_access(root, off, len, writes, dom, nq, ev);
+    record_access(root, off, len, writes, dom, nq, ev, may_fail);
 }
 
 /* Brings [off, off+len) of root into domain dom from `from` (or from its holders, -1), with
@@ -1043,7 +1066,7 @@ cl_int tt_plan_attach(cl_mem root, cl_uint dom)
       tt_deps_release(&deps);
       if (ev) {
         trace_internal(dm, false, "attach: zeros", ev, cur_cmd);
-        record_access(root, 0, root->size, true, dom, q, ev);
+        record_access(root, 0, root->size, true, dom, q, ev, false);
         dm->bp->d->clReleaseEvent(ev);
         dm->bp->d->clFlush(q->native);
       }

@@ -11,10 +11,19 @@
 
 #include "runtime/tutti_internal.h"
 
-/* Native events a command waits for; each one is owned (retained) by the list. */
+/* Native events a command waits for; each one is owned (retained) by the list.
+ *
+ * Failures: a command whose wait list holds an event that can end in an error (a user
+ * event, an event of another rank's command, or one that may fail itself) may fail, and
+ * so may every later command of its native queue (PoCL fails them too). Backends differ in
+ * what becomes of a command waiting on a failed one of another queue (PoCL leaves it queued
+ * forever), so Tutti's own ordering never passes such an event on: it waits for it through
+ * a user event that completes however the command ended. The user's own wait lists pass
+ * failures on, as the specification says. */
 struct tt_deps {
   cl_event *ev;
   cl_uint n, cap;
+  bool may_fail;
   cl_event inline_ev[8];
 };
 
@@ -53,14 +62,20 @@ cl_int tt_plan_use(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqu
  * common case of one queue creates no event at all. ev is not taken over: the plan retains
  * what it keeps. Caller holds the plan lock. */
 void tt_plan_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
-                    struct tt_nqueue *nq, cl_event ev);
+                    struct tt_nqueue *nq, cl_event ev, bool may_fail);
+
+/* After an actual command with dependencies d was issued on nq: whether it may fail (and
+ * its queue is marked so). */
+bool tt_plan_may_fail(const struct tt_deps *d, struct tt_nqueue *nq);
 
 /* The native queue used for Tutti's own commands in a domain (made on first use). */
 cl_int tt_plan_internal_queue(cl_context ctx, cl_uint dom, struct tt_nqueue **out);
 
 /* A native event of domain `dom` that completes when `src` (a native event of another
- * domain) completes: a user event of dom set by a callback on src. Returns it retained. */
-cl_int tt_plan_bridge(cl_context ctx, cl_uint dom, cl_event src, cl_event *out);
+ * domain) completes: a user event of dom set by a callback on src. Returns it retained.
+ * With absorb, it completes also when src failed (Tutti's own ordering); else it takes
+ * src's error. */
+cl_int tt_plan_bridge(cl_context ctx, cl_uint dom, cl_event src, bool absorb, cl_event *out);
 
 /* clAttachBufferToDevice (SnuCL-D 3.6): domain dom of root's context holds the newest bytes
  * from now on (copied there now, or zeros when nothing was ever written); no latest-holder

@@ -15,6 +15,7 @@
 
 #include "runtime/backend.h"
 #include "runtime/cluster.h"
+#include "runtime/event.h"
 #include "runtime/env.h"
 #include "runtime/log.h"
 #include "runtime/stats.h"
@@ -162,7 +163,7 @@ void tt_trace_command(cl_device_id device, const char *name, enum tt_trace_cat c
   *p = (struct pending){device->index, cat, cmd, tt_stats_now_ns(), d, ""};
   snprintf(p->name, sizeof p->name, "%s", name);
   d->clRetainEvent(native);
-  if (d->clSetEventCallback(native, CL_COMPLETE, command_done, p) != CL_SUCCESS) {
+  if (tt_native_callback(native, CL_COMPLETE, command_done, p) != CL_SUCCESS) {
     d->clReleaseEvent(native);
     free(p);
   }

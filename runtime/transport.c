@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "runtime/env.h"
 #include "runtime/log.h"
 #include "runtime/object.h"
 #include "runtime/stats.h"
@@ -54,7 +55,7 @@ static atomic_int promises;
 static int64_t stop_deadline;
 static int64_t *gone_since; /* by rank: when its goodbye arrived (0: still here) */
 static int goodbye_payload;
-static void (*poll_hook)(void);
+static void (*poll_hooks[4])(void); /* tt_transport_on_poll */
 static void (*describers[TT_CH_COUNT])(void *arg, char *buf, size_t cap);
 static int *goodbye_in;
 
@@ -103,8 +104,26 @@ static int post_op(bool send, enum tt_channel ch, void *buf, size_t len, int pee
                    tt_done_fn done, void *arg, bool watch);
 static void post_watch(int r);
 
+/* TUTTI_STRESS: random delays of up to max_us on some of the calls (one in `odds`), from a
+ * seed per thread, so that races between the progress thread, the backends' callbacks and
+ * the host show up in tests rather than in users' runs. */
+static void stress_delay(int odds, long max_us)
+{
+  unsigned seed0 = tt_env()->stress;
+  if (!seed0)
+    return;
+  static _Thread_local unsigned seed;
+  if (!seed)
+    seed = seed0 ^ (unsigned)(uintptr_t)&seed;
+  if (rand_r(&seed) % odds)
+    return;
+  struct timespec ts = {0, (long)(rand_r(&seed) % (unsigned)max_us) * 1000};
+  nanosleep(&ts, NULL);
+}
+
 static void finish_op(struct op *o)
 {
+  stress_delay(3, 300);
   if (tt_trace_on && !o->watch && (o->ch == TT_CH_DATA || o->ch == TT_CH_HOST))
     tt_trace_message((int)o->ch, o->send, o->peer, o->id, o->len, o->t0, tt_stats_now_ns());
   if (o->done)
@@ -143,6 +162,11 @@ static void *progress_main(void *unused)
       st = realloc(st, cap * sizeof *st);
       done = realloc(done, cap * sizeof *done);
     }
+    if (tt_env()->stress) {
+      pthread_mutex_unlock(&lock);
+      stress_delay(4, 200);
+      pthread_mutex_lock(&lock);
+    }
     int n = 0;
     int err = MPI_Testsome(nreqs, reqs, &n, idx, st);
     int ndone = 0;
@@ -169,12 +193,13 @@ static void *progress_main(void *unused)
         }
       nreqs = w;
     }
-    void (*hook)(void) = poll_hook;
+    void (*hooks[4])(void);
+    memcpy(hooks, poll_hooks, sizeof hooks);
     pthread_mutex_unlock(&lock);
     for (int i = 0; i < ndone; i++)
       finish_op(done[i]);
-    if (hook)
-      hook();
+    for (int i = 0; i < 4 && hooks[i]; i++)
+      hooks[i]();
     if (ndone == 0 && n <= 0) {
       /* Nothing moved: back off, from a microsecond up to 50 us (5 ms when only goodbyes
        * are awaited), so that an idle rank leaves the cores to the backends' kernels. */
@@ -349,6 +374,7 @@ static int post_op(bool send, enum tt_channel ch, void *buf, size_t len, int pee
 static int post(bool send, enum tt_channel ch, void *buf, size_t len, int peer, uint64_t id,
                 tt_done_fn done, void *arg)
 {
+  stress_delay(4, 100);
   return post_op(send, ch, buf, len, peer, id, done, arg, false);
 }
 
@@ -380,8 +406,14 @@ void tt_transport_describe_with(enum tt_channel ch, void (*fn)(void *arg, char *
 void tt_transport_on_poll(void (*fn)(void))
 {
   pthread_mutex_lock(&lock);
-  poll_hook = fn;
+  int i = 0;
+  while (i < 4 && poll_hooks[i] && poll_hooks[i] != fn)
+    i++;
+  if (i < 4)
+    poll_hooks[i] = fn;
   pthread_mutex_unlock(&lock);
+  if (i == 4)
+    TT_WARN("too many poll hooks");
 }
 
 int tt_transport_isend(enum tt_channel ch, const void *buf, size_t len, int peer, uint64_t id,

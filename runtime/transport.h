@@ -9,6 +9,9 @@
  *                drawn by every rank)
  *   TT_CH_EVENT  completions of commands, from their owner to the ranks waiting on them
  *                (payload: the final status, a cl_int; id: the event's id)
+ *   TT_CH_BATCH  the final statuses of a queue's events since its last batch, from the
+ *                queue's owner to every other rank (payload: one cl_int per event; id: the
+ *                last event's id; runtime/event.h)
  *   TT_CH_CTRL   a rank leaving the job (id: 0; payload: the rank)
  *   TT_CH_CHECK  divergence checks (runtime/check.h) and trace merging (runtime/trace.h)
  * Point-to-point operations are posted from any thread; one progress thread tests them with
@@ -21,7 +24,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum tt_channel { TT_CH_DATA, TT_CH_HOST, TT_CH_EVENT, TT_CH_CTRL, TT_CH_CHECK, TT_CH_COUNT };
+enum tt_channel {
+  TT_CH_DATA,
+  TT_CH_HOST,
+  TT_CH_EVENT,
+  TT_CH_BATCH,
+  TT_CH_CTRL,
+  TT_CH_CHECK,
+  TT_CH_COUNT
+};
 
 /* ok: the operation completed (0 when MPI reported an error, already logged). */
 typedef void (*tt_done_fn)(void *arg, int ok);
@@ -56,7 +67,7 @@ int tt_transport_irecv_standing(enum tt_channel ch, void *buf, size_t len, int p
 void tt_transport_describe_with(enum tt_channel ch, void (*fn)(void *arg, char *buf, size_t cap));
 
 /* fn runs on the progress thread at every turn of its loop (at least every 5 ms while the
- * transport runs); it must be quick and must not block. */
+ * transport runs); it must be quick and must not block. Up to four of them. */
 void tt_transport_on_poll(void (*fn)(void));
 
 /* Blocking collectives over all ranks (host thread, program order). */

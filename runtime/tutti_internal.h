@@ -52,6 +52,10 @@ struct tt_nqueue {
   cl_command_queue native;
   const cl_icd_dispatch *d;
   atomic_uint refs;
+  /* A command that may fail (its wait list held an event that can end in an error) was
+   * issued here: the backend may fail the commands after it too (runtime/plan.h). Plan
+   * lock; never cleared. */
+  bool may_fail;
 };
 
 /* A memory domain of a context: the devices of one backend platform on one rank (or one
@@ -83,6 +87,12 @@ struct _cl_context {
   void *notify_data;
 };
 
+/* A growable list of retained events. */
+struct tt_events {
+  cl_event *ev;
+  size_t n, cap;
+};
+
 struct _cl_command_queue {
   struct tt_object obj;
   cl_context context;
@@ -91,6 +101,10 @@ struct _cl_command_queue {
   cl_command_queue_properties props;
   cl_command_queue native; /* nq->native */
   struct tt_nqueue *nq;
+  /* Jobs of several ranks, guarded by obj.lock (runtime/event.h): the events handed to the
+   * program for this queue's commands since their last status batch, alike on every rank
+   * (program order); and this rank's reads whose bytes are still on their way (its own). */
+  struct tt_events tracked, spreads;
 };
 
 struct tt_map_record {
@@ -146,9 +160,20 @@ enum tt_arg_kind { TT_ARG_VALUE, TT_ARG_MEM, TT_ARG_LOCAL, TT_ARG_SAMPLER, TT_AR
 struct tt_kernel_arg {
   enum tt_arg_kind kind;
   bool is_const;    /* const or __constant: the kernel only reads the buffer */
+  bool known;       /* kind from argument info (else guessed from the value) */
+  uint32_t size;    /* TT_ARG_VALUE: bytes of its type when known from its name, else 0 */
+  size_t local;     /* TT_ARG_LOCAL: bytes asked for */
   bool set;
   cl_mem mem;       /* TT_ARG_MEM value (may be NULL) */
   uint64_t mem_id;  /* id of mem when set, to detect a released and reused handle */
+};
+
+/* What the launch checks need of a kernel on one device, from the device's owner at
+ * clCreateKernel, so that every rank refuses a launch alike (clGetKernelWorkGroupInfo). */
+struct tt_kernel_device {
+  bool known;
+  size_t wg_size, compile_wg[3], preferred_multiple;
+  cl_ulong local_mem, private_mem;
 };
 
 struct _cl_kernel {
@@ -160,6 +185,7 @@ struct _cl_kernel {
                        * while the kernel lives: no rebuild with kernels attached) */
   cl_uint nargs;
   struct tt_kernel_arg *args;
+  struct tt_kernel_device *dev; /* by global device index */
   char *name;
 };
 
@@ -176,6 +202,12 @@ struct _cl_event {
   cl_command_type type;
   cl_uint domain;          /* domain of native */
   cl_event native;         /* backend event; NULL for managed events */
+  cl_event prof;           /* a managed event's native command on its owner: its status
+                            * and profiling times (reads whose bytes go on to other ranks) */
+  bool may_fail;           /* the command may end in an error through its wait list */
+  bool spread;             /* a read whose bytes go to every rank: complete here once they
+                            * are in this rank's host memory (and sent, on the owner) */
+  uint64_t seq;            /* the command's number (program order, alike on every rank) */
   uint64_t gid;            /* id drawn alike on every rank: names completion messages */
   int owner;               /* rank that executes the command */
   /* Managed events: status, mirrored into native user events made on demand in each local
