@@ -16,12 +16,39 @@
 #define HOST_PTR_FLAGS (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)
 #define HOST_ACCESS_FLAGS (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)
 
-struct destructor_call {
+struct tt_destructor {
   void (CL_CALLBACK *fn)(cl_mem, void *);
   void *data;
-  cl_mem mem;          /* the handle the user knows (gone by the time fn runs) */
-  atomic_uint pending; /* native buffers still alive */
+  struct tt_destructor *next;
 };
+
+/* The program's destructor callbacks of a buffer that is going away: they run, newest
+ * first, once every native buffer is gone too (only then is host memory given with
+ * CL_MEM_USE_HOST_PTR the program's again). Every rank runs them, with or without native
+ * buffers of its own. */
+struct destructor_call {
+  struct tt_destructor *list;
+  cl_mem mem;          /* the handle the program knows (freed by the time they run) */
+  atomic_uint pending; /* native buffers still alive, plus one for destroy_mem */
+};
+
+static void destructor_step(struct destructor_call *c)
+{
+  if (atomic_fetch_sub(&c->pending, 1) != 1)
+    return;
+  while (c->list) {
+    struct tt_destructor *d = c->list;
+    c->list = d->next;
+    d->fn(c->mem, d->data);
+    free(d);
+  }
+  free(c);
+}
+
+static void CL_CALLBACK native_destructor(cl_mem native, void *data)
+{
+  destructor_step(data);
+}
 
 static bool one_bit_at_most(cl_mem_flags f)
 {
@@ -47,9 +74,30 @@ static void destroy_mem(struct tt_object *o)
     tt_plan_forget(m);
     tt_plan_unlock();
   }
+  struct destructor_call *calls = m->destructors ? calloc(1, sizeof *calls) : NULL;
+  if (calls) {
+    calls->list = m->destructors;
+    calls->mem = m;
+    m->destructors = NULL;
+    cl_uint n = 1;
+    for (cl_uint i = 0; m->native && i < m->context->ndomains; i++)
+      n += m->native[i] != NULL;
+    atomic_init(&calls->pending, n);
+    for (cl_uint i = 0; m->native && i < m->context->ndomains; i++)
+      if (m->native[i] && m->context->domains[i].bp->d->clSetMemObjectDestructorCallback(
+                              m->native[i], native_destructor, calls) != CL_SUCCESS)
+        destructor_step(calls);
+  }
   for (cl_uint i = 0; m->native && i < m->context->ndomains; i++)
     if (m->native[i])
       m->context->domains[i].bp->d->clReleaseMemObject(m->native[i]);
+  if (calls)
+    destructor_step(calls);
+  while (m->destructors) { /* out of memory above: they cannot run */
+    struct tt_destructor *d = m->destructors;
+    m->destructors = d->next;
+    free(d);
+  }
   while (m->maps) {
     struct tt_map_record *r = m->maps;
     m->maps = r->next;
@@ -271,15 +319,6 @@ cl_int CL_API_CALL tt_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name,
   }
 }
 
-static void CL_CALLBACK native_destructor(cl_mem native, void *data)
-{
-  struct destructor_call *c = data;
-  if (atomic_fetch_sub(&c->pending, 1) == 1) {
-    c->fn(c->mem, c->data);
-    free(c);
-  }
-}
-
 cl_int CL_API_CALL tt_clSetMemObjectDestructorCallback(cl_mem memobj,
                                                        void (CL_CALLBACK *pfn_notify)(cl_mem, void *),
                                                        void *user_data)
@@ -288,24 +327,16 @@ cl_int CL_API_CALL tt_clSetMemObjectDestructorCallback(cl_mem memobj,
   TT_RETURN_IF(!tt_object_valid(memobj, TT_MEM), CL_INVALID_MEM_OBJECT);
   /* CL_INVALID_VALUE if pfn_notify is NULL. */
   TT_RETURN_IF(!pfn_notify, CL_INVALID_VALUE);
-  struct destructor_call *c = calloc(1, sizeof *c);
-  TT_RETURN_IF(!c, CL_OUT_OF_HOST_MEMORY);
-  c->fn = pfn_notify;
-  c->data = user_data;
-  c->mem = memobj;
-  cl_uint n = 0;
-  for (cl_uint i = 0; i < memobj->context->ndomains; i++)
-    n += memobj->native[i] != NULL;
-  atomic_init(&c->pending, n);
-  /* The user's callback runs once every native buffer is gone: only then is host memory
-   * given with CL_MEM_USE_HOST_PTR free for the application to reuse. */
-  for (cl_uint i = 0; i < memobj->context->ndomains; i++)
-    if (memobj->native[i]) {
-      cl_int err = memobj->context->domains[i].bp->d->clSetMemObjectDestructorCallback(
-          memobj->native[i], native_destructor, c);
-      if (err != CL_SUCCESS)
-        native_destructor(NULL, c);
-    }
+  struct tt_destructor *d = calloc(1, sizeof *d);
+  TT_RETURN_IF(!d, CL_OUT_OF_HOST_MEMORY);
+  d->fn = pfn_notify;
+  d->data = user_data;
+  /* "The registered user callback functions are called in the reverse order in which they
+   * were registered": newest first. */
+  pthread_mutex_lock(&memobj->obj.lock);
+  d->next = memobj->destructors;
+  memobj->destructors = d;
+  pthread_mutex_unlock(&memobj->obj.lock);
   return CL_SUCCESS;
 }
 

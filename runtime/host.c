@@ -43,7 +43,17 @@ static int host_share(const char *what, void *buf, size_t len)
   return 0;
 }
 
-static const struct tutti_host_ops ops = {TUTTI_HOST_OPS_VERSION, host_start, host_share};
+static int host_arrive(const char *what)
+{
+  if (!tt_cluster_start_job())
+    return 0;
+  tt_check_sync();
+  int v = 0;
+  return tt_transport_allreduce_min_int(&v);
+}
+
+static const struct tutti_host_ops ops = {TUTTI_HOST_OPS_VERSION, host_start, host_share,
+                                          host_arrive};
 
 TT_API const struct tutti_host_ops *tutti_host_interface(void)
 {

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#define TUTTI_HOST_OPS_VERSION 1
+#define TUTTI_HOST_OPS_VERSION 2
 
 struct tutti_host_ops {
   unsigned version; /* TUTTI_HOST_OPS_VERSION */
@@ -17,6 +17,11 @@ struct tutti_host_ops {
   /* Collective, in program order on every rank: rank 0's len bytes at buf reach every
    * rank. `what` names the call in divergence reports (runtime/check.h). 0 on success. */
   int (*share)(const char *what, void *buf, size_t len);
+  /* Collective: returns once every rank has reached the same call `what`. Rank 0 changes the
+   * file system only after this, so that no rank sees a change before its own program
+   * reached it (a rank that checks for a directory before making it then decides as rank 0
+   * did). 0 on success. */
+  int (*arrive)(const char *what);
 };
 
 const struct tutti_host_ops *tutti_host_interface(void);

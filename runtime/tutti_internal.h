@@ -137,6 +137,8 @@ struct _cl_mem {
   cl_uint attached;
   bool written;
   atomic_uint map_count;
+  /* clSetMemObjectDestructorCallback, newest first (the order they run in); obj.lock. */
+  struct tt_destructor *destructors;
 };
 
 struct _cl_program {

@@ -12,7 +12,9 @@
  *     rank 0 only, with rank 0's outcome everywhere. Files the job never wrote are read by
  *     every rank itself, untouched;
  *   - console: with TUTTI_OUTPUT=rank0 (tutti-run's default) the standard output and error of
- *     other ranks go to /dev/null; Tutti's own messages still show (tutti_shim_log_fd).
+ *     other ranks are not shown: they go to files in TUTTI_OUTPUT_DIR (tutti-run compares
+ *     them and each rank's exit status with rank 0's), else to /dev/null; Tutti's own
+ *     messages still show (tutti_shim_log_fd).
  * Calls made by Tutti, MPI and the OpenCL drivers pass through (told by the library the call
  * comes from), as do calls in processes the program starts, and jobs of one rank. Each
  * agreement is a collective in program order: calls from several threads agree only if
@@ -89,6 +91,23 @@ static const char *env_first(const char *a, const char *b, const char *c)
   return v;
 }
 
+/* TUTTI_OUTPUT_DIR: the rank's exit status, for tutti-run to compare with rank 0's. */
+static void note_exit(int status, void *unused)
+{
+  const char *dir = getenv("TUTTI_OUTPUT_DIR");
+  char path[PATH_MAX], text[32];
+  snprintf(path, sizeof path, "%s/status.%d", dir ? dir : ".", rank);
+  inside++; /* Tutti's own file, never agreed (MPI is gone by now) */
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  inside--;
+  if (fd < 0)
+    return;
+  int n = snprintf(text, sizeof text, "%d\n", status);
+  ssize_t w = write(fd, text, (size_t)n); /* when short, tutti-run says it is unknown */
+  (void)w;
+  close(fd);
+}
+
 __attribute__((constructor)) static void host_layer_init(void)
 {
   state = -1;
@@ -104,15 +123,34 @@ __attribute__((constructor)) static void host_layer_init(void)
   setenv("TUTTI_HOST_PID", pid, 1);
   rank = atoi(r);
   const char *output = getenv("TUTTI_OUTPUT");
+  const char *dir = getenv("TUTTI_OUTPUT_DIR");
   if (rank != 0 && output && !strcmp(output, "rank0")) {
+    /* Not shown; kept in tutti-run's directory, when it gave one, so that it can say when a
+     * rank's output or end differs from rank 0's. */
     log_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
-    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    if (null >= 0) {
-      dup2(null, 1);
-      dup2(null, 2);
-      close(null);
+    char path[PATH_MAX];
+    int out = -1, err = -1;
+    if (dir && *dir) {
+      snprintf(path, sizeof path, "%s/out.%d", dir, rank);
+      out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      snprintf(path, sizeof path, "%s/err.%d", dir, rank);
+      err = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    }
+    if (out < 0)
+      out = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (err < 0)
+      err = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (out >= 0) {
+      dup2(out, 1);
+      close(out);
+    }
+    if (err >= 0) {
+      dup2(err, 2);
+      close(err);
     }
   }
+  if (dir && *dir)
+    on_exit(note_exit, NULL);
   const char *size = env_first("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE");
   const char *layer = getenv("TUTTI_HOST");
   bool off = layer && (!strcmp(layer, "0") || !strcmp(layer, "off"));
@@ -238,6 +276,20 @@ static bool share(const char *what, void *buf, size_t len)
   return true;
 }
 
+/* Before rank 0 changes the file system: every rank has reached this call (collective). */
+static void arrive(const char *what)
+{
+  if (job() <= 1)
+    return;
+  inside++;
+  int rc = ops->arrive(what);
+  inside--;
+  if (rc != 0) {
+    say("%s: meeting the other ranks failed: stopping", what);
+    abort();
+  }
+}
+
 /* The outcome of a call made on rank 0 only (its result, errno and, when the result is a
  * positive length, the bytes it put in buf). Other ranks pass their ret and err unset;
  * false: a job of one rank (the caller then makes the call itself). */
@@ -262,6 +314,7 @@ static bool agree(const char *what, int64_t *ret, int *err, void *buf, size_t ca
   do {                                                                                            \
     int64_t ret_ = 0;                                                                             \
     int err_ = 0;                                                                                 \
+    arrive(what);                                                                                 \
     if (rank == 0) {                                                                              \
       ret_ = (call);                                                                              \
       err_ = errno;                                                                               \
@@ -614,6 +667,7 @@ static int open_agreed(const char *what, int dirfd, const char *path, int flags,
   int fd = -1;
   int64_t ok = 0;
   int err = 0;
+  arrive(what);
   if (rank == 0) {
     fd = real_openat(dirfd, path, flags, mode);
     ok = fd >= 0;
@@ -801,6 +855,7 @@ EXPORT FILE *freopen(const char *path, const char *mode, FILE *stream)
   int64_t ok = 0;
   int err = 0;
   FILE *f = NULL;
+  arrive("freopen");
   if (rank == 0) {
     f = real_freopen(path, mode, stream);
     ok = f != NULL;
