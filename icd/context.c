@@ -73,7 +73,8 @@ static cl_int take_properties(cl_context c, const cl_context_properties *props)
 /* Native properties for a domain: the same list with the backend's platform. */
 static cl_context_properties *native_properties(cl_context c, struct tt_backend_platform *bp)
 {
-  cl_context_properties *p = malloc((c->nprops + 2) * sizeof *p);
+  /* The platform pair, the program's other pairs and the terminator. */
+  cl_context_properties *p = malloc((c->nprops + 3) * sizeof *p);
   if (!p)
     return NULL;
   size_t w = 0;

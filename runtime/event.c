@@ -359,8 +359,15 @@ struct native_cb {
   void *data;
   cl_event native;    /* retained while due */
   atomic_int fired;   /* by the backend or by the sweep, whichever came first */
+  atomic_int refs;    /* the backend's call to come, and the list's (then the sweep's) */
   struct native_cb *prev, *next;
 };
+
+static void native_cb_put(struct native_cb *c)
+{
+  if (atomic_fetch_sub(&c->refs, 1) == 1)
+    free(c);
+}
 
 static pthread_mutex_t due_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct native_cb *due;
@@ -381,7 +388,7 @@ static void CL_CALLBACK native_fired(cl_event native, cl_int status, void *data)
 {
   struct native_cb *c = data;
   if (atomic_exchange(&c->fired, 1)) {
-    free(c); /* the sweep ran it already and left it for this call */
+    native_cb_put(c); /* the sweep took it: it runs it and lets go of it */
     return;
   }
   pthread_mutex_lock(&due_lock);
@@ -393,7 +400,8 @@ static void CL_CALLBACK native_fired(cl_event native, cl_int status, void *data)
   c->fn(native, status, c->data);
   TT_NATIVE_DISPATCH(native)->clReleaseEvent(native);
   tt_reaper_leave();
-  free(c);
+  native_cb_put(c);
+  native_cb_put(c);
 }
 
 /* Progress thread: after a failure, runs the due callbacks of failed commands. */
@@ -425,7 +433,7 @@ static void sweep(void)
     TT_LOG(TT_LOG_SCHED, "a failed command's callback was not called by its backend: run now");
     c->fn(c->native, st, c->data);
     TT_NATIVE_DISPATCH(c->native)->clReleaseEvent(c->native);
-    /* c stays allocated: the backend may still call native_fired with it. */
+    native_cb_put(c); /* the backend's reference stays: it may still call native_fired */
   }
   tt_reaper_leave();
 }
@@ -465,6 +473,7 @@ cl_int tt_native_callback(cl_event native, cl_int type,
     return CL_OUT_OF_HOST_MEMORY;
   const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(native);
   *c = (struct native_cb){.fn = fn, .data = data, .native = native};
+  atomic_init(&c->refs, 2);
   d->clRetainEvent(native);
   pthread_mutex_lock(&due_lock);
   c->next = due;
@@ -474,6 +483,10 @@ cl_int tt_native_callback(cl_event native, cl_int type,
   pthread_mutex_unlock(&due_lock);
   cl_int err = d->clSetEventCallback(native, type, native_fired, c);
   if (err != CL_SUCCESS) {
+    if (atomic_exchange(&c->fired, 1)) {
+      native_cb_put(c); /* a sweep took it meanwhile: it runs it */
+      return CL_SUCCESS;
+    }
     pthread_mutex_lock(&due_lock);
     due_unlink(c);
     pthread_mutex_unlock(&due_lock);
