@@ -18,36 +18,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "ranks.h"
+
 static int failures, rank, nranks;
 
-#define CHECK(cond)                                                                               \
-  do {                                                                                            \
-    if (!(cond)) {                                                                                \
-      fprintf(stderr, "# rank %d: %s:%d: check failed: %s\n", rank, __FILE__, __LINE__, #cond);  \
-      failures++;                                                                                 \
-    }                                                                                             \
-  } while (0)
-#define OK(call)                                                                                  \
-  do {                                                                                            \
-    cl_int e_ = (call);                                                                           \
-    if (e_ != CL_SUCCESS) {                                                                       \
-      fprintf(stderr, "# rank %d: %s:%d: %s returned %d\n", rank, __FILE__, __LINE__, #call, e_); \
-      failures++;                                                                                 \
-    }                                                                                             \
-  } while (0)
-
-/* v is the same on every rank (and, with want, equal to it on every rank). */
-static int same_everywhere(int64_t v)
-{
-  int64_t lo = v, hi = v;
-  MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
-  MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
-  return lo == hi;
-}
+/* v is the same on every rank and equal to want. */
 #define AGREE(v, want)                                                                            \
   do {                                                                                            \
     int64_t v_ = (int64_t)(v);                                                                    \
-    CHECK(same_everywhere(v_));                                                                   \
+    CHECK(same_everywhere((uint64_t)v_));                                                         \
     if (v_ != (int64_t)(want)) {                                                                  \
       fprintf(stderr, "# rank %d: %s:%d: %s is %lld, expected %lld\n", rank, __FILE__, __LINE__,  \
               #v, (long long)v_, (long long)(want));                                              \
@@ -134,7 +113,7 @@ static void check_profile(cl_event e)
   for (int i = 0; i < 4; i++) {
     cl_int err = clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_QUEUED + i, sizeof t[i], &t[i], NULL);
     AGREE(err, CL_SUCCESS);
-    CHECK(same_everywhere((int64_t)t[i]));
+    CHECK(same_everywhere((uint64_t)t[i]));
   }
   CHECK(t[0] <= t[1] && t[1] <= t[2] && t[2] <= t[3] && t[3] > 0);
 }
@@ -269,11 +248,11 @@ static void test_local(void)
     cl_ulong used = 0;
     OK(clSetKernelArg(klocal, 1, 4, NULL));
     OK(clGetKernelWorkGroupInfo(klocal, devs[d], CL_KERNEL_LOCAL_MEM_SIZE, sizeof used, &used, NULL));
-    CHECK(same_everywhere((int64_t)used) && used >= 4);
+    CHECK(same_everywhere((uint64_t)used) && used >= 4);
     used -= 4;
     size_t wg = 0;
     OK(clGetKernelWorkGroupInfo(klocal, devs[d], CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL));
-    CHECK(same_everywhere((int64_t)wg));
+    CHECK(same_everywhere((uint64_t)wg));
     size_t lws = wg < 64 ? wg : 64, gws = lws * 4;
     cl_ulong dl = 0;
     OK(clGetDeviceInfo(devs[d], CL_DEVICE_LOCAL_MEM_SIZE, sizeof dl, &dl, NULL));

@@ -11,23 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ranks.h"
+
 static int failures, rank, nranks;
 
-#define CHECK(cond)                                                                               \
-  do {                                                                                            \
-    if (!(cond)) {                                                                                \
-      fprintf(stderr, "# rank %d: %s:%d: check failed: %s\n", rank, __FILE__, __LINE__, #cond);  \
-      failures++;                                                                                 \
-    }                                                                                             \
-  } while (0)
-#define OK(call)                                                                                  \
-  do {                                                                                            \
-    cl_int e_ = (call);                                                                           \
-    if (e_ != CL_SUCCESS) {                                                                       \
-      fprintf(stderr, "# rank %d: %s:%d: %s returned %d\n", rank, __FILE__, __LINE__, #call, e_); \
-      failures++;                                                                                 \
-    }                                                                                             \
-  } while (0)
 
 static cl_platform_id platform;
 static cl_device_id devs[64];
@@ -53,14 +40,6 @@ static uint64_t fnv(const void *p, size_t n, uint64_t h)
   return h;
 }
 
-/* The same value on every rank? */
-static int same_everywhere(uint64_t v)
-{
-  uint64_t lo = v, hi = v;
-  MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
-  MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
-  return lo == hi;
-}
 
 static void test_table(void)
 {
