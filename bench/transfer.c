@@ -1,0 +1,310 @@
+/* Transfer benchmark: Tutti's figures beside raw MPI's (or the backend's), measured in the
+ * same run, medians of several rounds, with their ratio. bench/run-transfer.sh runs it.
+ *
+ *   transfer [--rounds N]            under tutti-run -n N (N >= 2):
+ *     copy 1 MiB and 256 MiB        a buffer written on rank 0's device moved to rank 1's
+ *                                   (clEnqueueMigrateMemObjects + clFinish) against
+ *                                   MPI_Send/MPI_Recv of the same bytes (and a 4-byte answer,
+ *                                   as clFinish gets one); ratio = MPI time / Tutti time
+ *     read 256 MiB, read 64 B       a blocking clEnqueueReadBuffer of a buffer held on rank
+ *                                   0's device, which every rank's host receives, against
+ *                                   MPI_Bcast of the same bytes (slowest rank of each round)
+ *   transfer --host [--rounds N]    one process, the loader showing Tutti and its backend:
+ *     write/read 256 MiB            clEnqueueWriteBuffer/ReadBuffer through Tutti against the
+ *                                   backend's own platform; ratio = backend time / Tutti time
+ * Every figure is a median over the rounds; a ratio of 1 is the baseline's speed. */
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#include <CL/tutti.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CHECK(x)                                                                                  \
+  do {                                                                                            \
+    cl_int e_ = (x);                                                                              \
+    if (e_ != CL_SUCCESS) {                                                                       \
+      fprintf(stderr, "transfer bench: %s failed: %d (line %d)\n", #x, e_, __LINE__);            \
+      exit(1);                                                                                    \
+    }                                                                                             \
+  } while (0)
+
+static double now(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static int cmp(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+  qsort(v, (size_t)n, sizeof *v, cmp);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void report(const char *what, size_t bytes, double tutti, double base, const char *bname)
+{
+  printf("%-34s tutti %10.3f ms %8.2f GB/s   %-10s %10.3f ms %8.2f GB/s   ratio %.2f\n", what,
+         tutti * 1e3, bytes / tutti / 1e9, bname, base * 1e3, bytes / base / 1e9, base / tutti);
+  fflush(stdout);
+}
+
+/* --- one process: Tutti against its backend ------------------------------------------- */
+
+static double host_round(cl_command_queue q, cl_mem m, void *buf, size_t bytes, int write)
+{
+  CHECK(clFinish(q));
+  double t0 = now();
+  if (write)
+    CHECK(clEnqueueWriteBuffer(q, m, CL_TRUE, 0, bytes, buf, 0, NULL, NULL));
+  else
+    CHECK(clEnqueueReadBuffer(q, m, CL_TRUE, 0, bytes, buf, 0, NULL, NULL));
+  return now() - t0;
+}
+
+static int host_mode(int rounds)
+{
+  cl_platform_id ps[8];
+  cl_uint np = 0;
+  CHECK(clGetPlatformIDs(8, ps, &np));
+  cl_platform_id tutti = NULL, base = NULL;
+  char bname[64] = "backend";
+  for (cl_uint i = 0; i < np; i++) {
+    char name[128] = "";
+    clGetPlatformInfo(ps[i], CL_PLATFORM_NAME, sizeof name, name, NULL);
+    if (strstr(name, "Tutti"))
+      tutti = ps[i];
+    else if (!base) {
+      base = ps[i];
+      snprintf(bname, sizeof bname, "%.10s", name);
+    }
+  }
+  if (!tutti || !base) {
+    fprintf(stderr, "transfer --host: the loader must show Tutti and a backend "
+                    "(bench/run-transfer.sh sets that up)\n");
+    return 2;
+  }
+  size_t bytes = (size_t)256 << 20;
+  char *buf = malloc(bytes);
+  memset(buf, 1, bytes);
+  cl_command_queue q[2];
+  cl_mem m[2];
+  cl_context c[2];
+  cl_platform_id which[2] = {tutti, base};
+  for (int k = 0; k < 2; k++) {
+    cl_device_id d;
+    cl_int err;
+    CHECK(clGetDeviceIDs(which[k], CL_DEVICE_TYPE_ALL, 1, &d, NULL));
+    c[k] = clCreateContext(NULL, 1, &d, NULL, NULL, &err);
+    CHECK(err);
+    q[k] = clCreateCommandQueue(c[k], d, 0, &err);
+    CHECK(err);
+    m[k] = clCreateBuffer(c[k], 0, bytes, NULL, &err);
+    CHECK(err);
+    host_round(q[k], m[k], buf, bytes, 1); /* first touch */
+  }
+  double *t = malloc(4 * (size_t)rounds * sizeof *t);
+  for (int r = 0; r < rounds; r++)
+    for (int k = 0; k < 2; k++) {
+      t[(0 * 2 + k) * rounds + r] = host_round(q[k], m[k], buf, bytes, 1);
+      t[(1 * 2 + k) * rounds + r] = host_round(q[k], m[k], buf, bytes, 0);
+    }
+  report("write 256 MiB, one process", bytes, median(t, rounds), median(t + rounds, rounds),
+         bname);
+  report("read 256 MiB, one process", bytes, median(t + 2 * rounds, rounds),
+         median(t + 3 * rounds, rounds), bname);
+  for (int k = 0; k < 2; k++) {
+    clReleaseMemObject(m[k]);
+    clReleaseCommandQueue(q[k]);
+    clReleaseContext(c[k]);
+  }
+  free(t);
+  free(buf);
+  return 0;
+}
+
+/* --- several ranks: Tutti against raw MPI (Tutti's MPI, started by tutti-run) --------- */
+
+/* The slowest rank's time of a round. */
+static double slowest(double t)
+{
+  MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return t;
+}
+
+static void send_bytes(char *buf, size_t bytes, int to)
+{
+  for (size_t at = 0; at < bytes; at += (size_t)1 << 30) {
+    size_t n = bytes - at < ((size_t)1 << 30) ? bytes - at : (size_t)1 << 30;
+    MPI_Send(buf + at, (int)n, MPI_BYTE, to, 7, MPI_COMM_WORLD);
+  }
+}
+
+static void recv_bytes(char *buf, size_t bytes, int from)
+{
+  for (size_t at = 0; at < bytes; at += (size_t)1 << 30) {
+    size_t n = bytes - at < ((size_t)1 << 30) ? bytes - at : (size_t)1 << 30;
+    MPI_Recv(buf + at, (int)n, MPI_BYTE, from, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+}
+
+int main(int argc, char **argv)
+{
+  int rounds = 7, host = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
+      rounds = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--host"))
+      host = 1;
+    else {
+      fprintf(stderr, "usage: transfer [--host] [--rounds N]\n");
+      return 2;
+    }
+  }
+  if (rounds < 1)
+    rounds = 1;
+  if (host)
+    return host_mode(rounds);
+
+  cl_platform_id p;
+  CHECK(clGetPlatformIDs(1, &p, NULL)); /* starts MPI in a tutti-run job */
+  int started = 0, rank, size;
+  MPI_Initialized(&started);
+  if (!started) {
+    fprintf(stderr, "transfer: run it with tutti-run -n 2 (or more)\n");
+    return 2;
+  }
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size < 2) {
+    fprintf(stderr, "transfer: needs 2 ranks or more (tutti-run -n 2)\n");
+    return 2;
+  }
+  cl_device_id d[64];
+  cl_uint n;
+  CHECK(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 64, d, &n));
+  /* The first device of rank 0 and the first of rank 1. */
+  int d0 = -1, d1 = -1;
+  for (cl_uint i = 0; i < n; i++) {
+    cl_int r;
+    CHECK(clGetDeviceInfo(d[i], CL_DEVICE_TUTTI_RANK, sizeof r, &r, NULL));
+    if (r == 0 && d0 < 0)
+      d0 = (int)i;
+    if (r == 1 && d1 < 0)
+      d1 = (int)i;
+  }
+  if (d0 < 0 || d1 < 0) {
+    fprintf(stderr, "transfer: ranks 0 and 1 need a device each\n");
+    return 2;
+  }
+  cl_int err;
+  cl_context ctx = clCreateContext(NULL, n, d, NULL, NULL, &err);
+  CHECK(err);
+  cl_command_queue q0 = clCreateCommandQueue(ctx, d[d0], 0, &err);
+  CHECK(err);
+  cl_command_queue q1 = clCreateCommandQueue(ctx, d[d1], 0, &err);
+  CHECK(err);
+  size_t big = (size_t)256 << 20;
+  char *buf = malloc(big);
+  memset(buf, 3, big);
+  double *tt = malloc((size_t)rounds * sizeof *tt), *tm = malloc((size_t)rounds * sizeof *tm);
+  if (rank == 0)
+    printf("# transfer benchmark: %d ranks, %s (%d rounds, medians)\n", size,
+           "Tutti against raw MPI", rounds);
+
+  /* Copies between the devices of ranks 0 and 1. */
+  const size_t sizes[] = {(size_t)1 << 20, big};
+  for (int s = 0; s < 2; s++) {
+    size_t bytes = sizes[s];
+    cl_mem m = clCreateBuffer(ctx, 0, bytes, NULL, &err);
+    CHECK(err);
+    char pattern = 1;
+    for (int r = -1; r < rounds; r++) {
+      /* Rank 0's device holds the newest bytes, the rest of the job knows it. */
+      CHECK(clEnqueueFillBuffer(q0, m, &pattern, 1, 0, bytes, 0, NULL, NULL));
+      CHECK(clFinish(q0));
+      MPI_Barrier(MPI_COMM_WORLD);
+      double t0 = now();
+      CHECK(clEnqueueMigrateMemObjects(q1, 1, &m, 0, 0, NULL, NULL));
+      CHECK(clFinish(q1));
+      double t = slowest(now() - t0);
+      MPI_Barrier(MPI_COMM_WORLD);
+      t0 = now();
+      int ack = 0;
+      if (rank == 0) {
+        send_bytes(buf, bytes, 1);
+        MPI_Recv(&ack, 4, MPI_BYTE, 1, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      } else if (rank == 1) {
+        recv_bytes(buf, bytes, 0);
+        MPI_Send(&ack, 4, MPI_BYTE, 0, 8, MPI_COMM_WORLD);
+      }
+      double tr = slowest(now() - t0);
+      if (r >= 0) {
+        tt[r] = t;
+        tm[r] = tr;
+      }
+    }
+    if (rank == 0)
+      report(s ? "copy 256 MiB rank 0 -> rank 1" : "copy 1 MiB rank 0 -> rank 1", bytes,
+             median(tt, rounds), median(tm, rounds), "MPI_Send");
+    CHECK(clReleaseMemObject(m));
+  }
+
+  /* Reads of bytes held on rank 0's device, reaching every rank. */
+  const size_t rsizes[] = {big, 64};
+  for (int s = 0; s < 2; s++) {
+    size_t bytes = rsizes[s];
+    int reps = bytes < 4096 ? 100 : 1; /* small ones: per operation, over 100 */
+    cl_mem m = clCreateBuffer(ctx, 0, bytes, NULL, &err);
+    CHECK(err);
+    char pattern = 5;
+    for (int r = -1; r < rounds; r++) {
+      double t = 0;
+      for (int k = 0; k < reps; k++) {
+        CHECK(clEnqueueFillBuffer(q0, m, &pattern, 1, 0, bytes, 0, NULL, NULL));
+        CHECK(clFinish(q0));
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = now();
+        CHECK(clEnqueueReadBuffer(q0, m, CL_TRUE, 0, bytes, buf, 0, NULL, NULL));
+        t += now() - t0;
+      }
+      t = slowest(t / reps);
+      double tr = 0;
+      for (int k = 0; k < reps; k++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = now();
+        MPI_Bcast(buf, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+        tr += now() - t0;
+      }
+      tr = slowest(tr / reps);
+      if (r >= 0) {
+        tt[r] = t;
+        tm[r] = tr;
+      }
+    }
+    if (buf[0] != 5 || buf[bytes - 1] != 5) {
+      fprintf(stderr, "transfer: rank %d read wrong bytes\n", rank);
+      return 1;
+    }
+    char what[64];
+    snprintf(what, sizeof what, "read %s to %d ranks", s ? "64 B" : "256 MiB", size);
+    if (rank == 0)
+      report(what, bytes, median(tt, rounds), median(tm, rounds), "MPI_Bcast");
+    CHECK(clReleaseMemObject(m));
+  }
+  free(tt);
+  free(tm);
+  free(buf);
+  clReleaseCommandQueue(q0);
+  clReleaseCommandQueue(q1);
+  clReleaseContext(ctx);
+  return 0;
+}
