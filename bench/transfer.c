@@ -9,7 +9,9 @@
  *     read 256 MiB, read 64 B       a blocking clEnqueueReadBuffer of a buffer held on rank
  *                                   0's device, which every rank's host receives, against
  *                                   MPI_Bcast of the same bytes (slowest rank of each round)
- *   transfer --host [--rounds N]    one process, the loader showing Tutti and its backend:
+ *   transfer --host [--baseline NAME] [--rounds N]
+ *                                   one process, the loader showing Tutti and its backend
+ *                                   (the first other platform, or the one named NAME):
  *     write/read 256 MiB            clEnqueueWriteBuffer/ReadBuffer through Tutti against the
  *                                   backend's own platform; ratio = backend time / Tutti time
  * Every figure is a median over the rounds; a ratio of 1 is the baseline's speed. */
@@ -70,7 +72,7 @@ static double host_round(cl_command_queue q, cl_mem m, void *buf, size_t bytes, 
   return now() - t0;
 }
 
-static int host_mode(int rounds)
+static int host_mode(int rounds, const char *want)
 {
   cl_platform_id ps[8];
   cl_uint np = 0;
@@ -82,7 +84,7 @@ static int host_mode(int rounds)
     clGetPlatformInfo(ps[i], CL_PLATFORM_NAME, sizeof name, name, NULL);
     if (strstr(name, "Tutti"))
       tutti = ps[i];
-    else if (!base) {
+    else if (!base && (!want || strstr(name, want))) {
       base = ps[i];
       snprintf(bname, sizeof bname, "%.10s", name);
     }
@@ -159,20 +161,23 @@ static void recv_bytes(char *buf, size_t bytes, int from)
 int main(int argc, char **argv)
 {
   int rounds = 7, host = 0;
+  const char *baseline = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
       rounds = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--baseline") && i + 1 < argc)
+      baseline = argv[++i];
     else if (!strcmp(argv[i], "--host"))
       host = 1;
     else {
-      fprintf(stderr, "usage: transfer [--host] [--rounds N]\n");
+      fprintf(stderr, "usage: transfer [--host [--baseline NAME]] [--rounds N]\n");
       return 2;
     }
   }
   if (rounds < 1)
     rounds = 1;
   if (host)
-    return host_mode(rounds);
+    return host_mode(rounds, baseline);
 
   cl_platform_id p;
   CHECK(clGetPlatformIDs(1, &p, NULL)); /* starts MPI in a tutti-run job */

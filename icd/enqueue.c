@@ -40,7 +40,11 @@ struct cmd {
   void *host_ptr;
   size_t host_len;
   bool spread;
-  uint64_t spread_id;
+  uint64_t spread_id; /* the first of one id per piece (spread_pieces) */
+  /* Owner of a read issued in pieces: each piece's native read, retained (else the whole
+   * command's native event readies every piece). */
+  cl_event *piece_ev;
+  size_t npiece_ev;
   uint64_t seq;      /* the command's number, alike on every rank (traces, messages) */
   cl_uint nwait;     /* the user's wait list */
   const cl_event *wait;
@@ -134,6 +138,19 @@ static cl_int cmd_use(struct cmd *c, cl_mem m, size_t off, size_t len, bool read
 
 /* The command leaves [ptr, ptr+len) of host memory filled on its owner: every rank must end
  * with those bytes. Call before cmd_begin; every rank draws the transfer's id. */
+/* Reads reaching every rank travel in pieces: the owner sends a piece as soon as its part of
+ * the read is done, and with three ranks or more a large read goes along a chain (owner,
+ * then the next ranks in turn, each forwarding a piece as it arrives), so that the owner's
+ * link carries the bytes once, as in a pipelined broadcast. Small reads go straight from the
+ * owner to every rank (one hop). */
+#define SPREAD_PIECE ((size_t)4 << 20)
+#define SPREAD_CHAIN_FROM ((size_t)1 << 20)
+
+static size_t spread_pieces(size_t len)
+{
+  return len ? (len + SPREAD_PIECE - 1) / SPREAD_PIECE : 1;
+}
+
 static void cmd_spread(struct cmd *c, void *ptr, size_t len)
 {
   if (!tt_cluster_distributed())
@@ -141,7 +158,7 @@ static void cmd_spread(struct cmd *c, void *ptr, size_t len)
   c->spread = true;
   c->host_ptr = ptr;
   c->host_len = len;
-  c->spread_id = tt_cluster_next_id();
+  c->spread_id = tt_cluster_next_ids(spread_pieces(len));
 }
 
 /* Where the native command puts its event: only asked for when the user wants one, the
@@ -172,47 +189,93 @@ static void note_cmd(const struct cmd *c, cl_event native, cl_command_type type,
                      native, c->d);
 }
 
-struct spread {
-  cl_event done; /* managed: complete when every rank has the bytes */
-  void *ptr;
-  size_t len;
-  uint64_t id;
-  atomic_int pending;
-  cl_int status;
+struct spread;
+struct spread_piece {
+  struct spread *s;
+  size_t index;
 };
 
-static void spread_sent(void *arg, int ok)
+struct spread {
+  cl_event done; /* managed: complete when this rank is through with every piece */
+  char *ptr;
+  size_t len, npieces;
+  uint64_t id;         /* of piece 0; piece i has id + i */
+  int owner, next;     /* next: the rank this one forwards to along the chain, or -1 */
+  bool chain;
+  atomic_int pending;  /* sends and receives of this rank still under way */
+  cl_int status;
+  struct spread_piece *pieces;
+};
+
+static void spread_op_done(struct spread *s, int ok)
 {
-  struct spread *s = arg;
   if (!ok)
     s->status = CL_OUT_OF_RESOURCES;
   if (atomic_fetch_sub(&s->pending, 1) == 1) {
     tt_event_complete(s->done, s->status);
     TT_RELEASE(s->done);
+    free(s->pieces);
     free(s);
   }
 }
 
-static void CL_CALLBACK spread_start(cl_event native, cl_int status, void *arg)
+static void spread_sent(void *arg, int ok)
 {
-  struct spread *s = arg;
-  s->status = status < 0 ? status : CL_COMPLETE;
+  spread_op_done(((struct spread_piece *)arg)->s, ok);
+}
+
+static void piece_bounds(const struct spread *s, size_t i, size_t *off, size_t *len)
+{
+  *off = i * SPREAD_PIECE;
+  *len = s->len - *off < SPREAD_PIECE ? s->len - *off : SPREAD_PIECE;
+}
+
+/* Sends piece i on from this rank: to the next rank of the chain, or from the owner of a
+ * direct spread to every other rank. */
+static void spread_send_piece(struct spread *s, size_t i)
+{
+  struct spread_piece *p = &s->pieces[i];
+  size_t off, len;
+  piece_bounds(s, i, &off, &len);
   int me = tt_cluster_rank(), n = tt_cluster_size();
-  for (int r = 0; r < n; r++)
-    if (r != me && tt_transport_isend(TT_CH_HOST, s->ptr, s->len, r, s->id, spread_sent, s) != 0)
-      TT_WARN("sending %zu bytes of host memory to rank %d failed", s->len, r);
+  for (int r = 0; r < n; r++) {
+    bool to = s->chain ? r == s->next : r != me;
+    if (to && tt_transport_isend(TT_CH_HOST, s->ptr + off, len, r, s->id + i, spread_sent, p) != 0) {
+      TT_WARN("sending %zu bytes of host memory to rank %d failed", len, r);
+      spread_op_done(s, 0);
+    }
+  }
+}
+
+/* Owner: the native read that fills piece i is done. */
+static void CL_CALLBACK spread_piece_ready(cl_event native, cl_int status, void *arg)
+{
+  struct spread_piece *p = arg;
+  struct spread *s = p->s;
+  if (status < 0)
+    s->status = status;
+  spread_send_piece(s, p->index);
   tt_transport_promise(-1);
 }
 
-static void spread_received(void *arg, int ok)
+/* Elsewhere: piece i arrived; along a chain it goes on to the next rank. */
+static void spread_piece_received(void *arg, int ok)
 {
-  cl_event e = arg;
-  tt_event_complete(e, ok ? CL_COMPLETE : CL_OUT_OF_RESOURCES);
-  TT_RELEASE(e);
+  struct spread_piece *p = arg;
+  struct spread *s = p->s;
+  if (ok && s->next >= 0) {
+    spread_send_piece(s, p->index);
+    tt_transport_promise(-1);
+  } else if (s->next >= 0) {
+    spread_op_done(s, 0); /* the forward that will not happen */
+    tt_transport_promise(-1);
+  }
+  spread_op_done(s, ok);
 }
 
 /* The event of a command whose bytes spread over the ranks: the owner sends them once its
- * native command is done, the others receive them. Takes over `native`. */
+ * native command (or each piece's read) is done, the others receive them. Takes over
+ * `native`; the piece events of c stay the caller's. */
 static cl_event spread_event(struct cmd *c, cl_event native, cl_command_type type)
 {
   cl_event e = tt_event_new_managed(c->ctx, c->q, type, c->rank);
@@ -225,27 +288,56 @@ static cl_event spread_event(struct cmd *c, cl_event native, cl_command_type typ
   e->seq = c->seq;
   /* Every later host wait on the queue waits for these bytes too (runtime/event.h). */
   tt_event_spread_pending(e);
+  struct spread *s = calloc(1, sizeof *s);
+  size_t npieces = spread_pieces(c->host_len);
+  struct spread_piece *pieces = s ? calloc(npieces, sizeof *pieces) : NULL;
+  if (!pieces) {
+    free(s);
+    TT_WARN("out of memory spreading %zu bytes of a read", c->host_len);
+    tt_event_complete(e, CL_OUT_OF_HOST_MEMORY);
+    if (native)
+      e->prof = native;
+    return e;
+  }
+  int me = tt_cluster_rank(), n = tt_cluster_size();
+  TT_RETAIN(e);
+  *s = (struct spread){.done = e, .ptr = c->host_ptr, .len = c->host_len, .npieces = npieces,
+                       .id = c->spread_id, .owner = c->rank, .next = -1, .status = CL_COMPLETE,
+                       .pieces = pieces};
+  for (size_t i = 0; i < npieces; i++)
+    pieces[i] = (struct spread_piece){s, i};
+  /* The chain runs owner, owner + 1, ... (mod n); its last rank forwards nothing. */
+  s->chain = n > 2 && c->host_len >= SPREAD_CHAIN_FROM;
+  int pos = (me - s->owner + n) % n;
+  if (s->chain && pos < n - 1)
+    s->next = (me + 1) % n;
+  int prev = (me - 1 + n) % n;
   if (c->actual) {
-    struct spread *s = calloc(1, sizeof *s);
-    if (s) {
-      TT_RETAIN(e);
-      s->done = e;
-      s->ptr = c->host_ptr;
-      s->len = c->host_len;
-      s->id = c->spread_id;
-      atomic_init(&s->pending, tt_cluster_size() - 1);
+    int sends = s->chain ? 1 : n - 1;
+    atomic_init(&s->pending, (int)npieces * sends);
+    for (size_t i = 0; i < npieces; i++) {
+      cl_event ready = c->npiece_ev ? c->piece_ev[i < c->npiece_ev ? i : c->npiece_ev - 1] : native;
       tt_transport_promise(1);
-      if (tt_native_callback(native, CL_COMPLETE, spread_start, s) != CL_SUCCESS) {
-        c->d->clWaitForEvents(1, &native);
-        spread_start(native, CL_COMPLETE, s);
+      if (tt_native_callback(ready, CL_COMPLETE, spread_piece_ready, &pieces[i]) != CL_SUCCESS) {
+        c->d->clWaitForEvents(1, &ready);
+        spread_piece_ready(ready, CL_COMPLETE, &pieces[i]);
       }
     }
     e->prof = native; /* its status and profiling times answer for every rank */
   } else {
-    TT_RETAIN(e);
-    if (tt_transport_irecv(TT_CH_HOST, c->host_ptr, c->host_len, c->rank, c->spread_id,
-                           spread_received, e) != 0)
-      TT_WARN("receiving %zu bytes of host memory from rank %d failed", c->host_len, c->rank);
+    int from = s->chain ? prev : s->owner;
+    atomic_init(&s->pending, (int)npieces * (s->next >= 0 ? 2 : 1));
+    for (size_t i = 0; i < npieces; i++) {
+      size_t off, len;
+      piece_bounds(s, i, &off, &len);
+      if (s->next >= 0)
+        tt_transport_promise(1);
+      if (tt_transport_irecv(TT_CH_HOST, s->ptr + off, len, from, s->id + i,
+                             spread_piece_received, &pieces[i]) != 0) {
+        TT_WARN("receiving %zu bytes of host memory from rank %d failed", len, from);
+        spread_piece_received(&pieces[i], 0);
+      }
+    }
   }
   return e;
 }
@@ -399,6 +491,34 @@ static cl_int host_may_write(cl_mem m)
       return cmd_end((c), e_, NULL, 0, NULL, false);                                              \
   } while (0)
 
+/* The owner's part of a large read reaching every rank: one native read per piece (in order
+ * on the command's queue), so that each piece leaves for the other ranks as soon as it is
+ * read. *ev: the last piece's event, which completes last. */
+static cl_int read_in_pieces(struct cmd *c, cl_mem native, size_t offset, size_t size, void *ptr,
+                             cl_event *ev)
+{
+  size_t n = spread_pieces(size);
+  c->piece_ev = calloc(n, sizeof *c->piece_ev);
+  if (!c->piece_ev)
+    return CL_OUT_OF_HOST_MEMORY;
+  cl_int err = CL_SUCCESS;
+  for (size_t i = 0; i < n && err == CL_SUCCESS; i++) {
+    size_t at = i * SPREAD_PIECE, len = size - at < SPREAD_PIECE ? size - at : SPREAD_PIECE;
+    /* The first read waits for the command's dependencies; the queue orders the rest. */
+    err = c->d->clEnqueueReadBuffer(c->nq->native, native, CL_FALSE, offset + at, len,
+                                    (char *)ptr + at, i ? 0 : c->deps.n,
+                                    i ? NULL : cmd_wait_list(c), &c->piece_ev[i]);
+    if (err == CL_SUCCESS)
+      c->npiece_ev = i + 1;
+  }
+  if (err == CL_SUCCESS) {
+    c->d->clFlush(c->nq->native);
+    c->d->clRetainEvent(c->piece_ev[n - 1]);
+    *ev = c->piece_ev[n - 1];
+  }
+  return err;
+}
+
 cl_int CL_API_CALL tt_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer,
                                           cl_bool blocking_read, size_t offset, size_t size,
                                           void *ptr, cl_uint num_events_in_wait_list,
@@ -418,9 +538,17 @@ cl_int CL_API_CALL tt_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem
   TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
   TRY_CMD(&c, cmd_use(&c, buffer, offset, size, true, false));
   cl_event ev = NULL;
-  cl_int err = !c.actual ? CL_SUCCESS : c.d->clEnqueueReadBuffer(c.nq->native, buffer->native[c.dom], CL_FALSE, offset, size, ptr,
-                                        c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, blocking_read));
-  return cmd_end(&c, err, ev, CL_COMMAND_READ_BUFFER, event, blocking_read);
+  cl_int err = CL_SUCCESS;
+  if (c.actual && c.spread && size > SPREAD_PIECE)
+    err = read_in_pieces(&c, buffer->native[c.dom], offset, size, ptr, &ev);
+  else if (c.actual)
+    err = c.d->clEnqueueReadBuffer(c.nq->native, buffer->native[c.dom], CL_FALSE, offset, size, ptr,
+                                   c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, blocking_read));
+  err = cmd_end(&c, err, ev, CL_COMMAND_READ_BUFFER, event, blocking_read);
+  for (size_t i = 0; i < c.npiece_ev; i++)
+    c.d->clReleaseEvent(c.piece_ev[i]);
+  free(c.piece_ev);
+  return err;
 }
 
 cl_int CL_API_CALL tt_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,

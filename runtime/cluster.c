@@ -475,3 +475,8 @@ uint64_t tt_cluster_next_id(void)
 {
   return atomic_fetch_add(&next_id, 1);
 }
+
+uint64_t tt_cluster_next_ids(uint64_t n)
+{
+  return atomic_fetch_add(&next_id, n);
+}

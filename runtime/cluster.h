@@ -54,6 +54,8 @@ uint64_t tt_cluster_pair_ids(int src, int dst, uint64_t n);
 
 /* Ids that every rank draws alike, in program order: events and reads to host memory. */
 uint64_t tt_cluster_next_id(void);
+/* The first of n consecutive such ids. */
+uint64_t tt_cluster_next_ids(uint64_t n);
 
 extern struct _cl_platform_id tt_platform;
 

@@ -39,7 +39,7 @@ FILE *tt_log_file(void)
 /* A crash prints where it happened (functions of libtutti are named; `addr2line -e
  * libtutti.so OFFSET` gives the line), then the handler that was there before (Open MPI's,
  * whose output may go to a discarded console) or the default takes its course. */
-static const int crash_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+static const int crash_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 static struct sigaction before[sizeof crash_sigs / sizeof crash_sigs[0]];
 
 static void crashed(int sig)
