@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "runtime/env.h"
@@ -135,6 +136,9 @@ static void *progress_main(void *unused)
 {
   /* Never destroy a queue or context here: that may wait for this very thread. */
   tt_reaper_enter();
+  /* Linux lets a sleep of a microsecond last 50 us (the default timer slack): every message
+   * would wait that long to be noticed. The backoff below asks for what it means. */
+  prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
   int cap = 0;
   int *idx = NULL;
   MPI_Status *st = NULL;
