@@ -176,11 +176,17 @@ cl_int tt_event_wait(cl_event e)
   uint64_t t0 = tt_stats_now_ns();
   cl_int s;
   if (!e->native) {
+    /* A managed event: completed by a message (another rank's command, a read's bytes). */
+    bool messages = tt_cluster_distributed() && e->type != CL_COMMAND_USER;
+    if (messages)
+      tt_transport_host_waits(1);
     pthread_mutex_lock(&e->obj.lock);
     while (e->user_status > 0)
       pthread_cond_wait(&e->cond, &e->obj.lock);
     s = e->user_status;
     pthread_mutex_unlock(&e->obj.lock);
+    if (messages)
+      tt_transport_host_waits(-1);
   } else {
     TT_NATIVE_DISPATCH(e->native)->clWaitForEvents(1, &e->native);
     s = tt_event_status(e);

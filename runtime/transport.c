@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <mpi.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -87,6 +88,20 @@ static void check_departed(void)
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
 }
+
+/* Messages of buffer bytes move only while MPI is called on both sides (rendezvous, and the
+ * fragments of a pipelined protocol): a progress thread that sleeps between tests makes a
+ * 1 MiB message take twice its time or more. While such a message is in flight and was
+ * posted or moved lately, the thread polls without sleeping (yielding the core); a receive
+ * that waits longer for its sender lets the backoff return. Guarded by lock. */
+#define LARGE_MESSAGE ((size_t)64 << 10)
+#define HOT_NS 2000000LL
+static int large_inflight;
+static int64_t large_activity_ns;
+/* Only where the rank has cores to spare (4 or more in its affinity): with fewer, the yields
+ * take the core from the very threads (the peer's, the backend's) that move the bytes. */
+static bool hot_polling;
+static atomic_int host_waiting; /* tt_transport_host_waits */
 
 static int busy_requests(void)
 {
@@ -183,8 +198,13 @@ static void *progress_main(void *unused)
         struct op *o = owners[idx[i]];
         if (st[i].MPI_ERROR != MPI_SUCCESS)
           o->failed = 1;
-        if (--o->pending == 0)
+        if (--o->pending == 0) {
           done[ndone++] = o;
+          if (o->len >= LARGE_MESSAGE && !o->watch) {
+            large_inflight--;
+            large_activity_ns = now_ns();
+          }
+        }
         owners[idx[i]] = NULL;
       }
       /* Compact: drop the completed requests (MPI set them to MPI_REQUEST_NULL). */
@@ -209,7 +229,14 @@ static void *progress_main(void *unused)
        * are awaited), so that an idle rank leaves the cores to the backends' kernels. */
       pthread_mutex_lock(&lock);
       long cap = busy_requests() ? 50000 : 5000000;
+      bool hot = hot_polling && ((large_inflight > 0 && now_ns() - large_activity_ns < HOT_NS) ||
+                                 atomic_load(&host_waiting) > 0);
       pthread_mutex_unlock(&lock);
+      if (hot) {
+        sched_yield();
+        pthread_mutex_lock(&lock);
+        continue;
+      }
       backoff_ns = backoff_ns ? backoff_ns * 2 : 1000;
       if (backoff_ns > cap)
         backoff_ns = cap;
@@ -255,6 +282,8 @@ int tt_transport_start(const void *world_ptr)
   MPI_Comm_get_attr(world, MPI_TAG_UB, &ub, &flag);
   if (flag)
     tag_ub = *ub;
+  cpu_set_t cores;
+  hot_polling = sched_getaffinity(0, sizeof cores, &cores) == 0 && CPU_COUNT(&cores) >= 4;
   if (pthread_create(&progress, NULL, progress_main, NULL) != 0)
     return -1;
   started = true;
@@ -362,6 +391,10 @@ static int post_op(bool send, enum tt_channel ch, void *buf, size_t len, int pee
   if (rc != MPI_SUCCESS)
     o->failed = 1;
   bool nothing_posted = o->pending == 0;
+  if (!nothing_posted && len >= LARGE_MESSAGE && !watch) {
+    large_inflight++;
+    large_activity_ns = now_ns();
+  }
   pthread_cond_signal(&wake);
   pthread_mutex_unlock(&lock);
   if (rc != MPI_SUCCESS)
@@ -405,6 +438,11 @@ void tt_transport_describe_with(enum tt_channel ch, void (*fn)(void *arg, char *
   pthread_mutex_lock(&lock);
   describers[ch] = fn;
   pthread_mutex_unlock(&lock);
+}
+
+void tt_transport_host_waits(int delta)
+{
+  atomic_fetch_add(&host_waiting, delta);
 }
 
 void tt_transport_on_poll(void (*fn)(void))

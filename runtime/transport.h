@@ -70,6 +70,10 @@ void tt_transport_describe_with(enum tt_channel ch, void (*fn)(void *arg, char *
  * transport runs); it must be quick and must not block. Up to four of them. */
 void tt_transport_on_poll(void (*fn)(void));
 
+/* A host thread starts (+1) or ends (-1) waiting for something a message will complete:
+ * meanwhile the progress thread polls without sleeping, where the rank has cores to spare. */
+void tt_transport_host_waits(int delta);
+
 /* Blocking collectives over all ranks (host thread, program order). */
 int tt_transport_allgatherv(const void *mine, size_t len, void **all, size_t **lens);
 int tt_transport_bcast(void *buf, size_t len, int root);
