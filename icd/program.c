@@ -548,17 +548,15 @@ cl_program CL_API_CALL tt_clLinkProgram(cl_context context, cl_uint num_devices,
     err = merge_error(err, e);
   }
   err = share_build_results(p, err);
-  /* A failed link still returns a program whose build log tells why. */
+  /* A failed link still returns a program whose build log tells why: on every rank, whether
+   * or not this rank's backend made one (the outcome is the job's, shared above). */
   if (err == CL_LINK_PROGRAM_FAILURE) {
-    for (cl_uint k = 0; k < context->ndomains; k++)
-      if (p->native[k]) {
-        if (pfn_notify)
-          pfn_notify(p, user_data);
-        free(nd);
-        free(np);
-        tt_set_err(errcode_ret, err);
-        return p;
-      }
+    if (pfn_notify)
+      pfn_notify(p, user_data);
+    free(nd);
+    free(np);
+    tt_set_err(errcode_ret, err);
+    return p;
   }
   if (err == CL_SUCCESS && pfn_notify)
     pfn_notify(p, user_data);

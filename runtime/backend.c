@@ -173,9 +173,38 @@ static void read_vendors_dir(const char *dir)
   free(list);
 }
 
+/* PoCL 3.1 fails (an assertion in pocl_driver_link_program, or CL_LINK_PROGRAM_FAILURE) when
+ * processes compile and link the same program at once in one kernel cache: the ranks of a
+ * node do exactly that. Before PoCL reads its settings, each rank of a node with several
+ * gets a cache directory of its own under the usual one (builds stay cached per rank). */
+static void own_pocl_cache(void)
+{
+  const char *local = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  const char *nlocal = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  if (!local)
+    local = getenv("MPI_LOCALRANKID"); /* MPICH's Hydra */
+  if (!nlocal)
+    nlocal = getenv("MPI_LOCALNRANKS");
+  if (!local || !nlocal || atoi(nlocal) <= 1)
+    return;
+  const char *base = getenv("POCL_CACHE_DIR");
+  char dir[4096];
+  if (base && *base)
+    snprintf(dir, sizeof dir, "%s/tutti-rank%d", base, atoi(local));
+  else if (getenv("XDG_CACHE_HOME"))
+    snprintf(dir, sizeof dir, "%s/pocl/kcache/tutti-rank%d", getenv("XDG_CACHE_HOME"), atoi(local));
+  else if (getenv("HOME"))
+    snprintf(dir, sizeof dir, "%s/.cache/pocl/kcache/tutti-rank%d", getenv("HOME"), atoi(local));
+  else
+    return;
+  setenv("POCL_CACHE_DIR", dir, 1);
+  TT_LOG(TT_LOG_BACKEND, "PoCL's kernel cache of this rank: %s", dir);
+}
+
 static void discover(void)
 {
   const struct tt_env *env = tt_env();
+  own_pocl_cache();
   read_vendors_dir(env->backend_vendors ? env->backend_vendors : "/etc/OpenCL/vendors");
   if (env->backend_libs) {
     char *copy = strdup(env->backend_libs);
