@@ -491,6 +491,16 @@ static cl_int host_may_write(cl_mem m)
       return cmd_end((c), e_, NULL, 0, NULL, false);                                              \
   } while (0)
 
+/* Whether a blocking read or write goes to the backend blocking: when it waits for nothing
+ * and its bytes stay on this rank, the backend's own blocking copy (NVIDIA copies pageable
+ * memory faster so) is the whole command; the plan lock is held meanwhile, but nothing
+ * this command waits for needs it. Else it is issued non-blocking and waited for after the
+ * lock is dropped. */
+static cl_bool native_blocking(const struct cmd *c, cl_bool blocking)
+{
+  return blocking && !c->spread && c->deps.n == 0 ? CL_TRUE : CL_FALSE;
+}
+
 /* The owner's part of a large read reaching every rank: one native read per piece (in order
  * on the command's queue), so that each piece leaves for the other ranks as soon as it is
  * read. *ev: the last piece's event, which completes last. */
@@ -542,7 +552,7 @@ cl_int CL_API_CALL tt_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem
   if (c.actual && c.spread && size > SPREAD_PIECE)
     err = read_in_pieces(&c, buffer->native[c.dom], offset, size, ptr, &ev);
   else if (c.actual)
-    err = c.d->clEnqueueReadBuffer(c.nq->native, buffer->native[c.dom], CL_FALSE, offset, size, ptr,
+    err = c.d->clEnqueueReadBuffer(c.nq->native, buffer->native[c.dom], native_blocking(&c, blocking_read), offset, size, ptr,
                                    c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, blocking_read));
   err = cmd_end(&c, err, ev, CL_COMMAND_READ_BUFFER, event, blocking_read);
   for (size_t i = 0; i < c.npiece_ev; i++)
@@ -572,7 +582,7 @@ cl_int CL_API_CALL tt_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_me
   TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
   TRY_CMD(&c, cmd_use(&c, buffer, offset, size, false, true));
   cl_event ev = NULL;
-  cl_int err = !c.actual ? CL_SUCCESS : c.d->clEnqueueWriteBuffer(c.nq->native, buffer->native[c.dom], CL_FALSE, offset, size,
+  cl_int err = !c.actual ? CL_SUCCESS : c.d->clEnqueueWriteBuffer(c.nq->native, buffer->native[c.dom], native_blocking(&c, blocking_write), offset, size,
                                          ptr, c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, blocking_write));
   return cmd_end(&c, err, ev, CL_COMMAND_WRITE_BUFFER, event, blocking_write);
 }
