@@ -162,10 +162,76 @@ void tt_deps_init(struct tt_deps *d)
   d->ev = d->inline_ev;
   d->n = 0;
   d->cap = sizeof d->inline_ev / sizeof d->inline_ev[0];
+  d->gate = NULL;
+}
+
+struct tt_gate {
+  cl_event user;      /* native user event of the command's domain */
+  atomic_int pending; /* dependencies still running, plus one until the command is issued */
+  atomic_int status;  /* CL_COMPLETE, or the first error of a dependency */
+};
+
+static void gate_step(struct tt_gate *g)
+{
+  if (atomic_fetch_sub(&g->pending, 1) != 1)
+    return;
+  const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(g->user);
+  d->clSetUserEventStatus(g->user, atomic_load(&g->status));
+  d->clReleaseEvent(g->user);
+  free(g);
+}
+
+static void CL_CALLBACK gate_dependency_done(cl_event ev, cl_int status, void *arg)
+{
+  struct tt_gate *g = arg;
+  int expected = CL_COMPLETE;
+  if (status < 0)
+    atomic_compare_exchange_strong(&g->status, &expected, status);
+  gate_step(g);
+}
+
+/* Puts one dependency behind the gate (taking over its reference). */
+static cl_int gate_take(struct tt_gate *g, cl_event native)
+{
+  atomic_fetch_add(&g->pending, 1);
+  cl_int err = tt_native_callback(native, CL_COMPLETE, gate_dependency_done, g);
+  TT_NATIVE_DISPATCH(native)->clReleaseEvent(native);
+  if (err != CL_SUCCESS)
+    gate_dependency_done(NULL, err, g);
+  return CL_SUCCESS;
+}
+
+/* From now on d's dependencies go through a gate of domain dom (runtime/plan.h). */
+static cl_int deps_gate(struct tt_deps *d, cl_context ctx, cl_uint dom)
+{
+  if (d->gate)
+    return CL_SUCCESS;
+  struct tt_gate *g = calloc(1, sizeof *g);
+  if (!g)
+    return CL_OUT_OF_HOST_MEMORY;
+  cl_int err = CL_SUCCESS;
+  g->user = ctx->domains[dom].bp->d->clCreateUserEvent(ctx->domains[dom].native, &err);
+  if (!g->user) {
+    free(g);
+    return err ? err : CL_OUT_OF_RESOURCES;
+  }
+  atomic_init(&g->pending, 1);
+  atomic_init(&g->status, CL_COMPLETE);
+  for (cl_uint i = 0; i < d->n; i++)
+    gate_take(g, d->ev[i]);
+  d->n = 0;
+  /* The list holds the gate (a reference of its own); the gate keeps its user event until
+   * it sets it. */
+  TT_NATIVE_DISPATCH(g->user)->clRetainEvent(g->user);
+  d->ev[d->n++] = g->user;
+  d->gate = g;
+  return CL_SUCCESS;
 }
 
 cl_int tt_deps_take(struct tt_deps *d, cl_event native)
 {
+  if (d->gate)
+    return gate_take(d->gate, native);
   for (cl_uint i = 0; i < d->n; i++)
     if (d->ev[i] == native) {
       TT_NATIVE_DISPATCH(native)->clReleaseEvent(native);
@@ -190,6 +256,8 @@ cl_int tt_deps_take(struct tt_deps *d, cl_event native)
 
 void tt_deps_release(struct tt_deps *d)
 {
+  if (d->gate)
+    gate_step(d->gate); /* the command is issued (or failed to be): the gate may open */
   for (cl_uint i = 0; i < d->n; i++)
     TT_NATIVE_DISPATCH(d->ev[i])->clReleaseEvent(d->ev[i]);
   if (d->ev != d->inline_ev)
@@ -216,6 +284,11 @@ cl_int tt_plan_wait_list(struct tt_deps *d, cl_context ctx, cl_uint dom, cl_uint
      * error; so may those of commands that may fail themselves. */
     if (!list[i]->native || list[i]->may_fail)
       d->may_fail = true;
+  }
+  if (d->may_fail && ctx->domains[dom].local) {
+    cl_int err = deps_gate(d, ctx, dom);
+    if (err != CL_SUCCESS)
+      return err;
   }
   for (cl_uint i = 0; i < n && ctx->domains[dom].local; i++) {
     cl_event native;

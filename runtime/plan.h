@@ -20,10 +20,16 @@
  * forever), so Tutti's own ordering never passes such an event on: it waits for it through
  * a user event that completes however the command ended. The user's own wait lists pass
  * failures on, as the specification says. */
+struct tt_gate;
 struct tt_deps {
   cl_event *ev;
   cl_uint n, cap;
   bool may_fail;
+  /* Once may_fail: every dependency goes through one gate, a user event the command alone
+   * waits on (PoCL 3.1 frees a command that failed through one dependency while another
+   * still lists it, and crashes when that one completes). Completed at tt_deps_release,
+   * after the command was issued, once every dependency ended. */
+  struct tt_gate *gate;
   cl_event inline_ev[8];
 };
 
