@@ -84,6 +84,22 @@ static char *filtered_extensions(const char *all)
   return out;
 }
 
+/* "OpenCL 3.0 PoCL ..." -> "OpenCL 1.2 PoCL ..." (prefix "OpenCL " or "OpenCL C "). */
+static char *version_1_2(const char *backend, const char *prefix)
+{
+  const char *rest = backend;
+  size_t n = strlen(prefix);
+  if (!strncmp(rest, prefix, n)) {
+    rest += n;
+    rest += strcspn(rest, " "); /* the backend's version number */
+    rest += strspn(rest, " ");
+  }
+  char *out = malloc(n + 4 + strlen(rest) + 2);
+  if (out)
+    sprintf(out, "%s1.2%s%s", prefix, *rest ? " " : "", rest);
+  return out;
+}
+
 cl_int tt_device_query(cl_device_id d, cl_device_info param, size_t size, void *value,
                        size_t *size_ret)
 {
@@ -119,9 +135,37 @@ cl_int CL_API_CALL tt_clGetDeviceInfo(cl_device_id device, cl_device_info param_
   cl_bool actual = device->actual;
   char *s = NULL;
   cl_int err;
+  size_t no_size = 0;
+  cl_device_type type = device->type & ~(cl_device_type)CL_DEVICE_TYPE_DEFAULT;
   switch (param_name) {
   case CL_DEVICE_TYPE:
-    return TT_INFO(device->type);
+    /* One type: CL_DEVICE_TYPE_DEFAULT is what clGetDeviceIDs is asked for, and answers
+     * with the first device, not a type a device has. */
+    return TT_INFO(type);
+  case CL_DEVICE_IMAGE2D_MAX_WIDTH:
+  case CL_DEVICE_IMAGE2D_MAX_HEIGHT:
+  case CL_DEVICE_IMAGE3D_MAX_WIDTH:
+  case CL_DEVICE_IMAGE3D_MAX_HEIGHT:
+  case CL_DEVICE_IMAGE3D_MAX_DEPTH:
+  case CL_DEVICE_IMAGE_MAX_BUFFER_SIZE:
+  case CL_DEVICE_IMAGE_MAX_ARRAY_SIZE:
+    /* No images (CL_DEVICE_IMAGE_SUPPORT is CL_FALSE): no image limits either. */
+    return TT_INFO(no_size);
+  case CL_DEVICE_MAX_READ_IMAGE_ARGS:
+  case CL_DEVICE_MAX_WRITE_IMAGE_ARGS:
+  case CL_DEVICE_MAX_SAMPLERS:
+    return TT_INFO(zero);
+  case CL_DEVICE_VERSION:
+  case CL_DEVICE_OPENCL_C_VERSION:
+    /* The version Tutti offers, with the backend's own words after it. */
+    err = query_string(device, param_name, &s);
+    if (err == CL_SUCCESS) {
+      char *v = version_1_2(s, param_name == CL_DEVICE_VERSION ? "OpenCL " : "OpenCL C ");
+      err = v ? TT_INFO_STR(v) : CL_OUT_OF_HOST_MEMORY;
+      free(v);
+    }
+    free(s);
+    return err;
   case CL_DEVICE_PLATFORM:
     return TT_INFO(platform);
   case CL_DEVICE_IMAGE_SUPPORT:

@@ -411,6 +411,9 @@ cl_int CL_API_CALL tt_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t
     TT_RETURN_IF(arg_size == 0, CL_INVALID_ARG_SIZE);
     break;
   case TT_ARG_SAMPLER:
+    /* CL_INVALID_ARG_SIZE if arg_size does not match the size of the data type for an
+     * argument that is a sampler. */
+    TT_RETURN_IF(arg_size != sizeof(cl_sampler), CL_INVALID_ARG_SIZE);
     /* CL_INVALID_SAMPLER for an argument declared to be of type sampler_t when the specified
      * arg_value is not a valid sampler object (none can exist). */
     TT_RETURN_IF(1, CL_INVALID_SAMPLER);

@@ -76,7 +76,15 @@ void test_device(struct fixture *f)
     OK(clGetDeviceInfo(dev, CL_DEVICE_PLATFORM, sizeof p, &p, NULL));
     CHECK(p == f->platform);
     OK(clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof t, &t, NULL));
-    CHECK(((t & CL_DEVICE_TYPE_DEFAULT) != 0) == (i == 0));
+    /* One type each; CL_DEVICE_TYPE_DEFAULT is a query (answered by the first device). */
+    CHECK(t != 0 && (t & (t - 1)) == 0 && !(t & CL_DEVICE_TYPE_DEFAULT));
+    size_t image_width = 1;
+    OK(clGetDeviceInfo(dev, CL_DEVICE_IMAGE2D_MAX_WIDTH, sizeof image_width, &image_width, NULL));
+    CHECK(image_width == 0);
+    OK(clGetDeviceInfo(dev, CL_DEVICE_VERSION, sizeof s, s, NULL));
+    CHECK(!strncmp(s, "OpenCL 1.2", 10));
+    OK(clGetDeviceInfo(dev, CL_DEVICE_OPENCL_C_VERSION, sizeof s, s, NULL));
+    CHECK(!strncmp(s, "OpenCL C 1.2", 12));
     OK(clGetDeviceInfo(dev, CL_DEVICE_IMAGE_SUPPORT, sizeof b, &b, NULL));
     CHECK(b == CL_FALSE);
     OK(clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof s, s, NULL));
