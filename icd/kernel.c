@@ -485,8 +485,14 @@ static cl_int kernel_query(cl_kernel k, cl_int (*ask)(cl_kernel, cl_uint, const 
 static cl_int ask_attributes(cl_kernel k, cl_uint d, const void *what, void *v, size_t size,
                              size_t *len)
 {
-  return TT_NCALL(k->context->domains[d].bp, clGetKernelInfo, k->native[d], CL_KERNEL_ATTRIBUTES,
-                  size, v, len);
+  cl_int err = TT_NCALL(k->context->domains[d].bp, clGetKernelInfo, k->native[d],
+                        CL_KERNEL_ATTRIBUTES, size - 1, v, len);
+  /* A string: its size is its length and the terminator, whatever the backend said. */
+  if (err == CL_SUCCESS) {
+    ((char *)v)[*len < size ? *len : size - 1] = 0;
+    *len = strlen(v) + 1;
+  }
+  return err;
 }
 
 struct arg_question {
@@ -603,6 +609,11 @@ cl_int CL_API_CALL tt_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_indx,
   TT_RETURN_IF(!tt_object_valid(kernel, TT_KERNEL), CL_INVALID_KERNEL);
   /* CL_INVALID_ARG_INDEX if arg_indx is not a valid argument index. */
   TT_RETURN_IF(arg_indx >= kernel->nargs, CL_INVALID_ARG_INDEX);
+  /* CL_KERNEL_ARG_INFO_NOT_AVAILABLE if the argument information is not available for
+   * kernel: Tutti builds every program with -cl-kernel-arg-info for itself, but answers as
+   * the program's own options would have. */
+  const char *opts = kernel->program->options;
+  TT_RETURN_IF(!opts || !strstr(opts, "-cl-kernel-arg-info"), CL_KERNEL_ARG_INFO_NOT_AVAILABLE);
   struct arg_question q = {arg_indx, param_name};
   return kernel_query(kernel, ask_arg_info, &q, param_value_size, param_value,
                       param_value_size_ret);

@@ -229,9 +229,21 @@ void test_kernel(struct fixture *f)
   OK(clEnqueueNDRangeKernel(f->q[0], k, 1, NULL, &gws, &lws, 0, NULL, NULL));
   OK(clFinish(f->q[0]));
 
-  /* Argument info, from -cl-kernel-arg-info that Tutti always adds. */
+  /* Argument info: only when the program's own options asked for it (Tutti always builds
+   * with -cl-kernel-arg-info for itself). */
   cl_kernel_arg_address_qualifier aq;
   cl_kernel_arg_type_qualifier tq;
+  CHECK_ERR(CL_KERNEL_ARG_INFO_NOT_AVAILABLE,
+            clGetKernelArgInfo(k, 0, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, NULL));
+  cl_program pi = clCreateProgramWithSource(f->ctx, 1, &good, NULL, &err);
+  OK(err);
+  OK(clBuildProgram(pi, 0, NULL, "-cl-kernel-arg-info", NULL, NULL));
+  OK(clReleaseKernel(k));
+  k = clCreateKernel(pi, "scratch", &err);
+  OK(err);
+  OK(clSetKernelArg(k, 0, 4 * sizeof(int), NULL));
+  OK(clSetKernelArg(k, 1, sizeof m, &m));
+  OK(clSetKernelArg(k, 2, sizeof m, &m));
   OK(clGetKernelArgInfo(k, 0, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, NULL));
   CHECK(aq == CL_KERNEL_ARG_ADDRESS_LOCAL);
   OK(clGetKernelArgInfo(k, 1, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, NULL));
@@ -239,7 +251,7 @@ void test_kernel(struct fixture *f)
   OK(clGetKernelArgInfo(k, 2, CL_KERNEL_ARG_NAME, sizeof s, s, NULL));
   CHECK(!strcmp(s, "o"));
   CHECK_ERR(CL_INVALID_ARG_INDEX, clGetKernelArgInfo(k, 9, CL_KERNEL_ARG_NAME, sizeof s, s, NULL));
-  cl_kernel ka = clCreateKernel(p, "add", &err);
+  cl_kernel ka = clCreateKernel(pi, "add", &err);
   OK(clGetKernelArgInfo(ka, 0, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof tq, &tq, NULL));
   CHECK(tq & CL_KERNEL_ARG_TYPE_CONST);
   OK(clReleaseKernel(ka));
@@ -262,6 +274,7 @@ void test_kernel(struct fixture *f)
   OK(clReleaseMemObject(m));
   CHECK_ERR(CL_INVALID_KERNEL_ARGS, clEnqueueNDRangeKernel(f->q[0], k, 1, NULL, &gws, &lws, 0, NULL, NULL));
   OK(clReleaseKernel(k));
+  OK(clReleaseProgram(pi));
   OK(clReleaseProgram(p));
   CHECK_ERR(CL_INVALID_KERNEL, clReleaseKernel((cl_kernel)GARBAGE));
   CHECK_ERR(CL_INVALID_PROGRAM, clReleaseProgram((cl_program)GARBAGE));

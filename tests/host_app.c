@@ -89,6 +89,18 @@ int main(int argc, char **argv)
     perror("host_app: mkdir");
   if (rmdir(dir) != 0)
     perror("host_app: rmdir");
+  /* A directory made only when missing, then a file in it: every rank sees it missing (rank
+   * 0 makes it only once every rank reached the mkdir), so every rank makes the same calls. */
+  struct stat st;
+  if (stat(dir, &st) != 0 && mkdir(dir, 0755) != 0)
+    perror("host_app: mkdir when missing");
+  char inside[4200];
+  snprintf(inside, sizeof inside, "%s/inside", dir);
+  FILE *in_dir = fopen(inside, "w");
+  if (!in_dir || fprintf(in_dir, "x\n") != 2 || fclose(in_dir) != 0)
+    perror("host_app: a file in the new directory");
+  if (unlink(inside) != 0 || rmdir(dir) != 0)
+    perror("host_app: removing the new directory");
 
   FILE *f = fopen(file, "a");
   if (!f) {
