@@ -1,4 +1,4 @@
-/* What the host layer (tools/preload_host.c, in libtutti-host.so, which tutti-run preloads)
+/* What the host layer (host/preload_host.c, in libtutti-host.so, which tutti-run preloads)
  * asks of the job: it runs in the program before any OpenCL call may have started Tutti, so
  * it loads libtutti.so and finds this table by the one name below (doc/cluster.md, "The
  * host layer"). */

@@ -18,7 +18,7 @@ static FILE *log_file;
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 
 /* Under tutti-run's --output=rank0 the host layer sends other ranks' standard error to
- * /dev/null and keeps the real one for Tutti (tools/preload_host.c). */
+ * /dev/null and keeps the real one for Tutti (host/preload_host.c). */
 static void open_log(void)
 {
   int (*shim_fd)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "tutti_shim_log_fd");

@@ -47,6 +47,12 @@ if [ "$what" = check ]; then
     err=$(sed -n 's/^# ERROR: *//p' test-suite.log | head -n 1)
     echo "${pass:-0} passed, $(( ${fail:-0} + ${err:-0} )) failed"
   fi
+  # The build and the tests leave the checkout as it was: every product is ignored.
+  if git rev-parse --git-dir >/dev/null 2>&1 && [ -n "$(git status --porcelain)" ]; then
+    echo "bootstrap: the build or the tests left files git does not ignore:" >&2
+    git status --porcelain >&2
+    [ $status = 0 ] && status=1
+  fi
   exit $status
 fi
 
