@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <ucontext.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -42,14 +43,42 @@ FILE *tt_log_file(void)
 static const int crash_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 static struct sigaction before[sizeof crash_sigs / sizeof crash_sigs[0]];
 
-static void crashed(int sig)
+/* The instruction that faulted, from the signal's context (the unwinder may not get past
+ * the signal frame: then this is the one line that says where). */
+static void *fault_pc(void *ucontext)
 {
-  char head[96];
+  ucontext_t *uc = ucontext;
+#if defined(__x86_64__)
+  return uc ? (void *)uc->uc_mcontext.gregs[REG_RIP] : NULL;
+#elif defined(__aarch64__)
+  return uc ? (void *)uc->uc_mcontext.pc : NULL;
+#else
+  (void)uc;
+  return NULL;
+#endif
+}
+
+static void crashed(int sig, siginfo_t *info, void *ucontext)
+{
+  char head[640];
+  int fd = fileno(tt_log_file());
   int n = snprintf(head, sizeof head, "[tutti %d] crashed with signal %d; the stack:\n",
                    tt_cluster_rank(), sig);
-  int fd = fileno(tt_log_file());
   ssize_t w = write(fd, head, (size_t)n);
   (void)w;
+  void *pc = fault_pc(ucontext);
+  Dl_info where;
+  if (pc && dladdr(pc, &where) && where.dli_fname) {
+    /* "addr2line -f -e LIB OFFSET" names the function and line, static ones too. */
+    n = snprintf(head, sizeof head, "[tutti %d] at %s%s+%#lx (offset %#lx in %s; addr2line -f -e "
+                 "%s %#lx)\n", tt_cluster_rank(), where.dli_sname ? where.dli_sname : "",
+                 where.dli_sname ? " " : "",
+                 (unsigned long)((char *)pc - (char *)(where.dli_saddr ? where.dli_saddr : where.dli_fbase)),
+                 (unsigned long)((char *)pc - (char *)where.dli_fbase), where.dli_fname,
+                 where.dli_fname, (unsigned long)((char *)pc - (char *)where.dli_fbase));
+    w = write(fd, head, (size_t)(n < (int)sizeof head ? n : (int)sizeof head - 1));
+  }
+  (void)info;
   void *frames[64];
   backtrace_symbols_fd(frames, backtrace(frames, 64), fd);
   for (size_t i = 0; i < sizeof crash_sigs / sizeof crash_sigs[0]; i++)
@@ -66,7 +95,8 @@ void tt_log_crash_handler(void)
   for (size_t i = 0; i < sizeof crash_sigs / sizeof crash_sigs[0]; i++) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = crashed;
+    sa.sa_sigaction = crashed;
+    sa.sa_flags = SA_SIGINFO;
     sigaction(crash_sigs[i], &sa, &before[i]);
   }
 }
