@@ -24,6 +24,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
+
 #define CHECK(x)                                                                                  \
   do {                                                                                            \
     cl_int e_ = (x);                                                                              \
@@ -32,19 +34,6 @@
       exit(1);                                                                                    \
     }                                                                                             \
   } while (0)
-
-static double now(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 
 static double median(double *v, int n)
 {

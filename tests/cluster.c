@@ -391,16 +391,9 @@ static void test_attach(void)
 int main(int argc, char **argv)
 {
   OK(clGetPlatformIDs(1, &platform, NULL));
-  int started = 0;
-  MPI_Initialized(&started);
-  /* tutti-run starts one rank without mpirun, and Tutti then no MPI: a singleton here. */
-  int own_mpi = !started;
-  if (own_mpi && MPI_Init(&argc, &argv) != MPI_SUCCESS) {
-    fprintf(stderr, "%s: MPI does not start\n", argv[0]);
+  int own_mpi = ranks_start(&argc, &argv, &rank, &nranks);
+  if (own_mpi < 0)
     return 1;
-  }
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
   OK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 64, devs, &ndevs));
   cl_int err;
   ctx = clCreateContext(NULL, ndevs, devs, NULL, NULL, &err);

@@ -34,4 +34,20 @@ static inline int same_everywhere(uint64_t v)
   return lo == hi;
 }
 
+/* MPI of the job: Tutti's (a tutti-run job of several ranks), or a singleton started here
+ * (tutti-run runs one rank without mpirun, and Tutti then starts none). Returns 1 when this
+ * program started MPI (it finalizes it), 0 when Tutti did, -1 when MPI does not start. */
+static inline int ranks_start(int *argc, char ***argv, int *rank, int *nranks)
+{
+  int started = 0;
+  MPI_Initialized(&started);
+  if (!started && MPI_Init(argc, argv) != MPI_SUCCESS) {
+    fprintf(stderr, "%s: MPI does not start\n", (*argv)[0]);
+    return -1;
+  }
+  MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  MPI_Comm_size(MPI_COMM_WORLD, nranks);
+  return !started;
+}
+
 #endif
