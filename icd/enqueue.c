@@ -136,8 +136,6 @@ static cl_int cmd_use(struct cmd *c, cl_mem m, size_t off, size_t len, bool read
   return tt_plan_use(&c->deps, c->ctx, c->dom, c->nq, m, off, len, reads, writes);
 }
 
-/* The command leaves [ptr, ptr+len) of host memory filled on its owner: every rank must end
- * with those bytes. Call before cmd_begin; every rank draws the transfer's id. */
 /* Reads reaching every rank travel in pieces: the owner sends a piece as soon as its part of
  * the read is done, and with three ranks or more a large read goes along a chain (owner,
  * then the next ranks in turn, each forwarding a piece as it arrives), so that the owner's
@@ -151,6 +149,15 @@ static size_t spread_pieces(size_t len)
   return len ? (len + SPREAD_PIECE - 1) / SPREAD_PIECE : 1;
 }
 
+/* Where piece i of a spread of len bytes lies. */
+static void piece_bounds(size_t len, size_t i, size_t *off, size_t *n)
+{
+  *off = i * SPREAD_PIECE;
+  *n = len - *off < SPREAD_PIECE ? len - *off : SPREAD_PIECE;
+}
+
+/* The command leaves [ptr, ptr+len) of host memory filled on its owner: every rank must end
+ * with those bytes. Call before cmd_begin; every rank draws the transfer's ids. */
 static void cmd_spread(struct cmd *c, void *ptr, size_t len)
 {
   if (!tt_cluster_distributed())
@@ -198,9 +205,9 @@ struct spread_piece {
 struct spread {
   cl_event done; /* managed: complete when this rank is through with every piece */
   char *ptr;
-  size_t len, npieces;
+  size_t len;
   uint64_t id;         /* of piece 0; piece i has id + i */
-  int owner, next;     /* next: the rank this one forwards to along the chain, or -1 */
+  int next;            /* the rank this one forwards to along the chain, or -1 */
   bool chain;
   atomic_int pending;  /* sends and receives of this rank still under way */
   cl_int status;
@@ -224,19 +231,13 @@ static void spread_sent(void *arg, int ok)
   spread_op_done(((struct spread_piece *)arg)->s, ok);
 }
 
-static void piece_bounds(const struct spread *s, size_t i, size_t *off, size_t *len)
-{
-  *off = i * SPREAD_PIECE;
-  *len = s->len - *off < SPREAD_PIECE ? s->len - *off : SPREAD_PIECE;
-}
-
 /* Sends piece i on from this rank: to the next rank of the chain, or from the owner of a
  * direct spread to every other rank. */
 static void spread_send_piece(struct spread *s, size_t i)
 {
   struct spread_piece *p = &s->pieces[i];
   size_t off, len;
-  piece_bounds(s, i, &off, &len);
+  piece_bounds(s->len, i, &off, &len);
   int me = tt_cluster_rank(), n = tt_cluster_size();
   for (int r = 0; r < n; r++) {
     bool to = s->chain ? r == s->next : r != me;
@@ -301,14 +302,13 @@ static cl_event spread_event(struct cmd *c, cl_event native, cl_command_type typ
   }
   int me = tt_cluster_rank(), n = tt_cluster_size();
   TT_RETAIN(e);
-  *s = (struct spread){.done = e, .ptr = c->host_ptr, .len = c->host_len, .npieces = npieces,
-                       .id = c->spread_id, .owner = c->rank, .next = -1, .status = CL_COMPLETE,
-                       .pieces = pieces};
+  *s = (struct spread){.done = e, .ptr = c->host_ptr, .len = c->host_len, .id = c->spread_id,
+                       .next = -1, .status = CL_COMPLETE, .pieces = pieces};
   for (size_t i = 0; i < npieces; i++)
     pieces[i] = (struct spread_piece){s, i};
   /* The chain runs owner, owner + 1, ... (mod n); its last rank forwards nothing. */
   s->chain = n > 2 && c->host_len >= SPREAD_CHAIN_FROM;
-  int pos = (me - s->owner + n) % n;
+  int pos = (me - c->rank + n) % n;
   if (s->chain && pos < n - 1)
     s->next = (me + 1) % n;
   int prev = (me - 1 + n) % n;
@@ -325,11 +325,11 @@ static cl_event spread_event(struct cmd *c, cl_event native, cl_command_type typ
     }
     e->prof = native; /* its status and profiling times answer for every rank */
   } else {
-    int from = s->chain ? prev : s->owner;
+    int from = s->chain ? prev : c->rank;
     atomic_init(&s->pending, (int)npieces * (s->next >= 0 ? 2 : 1));
     for (size_t i = 0; i < npieces; i++) {
       size_t off, len;
-      piece_bounds(s, i, &off, &len);
+      piece_bounds(s->len, i, &off, &len);
       if (s->next >= 0)
         tt_transport_promise(1);
       if (tt_transport_irecv(TT_CH_HOST, s->ptr + off, len, from, s->id + i,
@@ -513,7 +513,8 @@ static cl_int read_in_pieces(struct cmd *c, cl_mem native, size_t offset, size_t
     return CL_OUT_OF_HOST_MEMORY;
   cl_int err = CL_SUCCESS;
   for (size_t i = 0; i < n && err == CL_SUCCESS; i++) {
-    size_t at = i * SPREAD_PIECE, len = size - at < SPREAD_PIECE ? size - at : SPREAD_PIECE;
+    size_t at, len;
+    piece_bounds(size, i, &at, &len);
     /* The first read waits for the command's dependencies; the queue orders the rest. */
     err = c->d->clEnqueueReadBuffer(c->nq->native, native, CL_FALSE, offset + at, len,
                                     (char *)ptr + at, i ? 0 : c->deps.n,

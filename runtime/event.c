@@ -156,6 +156,15 @@ cl_int tt_event_native_in(cl_event e, cl_uint dom, cl_event *out)
   return CL_SUCCESS;
 }
 
+/* A native event's execution status (or the error of asking). */
+static cl_int native_status(cl_event native)
+{
+  cl_int s = CL_QUEUED;
+  cl_int err = TT_NATIVE_DISPATCH(native)->clGetEventInfo(
+      native, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL);
+  return err == CL_SUCCESS ? s : err;
+}
+
 cl_int tt_event_status(cl_event e)
 {
   if (!e->native) {
@@ -164,10 +173,7 @@ cl_int tt_event_status(cl_event e)
     pthread_mutex_unlock(&e->obj.lock);
     return s;
   }
-  cl_int s = CL_QUEUED;
-  cl_int err = TT_NATIVE_DISPATCH(e->native)->clGetEventInfo(
-      e->native, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL);
-  return err == CL_SUCCESS ? s : err;
+  return native_status(e->native);
 }
 
 cl_int tt_event_wait(cl_event e)
@@ -259,12 +265,7 @@ static void CL_CALLBACK note_sent(void *arg, int ok)
 cl_int tt_event_command_status(cl_event e)
 {
   cl_event native = e->native ? e->native : e->prof;
-  if (!native)
-    return tt_event_status(e);
-  cl_int s = CL_QUEUED;
-  cl_int err = TT_NATIVE_DISPATCH(native)->clGetEventInfo(
-      native, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL);
-  return err == CL_SUCCESS ? s : err;
+  return native ? native_status(native) : tt_event_status(e);
 }
 
 /* The final status of a command whose completion callback says `status`: some backends
@@ -366,6 +367,7 @@ struct native_cb {
   cl_event native;    /* retained while due */
   atomic_int fired;   /* by the backend or by the sweep, whichever came first */
   atomic_int refs;    /* the backend's call to come, and the list's (then the sweep's) */
+  cl_int swept;       /* the failed status the sweep found */
   struct native_cb *prev, *next;
 };
 
@@ -419,11 +421,10 @@ static void sweep(void)
   pthread_mutex_lock(&due_lock);
   for (struct native_cb *c = due, *next; c; c = next) {
     next = c->next;
-    cl_int st = CL_QUEUED;
-    TT_NATIVE_DISPATCH(c->native)->clGetEventInfo(c->native, CL_EVENT_COMMAND_EXECUTION_STATUS,
-                                                  sizeof st, &st, NULL);
+    cl_int st = native_status(c->native);
     if (st >= 0 || atomic_exchange(&c->fired, 1))
       continue;
+    c->swept = st;
     due_unlink(c);
     c->next = ready;
     ready = c;
@@ -433,11 +434,8 @@ static void sweep(void)
   while (ready) {
     struct native_cb *c = ready;
     ready = c->next;
-    cl_int st = CL_QUEUED;
-    TT_NATIVE_DISPATCH(c->native)->clGetEventInfo(c->native, CL_EVENT_COMMAND_EXECUTION_STATUS,
-                                                  sizeof st, &st, NULL);
     TT_LOG(TT_LOG_SCHED, "a failed command's callback was not called by its backend: run now");
-    c->fn(c->native, st, c->data);
+    c->fn(c->native, c->swept, c->data);
     TT_NATIVE_DISPATCH(c->native)->clReleaseEvent(c->native);
     native_cb_put(c); /* the backend's reference stays: it may still call native_fired */
   }

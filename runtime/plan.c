@@ -191,14 +191,13 @@ static void CL_CALLBACK gate_dependency_done(cl_event ev, cl_int status, void *a
 }
 
 /* Puts one dependency behind the gate (taking over its reference). */
-static cl_int gate_take(struct tt_gate *g, cl_event native)
+static void gate_take(struct tt_gate *g, cl_event native)
 {
   atomic_fetch_add(&g->pending, 1);
   cl_int err = tt_native_callback(native, CL_COMPLETE, gate_dependency_done, g);
   TT_NATIVE_DISPATCH(native)->clReleaseEvent(native);
   if (err != CL_SUCCESS)
     gate_dependency_done(NULL, err, g);
-  return CL_SUCCESS;
 }
 
 /* From now on d's dependencies go through a gate of domain dom (runtime/plan.h). */
@@ -230,8 +229,10 @@ static cl_int deps_gate(struct tt_deps *d, cl_context ctx, cl_uint dom)
 
 cl_int tt_deps_take(struct tt_deps *d, cl_event native)
 {
-  if (d->gate)
-    return gate_take(d->gate, native);
+  if (d->gate) {
+    gate_take(d->gate, native);
+    return CL_SUCCESS;
+  }
   for (cl_uint i = 0; i < d->n; i++)
     if (d->ev[i] == native) {
       TT_NATIVE_DISPATCH(native)->clReleaseEvent(native);
