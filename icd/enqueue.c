@@ -49,6 +49,7 @@ struct cmd {
   cl_uint nwait;     /* the user's wait list */
   const cl_event *wait;
   const char *label; /* the kernel's name, else the entry point's (traces, messages) */
+  bool part;         /* a part of a split launch (icd/split.c) */
 };
 
 static uint64_t cmd_seq;
@@ -115,7 +116,7 @@ static cl_int cmd_begin(struct cmd *c, cl_uint nwait, const cl_event *wait)
   c->locked = true;
   c->nwait = nwait;
   c->wait = wait;
-  tt_plan_command(c->seq, c->label, c->q->device);
+  tt_plan_command(c->seq, c->label, c->q->device, c->part);
   return tt_plan_wait_list(&c->deps, c->ctx, c->dom, nwait, wait);
 }
 
@@ -1070,23 +1071,20 @@ static cl_int check_work_groups(cl_device_id dev, cl_kernel k, cl_uint dim, cons
   return CL_SUCCESS;
 }
 
-cl_int CL_API_CALL tt_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel,
-                                             cl_uint work_dim, const size_t *global_work_offset,
-                                             const size_t *global_work_size,
-                                             const size_t *local_work_size,
-                                             cl_uint num_events_in_wait_list,
-                                             const cl_event *event_wait_list, cl_event *event)
+cl_int tt_enqueue_check_launch(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
+                               const size_t *global_work_offset, const size_t *global_work_size,
+                               const size_t *local_work_size)
 {
-  CHECK_QUEUE(command_queue);
+  CHECK_QUEUE(q);
   /* CL_INVALID_KERNEL if kernel is not a valid kernel object. */
   TT_RETURN_IF(!tt_object_valid(kernel, TT_KERNEL), CL_INVALID_KERNEL);
   /* CL_INVALID_CONTEXT if context associated with command_queue and kernel are not the
    * same. */
-  TT_RETURN_IF(kernel->context != command_queue->context, CL_INVALID_CONTEXT);
+  TT_RETURN_IF(kernel->context != q->context, CL_INVALID_CONTEXT);
   /* CL_INVALID_PROGRAM_EXECUTABLE if there is no successfully built program executable
    * available for device associated with command_queue. */
-  TT_RETURN_IF((command_queue->device->actual && !kernel->native[command_queue->domain]) ||
-                   !kernel->built_on[command_queue->device->index],
+  TT_RETURN_IF((q->device->actual && !kernel->native[q->domain]) ||
+                   !kernel->built_on[q->device->index],
                CL_INVALID_PROGRAM_EXECUTABLE);
   /* CL_INVALID_WORK_DIMENSION if work_dim is not a valid value (1 to 3). */
   TT_RETURN_IF(work_dim < 1 || work_dim > 3, CL_INVALID_WORK_DIMENSION);
@@ -1107,27 +1105,36 @@ cl_int CL_API_CALL tt_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_
     struct tt_kernel_arg *a = &kernel->args[i];
     if (!a->set || (a->mem && (!tt_object_valid(a->mem, TT_MEM) || a->mem->obj.id != a->mem_id)))
       argerr = CL_INVALID_KERNEL_ARGS;
-    else if (a->mem && command_queue->device->actual && !a->mem->native[command_queue->domain])
+    else if (a->mem && q->device->actual && !a->mem->native[q->domain])
       argerr = CL_MISALIGNED_SUB_BUFFER_OFFSET;
   }
   if (argerr == CL_SUCCESS)
-    argerr = check_work_groups(command_queue->device, kernel, work_dim, global_work_size,
-                               local_work_size);
-  if (argerr != CL_SUCCESS) {
-    pthread_mutex_unlock(&kernel->obj.lock);
-    TT_RETURN_IF(1, argerr);
-  }
+    argerr = check_work_groups(q->device, kernel, work_dim, global_work_size, local_work_size);
+  pthread_mutex_unlock(&kernel->obj.lock);
+  TT_RETURN_IF(argerr != CL_SUCCESS, argerr);
+  return CL_SUCCESS;
+}
+
+cl_int tt_enqueue_launch(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,
+                         const size_t *global_work_offset, const size_t *global_work_size,
+                         const size_t *local_work_size, const struct tt_launch_use *uses,
+                         size_t nuses, cl_uint num_events_in_wait_list,
+                         const cl_event *event_wait_list, cl_event *event)
+{
   struct cmd c;
-  /* Checked after the handles were. */
-  TT_CHECK(command_queue->obj.id, kernel->obj.id, work_dim, tt_check_bytes(global_work_size, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), tt_check_bytes(global_work_offset, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), tt_check_bytes(local_work_size, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), num_events_in_wait_list, event != NULL);
   cmd_init(&c, command_queue);
   c.label = kernel->name;
+  c.part = uses != NULL;
+  pthread_mutex_lock(&kernel->obj.lock);
   if (!c.actual && num_events_in_wait_list == 0) {
     cl_mem stack[16] = {NULL};
-    cl_mem *mems = kernel->nargs <= 16 ? stack : malloc(kernel->nargs * sizeof *mems);
+    size_t most = uses ? nuses : kernel->nargs;
+    cl_mem *mems = most <= 16 ? stack : malloc(most * sizeof *mems);
     if (mems) {
       cl_uint n = 0;
-      for (cl_uint i = 0; i < kernel->nargs; i++)
+      for (size_t i = 0; uses && i < nuses; i++)
+        mems[n++] = uses[i].mem;
+      for (cl_uint i = 0; !uses && i < kernel->nargs; i++)
         if (kernel->args[i].kind == TT_ARG_MEM && kernel->args[i].mem)
           mems[n++] = kernel->args[i].mem;
       cl_int discarded;
@@ -1141,7 +1148,9 @@ cl_int CL_API_CALL tt_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_
     }
   }
   cl_int err = cmd_begin(&c, num_events_in_wait_list, event_wait_list);
-  for (cl_uint i = 0; i < kernel->nargs && err == CL_SUCCESS; i++) {
+  for (size_t i = 0; uses && i < nuses && err == CL_SUCCESS; i++)
+    err = cmd_use(&c, uses[i].mem, uses[i].off, uses[i].len, uses[i].reads, uses[i].writes);
+  for (cl_uint i = 0; !uses && i < kernel->nargs && err == CL_SUCCESS; i++) {
     struct tt_kernel_arg *a = &kernel->args[i];
     if (a->kind != TT_ARG_MEM || !a->mem)
       continue;
@@ -1157,6 +1166,24 @@ cl_int CL_API_CALL tt_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_
                                       global_work_size, local_work_size, c.deps.n,
                                       cmd_wait_list(&c), want_event(&c, &ev, event, false));
   return cmd_end(&c, err, ev, CL_COMMAND_NDRANGE_KERNEL, event, false);
+}
+
+cl_int CL_API_CALL tt_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel,
+                                             cl_uint work_dim, const size_t *global_work_offset,
+                                             const size_t *global_work_size,
+                                             const size_t *local_work_size,
+                                             cl_uint num_events_in_wait_list,
+                                             const cl_event *event_wait_list, cl_event *event)
+{
+  cl_int err = tt_enqueue_check_launch(command_queue, kernel, work_dim, global_work_offset,
+                                       global_work_size, local_work_size);
+  if (err != CL_SUCCESS)
+    return err;
+  /* Checked after the handles were. */
+  TT_CHECK(command_queue->obj.id, kernel->obj.id, work_dim, tt_check_bytes(global_work_size, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), tt_check_bytes(global_work_offset, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), tt_check_bytes(local_work_size, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), num_events_in_wait_list, event != NULL);
+  return tt_enqueue_launch(command_queue, kernel, work_dim, global_work_offset, global_work_size,
+                           local_work_size, NULL, 0, num_events_in_wait_list, event_wait_list,
+                           event);
 }
 
 cl_int CL_API_CALL tt_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,

@@ -10,6 +10,9 @@
 #include "runtime/log.h"
 #include "runtime/tutti_internal.h"
 
+#define TUTTI_LINKED
+#include "CL/tutti.h"
+
 /* The entry points, typed like the specification's prototypes. */
 extern __typeof__(clGetPlatformIDs) tt_clGetPlatformIDs;
 extern __typeof__(clGetPlatformInfo) tt_clGetPlatformInfo;
@@ -115,6 +118,36 @@ cl_int CL_API_CALL tt_clEnqueueReduceBuffer(cl_command_queue q, cl_uint n_src, c
 cl_int CL_API_CALL tt_clEnqueueAllReduceBuffer(cl_command_queue *qs, cl_uint n, cl_mem *src, cl_mem *dst, size_t *src_off, size_t *dst_off, size_t cb, cl_channel_type datatype, cl_uint nwait, const cl_event *wait, cl_event *events);
 cl_int CL_API_CALL tt_clEnqueueReduceScatterBuffer(cl_command_queue *qs, cl_uint n, cl_mem *src, cl_mem *dst, size_t *src_off, size_t *dst_off, size_t cb, cl_channel_type datatype, cl_uint nwait, const cl_event *wait, cl_event *events);
 cl_int CL_API_CALL tt_clEnqueueScanBuffer(cl_command_queue *qs, cl_uint n, cl_mem *src, cl_mem *dst, size_t *src_off, size_t *dst_off, size_t cb, cl_channel_type datatype, cl_uint nwait, const cl_event *wait, cl_event *events);
+
+/* cl_tutti_split (icd/split.c). */
+cl_int CL_API_CALL tt_clSetKernelAnnotationTUTTI(cl_kernel kernel, const char *annotation);
+cl_int CL_API_CALL tt_clSetBufferDistributionTUTTI(cl_mem buffer, const cl_tutti_distribution *d);
+cl_int CL_API_CALL tt_clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues, const cl_command_queue *queues, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+/* Checks a program's pragmas at clBuildProgram: sets *error (malloc'd) to the first bad one's
+ * message, or leaves it NULL. */
+cl_int tt_split_check_pragmas(cl_program p, const char *options, char **error);
+/* A new kernel's parameters and pragma annotation; what a kernel keeps for split launches,
+ * released. */
+void tt_split_kernel_init(cl_kernel k);
+void tt_split_kernel_free(cl_kernel k);
+void tt_split_mem_free(cl_mem m);
+
+/* Kernel launches (icd/enqueue.c): the checks of clEnqueueNDRangeKernel for one queue, and a
+ * launch whose buffer uses are given (NULL: every buffer argument whole, read-only when
+ * const) once the checks passed. */
+struct tt_launch_use {
+  cl_mem mem;
+  size_t off, len; /* in mem */
+  bool reads, writes;
+};
+cl_int tt_enqueue_check_launch(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
+                               const size_t *global_work_offset, const size_t *global_work_size,
+                               const size_t *local_work_size);
+cl_int tt_enqueue_launch(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
+                         const size_t *global_work_offset, const size_t *global_work_size,
+                         const size_t *local_work_size, const struct tt_launch_use *uses,
+                         size_t nuses, cl_uint num_events_in_wait_list,
+                         const cl_event *event_wait_list, cl_event *event);
 
 /* Slots Tutti does not implement (images, samplers, GL/D3D sharing, OpenCL 2.x). */
 cl_int tt_unsupported(const char *name);

@@ -5,6 +5,8 @@
 
 #include "icd/icd.h"
 
+#include "annotations/annotation.h"
+
 #include "runtime/check.h"
 
 #include <stdlib.h>
@@ -20,6 +22,9 @@ static void destroy_kernel(struct tt_object *o)
       k->context->domains[i].bp->d->clReleaseKernel(k->native[i]);
   free(k->native);
   free(k->built_on);
+  tt_split_kernel_free(k);
+  for (cl_uint i = 0; k->args && i < k->nargs; i++)
+    free(k->args[i].value);
   free(k->args);
   free(k->dev);
   free(k->name);
@@ -27,42 +32,6 @@ static void destroy_kernel(struct tt_object *o)
   TT_RELEASE(k->program);
   TT_RELEASE(k->context);
   free(k);
-}
-
-/* Bytes of a by-value argument of an OpenCL C built-in scalar or vector type, from its type
- * name; 0 for other types (structures, typedefs, size_t: left to the backend). */
-static uint32_t value_size(const char *type)
-{
-  static const struct {
-    const char *name;
-    uint32_t size;
-  } base[] = {{"char", 1},  {"uchar", 1},  {"short", 2}, {"ushort", 2}, {"half", 2},
-              {"int", 4},   {"uint", 4},   {"float", 4}, {"long", 8},   {"ulong", 8},
-              {"double", 8}};
-  if (!strncmp(type, "unsigned ", 9)) {
-    type += 9;
-    if (strcmp(type, "char") && strcmp(type, "short") && strcmp(type, "int") &&
-        strcmp(type, "long"))
-      return 0;
-  }
-  for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) {
-    size_t n = strlen(base[i].name);
-    if (strncmp(type, base[i].name, n))
-      continue;
-    const char *w = type + n;
-    if (!*w)
-      return base[i].size;
-    /* Vectors: n of 2, 3 (stored as 4), 4, 8 or 16 elements. */
-    int width = atoi(w);
-    if (strspn(w, "0123456789") != strlen(w))
-      return 0;
-    if (width == 2 || width == 4 || width == 8 || width == 16)
-      return base[i].size * (uint32_t)width;
-    if (width == 3)
-      return base[i].size * 4;
-    return 0;
-  }
-  return 0;
 }
 
 /* Fills the argument table from the backend's argument info (-cl-kernel-arg-info). */
@@ -97,7 +66,7 @@ static void read_arg_info(cl_kernel k, cl_uint dom)
       a->kind = TT_ARG_SAMPLER;
     } else {
       a->kind = TT_ARG_VALUE;
-      a->size = value_size(type);
+      a->size = tt_ann_type_size(type);
     }
   }
 }
@@ -293,6 +262,8 @@ cl_kernel CL_API_CALL tt_clCreateKernel(cl_program program, const char *kernel_n
   }
   if (tt_cluster_distributed())
     err = share_kernel_info(k, tried, err);
+  if (err == CL_SUCCESS)
+    tt_split_kernel_init(k);
 out:
   tt_set_err(errcode_ret, err);
   if (err != CL_SUCCESS && k) {
@@ -443,7 +414,16 @@ cl_int CL_API_CALL tt_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t
   }
   if (err != CL_SUCCESS)
     return err;
+  void *value = NULL;
+  if (kind == TT_ARG_VALUE) {
+    value = malloc(arg_size ? arg_size : 1);
+    TT_RETURN_IF(!value, CL_OUT_OF_HOST_MEMORY);
+    memcpy(value, arg_value, arg_size);
+  }
   pthread_mutex_lock(&kernel->obj.lock);
+  free(a->value);
+  a->value = value;
+  a->value_size = value ? arg_size : 0;
   a->set = true;
   a->local = kind == TT_ARG_LOCAL ? arg_size : 0;
   a->mem = kind == TT_ARG_MEM ? mem : NULL;

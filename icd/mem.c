@@ -73,6 +73,7 @@ static void destroy_mem(struct tt_object *o)
     tt_plan_lock();
     tt_plan_forget(m);
     tt_plan_unlock();
+    tt_split_mem_free(m);
   }
   struct destructor_call *calls = m->destructors ? calloc(1, sizeof *calls) : NULL;
   if (calls) {

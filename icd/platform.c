@@ -37,7 +37,7 @@ cl_int CL_API_CALL tt_clGetPlatformIDs(cl_uint num_entries, cl_platform_id *plat
 /* The platform's extensions: cl_khr_icd and what every device offers. */
 static const char *platform_extensions(void)
 {
-  return "cl_khr_icd cl_tutti_attach_buffer cl_tutti_collective";
+  return "cl_khr_icd cl_tutti_attach_buffer cl_tutti_collective cl_tutti_split";
 }
 
 cl_int CL_API_CALL tt_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name,
@@ -124,6 +124,10 @@ static void *extension_function(const char *name)
       {"clEnqueueAllReduceBuffer", (void *)tt_clEnqueueAllReduceBuffer},
       {"clEnqueueReduceScatterBuffer", (void *)tt_clEnqueueReduceScatterBuffer},
       {"clEnqueueScanBuffer", (void *)tt_clEnqueueScanBuffer},
+      /* cl_tutti_split */
+      {"clSetKernelAnnotationTUTTI", (void *)tt_clSetKernelAnnotationTUTTI},
+      {"clSetBufferDistributionTUTTI", (void *)tt_clSetBufferDistributionTUTTI},
+      {"clEnqueueSplitNDRangeKernelTUTTI", (void *)tt_clEnqueueSplitNDRangeKernelTUTTI},
   };
   for (size_t i = 0; i < sizeof collectives / sizeof collectives[0]; i++)
     if (!strcmp(name, collectives[i].name))

@@ -4,6 +4,8 @@
 
 #include "icd/icd.h"
 
+#include "annotations/annotation.h"
+
 #include "runtime/check.h"
 
 #include <stdio.h>
@@ -52,6 +54,9 @@ static void destroy_program(struct tt_object *o)
   free(p->native);
   free(p->devices);
   free(p->source);
+  free(p->stripped);
+  tt_ann_pragmas_free(p->pragmas, p->npragmas);
+  free(p->ann_error);
   free(p->options);
   TT_RELEASE(p->context);
   free(p);
@@ -136,11 +141,14 @@ cl_program CL_API_CALL tt_clCreateProgramWithSource(cl_context context, cl_uint 
     w += n;
   }
   *w = 0;
+  /* Backends build the source without Tutti's pragmas (line numbers kept). */
+  p->stripped = tt_ann_strip(p->source, &p->pragmas, &p->npragmas);
+  TT_GOTO_IF(!p->stripped, CL_OUT_OF_HOST_MEMORY);
   for (cl_uint i = 0; i < context->ndomains; i++) {
     struct tt_domain *dm = &context->domains[i];
     if (!dm->local)
       continue;
-    const char *src = p->source;
+    const char *src = p->stripped;
     p->native[i] = dm->bp->d->clCreateProgramWithSource(dm->native, 1, &src, NULL, &err);
     TT_GOTO_IF(!p->native[i], err ? err : CL_OUT_OF_RESOURCES);
   }
@@ -411,6 +419,21 @@ cl_int CL_API_CALL tt_clBuildProgram(cl_program program, cl_uint num_devices,
     return err;
   char *opts = with_arg_info(options);
   TT_RETURN_IF(!opts || remember_options(program, options) != CL_SUCCESS, CL_OUT_OF_HOST_MEMORY);
+  /* The pragmas are checked first, alike on every rank (the same source and options): one
+   * that does not parse fails the build on every device, with the message as its log. */
+  free(program->ann_error);
+  program->ann_error = NULL;
+  err = tt_split_check_pragmas(program, options, &program->ann_error);
+  if (err != CL_SUCCESS || program->ann_error) {
+    free(opts);
+    if (program->ann_error)
+      TT_LOG(TT_LOG_ERR, "clBuildProgram: program #%llu: %s", (unsigned long long)program->obj.id,
+             program->ann_error);
+    if (pfn_notify && err == CL_SUCCESS)
+      pfn_notify(program, user_data);
+    /* CL_BUILD_PROGRAM_FAILURE if there is a failure to build the program executable. */
+    return err != CL_SUCCESS ? err : CL_BUILD_PROGRAM_FAILURE;
+  }
   cl_device_id *nd = malloc(program->ndevices * sizeof *nd);
   if (!nd) {
     free(opts);
@@ -582,6 +605,8 @@ static cl_uint device_position(cl_program p, cl_device_id d)
 
 cl_build_status tt_program_build_status(cl_program p, cl_device_id d)
 {
+  if (p->ann_error)
+    return CL_BUILD_ERROR;
   if (!d->actual) {
     cl_uint i = device_position(p, d);
     return i < p->ndevices ? p->status[i] : CL_BUILD_NONE;
@@ -765,6 +790,16 @@ cl_int CL_API_CALL tt_clGetProgramBuildInfo(cl_program program, cl_device_id dev
   case CL_PROGRAM_BUILD_STATUS:
   case CL_PROGRAM_BUILD_LOG:
   case CL_PROGRAM_BINARY_TYPE:
+    /* An annotation error failed the build everywhere, before any backend saw it. */
+    if (program->ann_error) {
+      cl_build_status st = CL_BUILD_ERROR;
+      cl_program_binary_type bt = CL_PROGRAM_BINARY_TYPE_NONE;
+      if (param_name == CL_PROGRAM_BUILD_STATUS)
+        return TT_INFO(st);
+      if (param_name == CL_PROGRAM_BINARY_TYPE)
+        return TT_INFO(bt);
+      return TT_INFO_STR(program->ann_error);
+    }
     /* Another rank's device: what its owner reported after the build. */
     if (!device->actual) {
       if (param_name == CL_PROGRAM_BUILD_STATUS)

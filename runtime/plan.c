@@ -14,6 +14,7 @@
 #include "runtime/transport.h"
 #include "runtime/cluster.h"
 #include "runtime/env.h"
+#include "runtime/stats.h"
 
 /* Accesses kept per buffer before completed ones are pruned. */
 #define ACCESS_PRUNE_AT 64
@@ -92,12 +93,14 @@ struct fetch {
 static uint64_t cur_cmd;
 static const char *cur_name = "a command";
 static cl_device_id cur_device;
+static bool cur_part;
 
-void tt_plan_command(uint64_t seq, const char *name, cl_device_id device)
+void tt_plan_command(uint64_t seq, const char *name, cl_device_id device, bool part)
 {
   cur_cmd = seq;
   cur_name = name;
   cur_device = device;
+  cur_part = part;
 }
 
 /* Traces: a command Tutti issued to move bytes, on the device of its queue (the internal
@@ -968,6 +971,9 @@ static int fetch_run(void *arg, size_t off, size_t len, tt_holders holders)
     else
       stop = recv_run(f, off, len, sd->rank, id);
   }
+  if (!stop && cur_part && dd->local && cur_device && cur_device->actual)
+    atomic_fetch_add_explicit(&tt_stats_device(cur_device->index)->halo_bytes, len,
+                              memory_order_relaxed);
   if (!stop && f->forced_src < 0)
     tt_rangemap_add(f->root->latest, off, len, (tt_holders)1 << f->dom);
   return stop;

@@ -44,8 +44,9 @@ void tt_nqueue_ref(struct tt_nqueue *q);
 void tt_nqueue_unref(struct tt_nqueue *q);
 
 void tt_plan_lock(void);
-/* Names the command being planned (under the lock), for messages about its transfers. */
-void tt_plan_command(uint64_t seq, const char *name, cl_device_id device);
+/* Names the command being planned (under the lock), for messages about its transfers; part:
+ * it is a part of a split launch (the bytes it fetches count as halo bytes). */
+void tt_plan_command(uint64_t seq, const char *name, cl_device_id device, bool part);
 void tt_plan_unlock(void);
 
 /* Adds the user's wait list of a command of domain `domain` (owned by that domain's rank),

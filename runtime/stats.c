@@ -3,6 +3,7 @@
 
 #include "runtime/stats.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -22,6 +23,37 @@ uint64_t tt_stats_now_ns(void)
   return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+/* Sized once the device table exists; a device beyond it counts in a spare slot. */
+static struct tt_stats_device *devices, spare;
+static unsigned ndevices;
+static pthread_once_t devices_once = PTHREAD_ONCE_INIT;
+
+static void devices_make(void)
+{
+  unsigned n = tt_cluster_ndevices();
+  devices = calloc(n ? n : 1, sizeof *devices);
+  ndevices = devices ? n : 0;
+}
+
+struct tt_stats_device *tt_stats_device(unsigned index)
+{
+  pthread_once(&devices_once, devices_make);
+  return index < ndevices ? &devices[index] : &spare;
+}
+
+static void report_devices(void)
+{
+  for (unsigned i = 0; i < ndevices; i++) {
+    struct tt_stats_device *d = &devices[i];
+    uint64_t parts = atomic_load(&d->parts), halo = atomic_load(&d->halo_bytes),
+             red = atomic_load(&d->reduce_bytes);
+    if (parts || halo || red)
+      fprintf(tt_log_file(), "[tutti %d stats] device %u: split parts %llu, halo bytes %llu, "
+              "reduction bytes %llu\n", tt_cluster_rank(), i, (unsigned long long)parts,
+              (unsigned long long)halo, (unsigned long long)red);
+  }
+}
+
 static void report(void)
 {
   fprintf(tt_log_file(),
@@ -34,6 +66,7 @@ static void report(void)
           (unsigned long long)atomic_load(&tt_stats.host_reads),
           (unsigned long long)tt_transport_bytes_sent(),
           atomic_load(&tt_stats.wait_ns) / 1e9);
+  report_devices();
 }
 
 static void list_leaks(void)

@@ -16,6 +16,14 @@ struct tt_stats {
 
 extern struct tt_stats tt_stats;
 
+/* Per device of the job (by global index), for split launches: parts run on it (its owner
+ * counts), bytes its parts fetched from other devices (halos, its owner), bytes of partial
+ * reduction results combined on it. */
+struct tt_stats_device {
+  atomic_uint_fast64_t parts, halo_bytes, reduce_bytes;
+};
+struct tt_stats_device *tt_stats_device(unsigned index);
+
 /* At exit: this rank's line on stderr when TUTTI_STATS is set, and the objects the program
  * left alive when TUTTI_DEBUG contains "leak" (registered once). */
 void tt_stats_start(void);

@@ -22,6 +22,11 @@
 struct tt_backend_platform;
 struct tt_rangemap;
 struct tt_access;
+struct tt_ann;
+struct tt_ann_param;
+struct tt_ann_pragma;
+struct tt_variant;
+struct tt_distribution;
 
 struct _cl_platform_id {
   struct tt_object obj;
@@ -137,6 +142,8 @@ struct _cl_mem {
   cl_uint attached;
   bool written;
   atomic_uint map_count;
+  /* clSetBufferDistributionTUTTI (roots only): how split launches place its parts. */
+  struct tt_distribution *dist;
   /* clSetMemObjectDestructorCallback, newest first (the order they run in); obj.lock. */
   struct tt_destructor *destructors;
 };
@@ -148,6 +155,11 @@ struct _cl_program {
   cl_uint ndevices;
   cl_device_id *devices;
   char *source;
+  char *stripped;       /* the source without its `#pragma tutti` lines (what backends build) */
+  struct tt_ann_pragma *pragmas; /* those lines (annotations/annotation.h) */
+  size_t npragmas;
+  char *ann_error;      /* the last build's annotation error ("kernel 'k', line 3, column 9:
+                         * ..."): every device's build failed with it as log */
   char *options;        /* user's options of the last build (without Tutti's additions) */
   atomic_uint nkernels; /* kernels alive: CL_INVALID_OPERATION for rebuilds */
   /* Build results of every device, as their owners reported them (multi-rank jobs): one
@@ -168,6 +180,9 @@ struct tt_kernel_arg {
   bool set;
   cl_mem mem;       /* TT_ARG_MEM value (may be NULL) */
   uint64_t mem_id;  /* id of mem when set, to detect a released and reused handle */
+  void *value;      /* TT_ARG_VALUE: the bytes set (split launches evaluate annotations with
+                     * them and set them on program variants) */
+  size_t value_size;
 };
 
 /* What the launch checks need of a kernel on one device, from the device's owner at
@@ -189,6 +204,15 @@ struct _cl_kernel {
   struct tt_kernel_arg *args;
   struct tt_kernel_device *dev; /* by global device index */
   char *name;
+  /* Split launches (icd/split.c): the parameters as the source declares them (none for
+   * programs from binaries), the annotation in force and its text, the program variants
+   * built for launch shapes. Guarded by obj.lock. */
+  struct tt_ann_param *params;
+  long nparams;
+  struct tt_ann *ann;
+  char *ann_text;
+  struct tt_variant *variants;
+  bool warned_whole; /* the one warning of launches run whole */
 };
 
 struct tt_callback;

@@ -193,6 +193,64 @@ static inline cl_int clEnqueueScanBuffer(cl_command_queue *qs, cl_uint n, cl_mem
 }
 #endif
 
+/* cl_tutti_split: one kernel launch split over the devices of several queues, from data-access
+ * annotations (doc/split.md). Every rank calls these at the same program step. */
+#define CL_TUTTI_DIST_BLOCK 1      /* contiguous chunks along axis 0, one per device in order */
+#define CL_TUTTI_DIST_CYCLIC 2     /* chunks of chunk[] elements dealt round-robin */
+#define CL_TUTTI_DIST_REPLICATED 3 /* a copy wherever read */
+
+typedef struct {
+  cl_uint kind;                /* CL_TUTTI_DIST_* */
+  cl_uint ndims;               /* 1..3 */
+  size_t elem_size;            /* bytes per element */
+  size_t extents[3];           /* elements per axis, axis 0 slowest (row-major) */
+  size_t chunk[3];             /* CYCLIC: elements per chunk per axis; else ignored */
+  cl_uint num_devices;         /* 0: every device of the buffer's context, in order */
+  const cl_device_id *devices;
+} cl_tutti_distribution;
+
+typedef cl_int (CL_API_CALL *clSetKernelAnnotationTUTTI_fn)(cl_kernel kernel,
+                                                           const char *annotation);
+typedef cl_int (CL_API_CALL *clSetBufferDistributionTUTTI_fn)(cl_mem buffer,
+                                                             const cl_tutti_distribution *d);
+typedef cl_int (CL_API_CALL *clEnqueueSplitNDRangeKernelTUTTI_fn)(
+    cl_uint num_queues, const cl_command_queue *queues, cl_kernel kernel, cl_uint work_dim,
+    const size_t *global_work_offset, const size_t *global_work_size,
+    const size_t *local_work_size, cl_uint num_events_in_wait_list,
+    const cl_event *event_wait_list, cl_event *event);
+
+#ifdef TUTTI_LINKED
+extern CL_API_ENTRY cl_int CL_API_CALL clSetKernelAnnotationTUTTI(cl_kernel kernel, const char *annotation);
+extern CL_API_ENTRY cl_int CL_API_CALL clSetBufferDistributionTUTTI(cl_mem buffer, const cl_tutti_distribution *d);
+extern CL_API_ENTRY cl_int CL_API_CALL clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues, const cl_command_queue *queues, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+#else
+static inline cl_int clSetKernelAnnotationTUTTI(cl_kernel kernel, const char *annotation)
+{
+  static clSetKernelAnnotationTUTTI_fn fn;
+  if (!fn)
+    fn = (clSetKernelAnnotationTUTTI_fn)tutti_extension("clSetKernelAnnotationTUTTI");
+  return fn ? fn(kernel, annotation) : CL_INVALID_PLATFORM;
+}
+
+static inline cl_int clSetBufferDistributionTUTTI(cl_mem buffer, const cl_tutti_distribution *d)
+{
+  static clSetBufferDistributionTUTTI_fn fn;
+  if (!fn)
+    fn = (clSetBufferDistributionTUTTI_fn)tutti_extension("clSetBufferDistributionTUTTI");
+  return fn ? fn(buffer, d) : CL_INVALID_PLATFORM;
+}
+
+static inline cl_int clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues, const cl_command_queue *queues, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+  static clEnqueueSplitNDRangeKernelTUTTI_fn fn;
+  if (!fn)
+    fn = (clEnqueueSplitNDRangeKernelTUTTI_fn)tutti_extension("clEnqueueSplitNDRangeKernelTUTTI");
+  return fn ? fn(num_queues, queues, kernel, work_dim, global_work_offset, global_work_size,
+                 local_work_size, num_events_in_wait_list, event_wait_list, event)
+            : CL_INVALID_PLATFORM;
+}
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,911 @@
+/* The annotation language: a recursive-descent parser (one function per grammar rule of
+ * SPLIT.md) into affine expressions, and their evaluation over the variable ranges of one
+ * part (interval arithmetic: exact for affine expressions that name each variable once, and
+ * for floor division by a positive constant, both monotone). */
+#include "config.h"
+
+#include "annotations/annotation.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_VARS 9
+
+enum expr_kind { E_NUM, E_VAR, E_PARAM, E_ADD, E_SUB, E_MUL, E_DIV, E_NEG };
+
+struct expr {
+  enum expr_kind kind;
+  int64_t num;         /* E_NUM */
+  unsigned index;      /* E_VAR: variable; E_PARAM: kernel parameter */
+  struct expr *a, *b;
+  bool has_var;        /* names a bound variable somewhere below */
+  int column;
+};
+
+struct slice {
+  struct expr *lo, *hi; /* NULL: an open end */
+  bool range;           /* lo:hi, else the single index lo */
+};
+
+struct rule {
+  enum tt_ann_mode mode;
+  enum tt_ann_op op;
+  unsigned param;
+  unsigned ndims;
+  size_t elem;           /* bytes per element: the parameter's type */
+  struct expr *shape[3]; /* NULL without a shape: 1-D, the buffer's elements */
+  struct slice index[3];
+};
+
+struct var {
+  char name[64];
+  enum tt_ann_space space;
+  unsigned axis;
+};
+
+struct tt_ann {
+  unsigned nvars;
+  struct var vars[MAX_VARS];
+  size_t nrules;
+  struct rule *rules;
+  /* Every expression node, for freeing. */
+  struct expr **nodes;
+  size_t nnodes, capnodes;
+  const struct tt_ann_param *params; /* during parsing only */
+};
+
+/* --- tokens -------------------------------------------------------------------------------- */
+
+enum tok_kind { T_END, T_IDENT, T_NUM, T_ARROW, T_PUNCT };
+
+struct parser {
+  const char *text, *at;
+  enum tok_kind kind;
+  char ident[64];
+  int64_t num;
+  char punct;
+  int column; /* of the current token, 1-based */
+  struct tt_ann *ann;
+  const struct tt_ann_param *params;
+  size_t nparams;
+  const struct tt_ann_macro *macros;
+  size_t nmacros;
+  char *err;
+  size_t errlen;
+  bool failed;
+};
+
+static void fail(struct parser *p, int column, const char *fmt, ...)
+{
+  if (p->failed)
+    return;
+  p->failed = true;
+  int n = snprintf(p->err, p->errlen, "column %d: ", column);
+  va_list ap;
+  va_start(ap, fmt);
+  if (n >= 0 && (size_t)n < p->errlen)
+    vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
+  va_end(ap);
+}
+
+static void next(struct parser *p)
+{
+  while (isspace((unsigned char)*p->at))
+    p->at++;
+  p->column = (int)(p->at - p->text) + 1;
+  const char *s = p->at;
+  if (!*s) {
+    p->kind = T_END;
+  } else if (isalpha((unsigned char)*s) || *s == '_') {
+    size_t n = 0;
+    while (isalnum((unsigned char)s[n]) || s[n] == '_')
+      n++;
+    if (n >= sizeof p->ident) {
+      fail(p, p->column, "name too long");
+      n = sizeof p->ident - 1;
+    }
+    memcpy(p->ident, s, n);
+    p->ident[n] = 0;
+    p->kind = T_IDENT;
+    while (isalnum((unsigned char)*p->at) || *p->at == '_')
+      p->at++;
+  } else if (isdigit((unsigned char)*s)) {
+    char *end;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (v > INT64_MAX)
+      fail(p, p->column, "number too large");
+    /* Integer suffixes of OpenCL C literals. */
+    while (*end == 'u' || *end == 'U' || *end == 'l' || *end == 'L')
+      end++;
+    if (isalnum((unsigned char)*end) || *end == '.')
+      fail(p, p->column, "expected an integer");
+    p->num = (int64_t)v;
+    p->kind = T_NUM;
+    p->at = end;
+  } else if (s[0] == '=' && s[1] == '>') {
+    p->kind = T_ARROW;
+    p->at += 2;
+  } else {
+    p->kind = T_PUNCT;
+    p->punct = *s;
+    p->at++;
+  }
+}
+
+static bool is_punct(const struct parser *p, char c)
+{
+  return p->kind == T_PUNCT && p->punct == c;
+}
+
+static bool is_word(const struct parser *p, const char *w)
+{
+  return p->kind == T_IDENT && !strcmp(p->ident, w);
+}
+
+static const char *describe(const struct parser *p, char *buf, size_t cap)
+{
+  switch (p->kind) {
+  case T_END:
+    return "the end";
+  case T_IDENT:
+    snprintf(buf, cap, "'%s'", p->ident);
+    return buf;
+  case T_NUM:
+    snprintf(buf, cap, "%lld", (long long)p->num);
+    return buf;
+  case T_ARROW:
+    return "'=>'";
+  case T_PUNCT:
+    snprintf(buf, cap, "'%c'", p->punct);
+    return buf;
+  }
+  return "?";
+}
+
+static void expect(struct parser *p, char c)
+{
+  if (is_punct(p, c)) {
+    next(p);
+    return;
+  }
+  char b[80];
+  fail(p, p->column, "expected '%c', found %s", c, describe(p, b, sizeof b));
+}
+
+/* --- expressions --------------------------------------------------------------------------- */
+
+static struct expr *node(struct parser *p, enum expr_kind kind, int column)
+{
+  struct tt_ann *a = p->ann;
+  if (a->nnodes == a->capnodes) {
+    size_t cap = a->capnodes ? a->capnodes * 2 : 32;
+    struct expr **n = realloc(a->nodes, cap * sizeof *n);
+    if (!n) {
+      fail(p, column, "out of memory");
+      return NULL;
+    }
+    a->nodes = n;
+    a->capnodes = cap;
+  }
+  struct expr *e = calloc(1, sizeof *e);
+  if (!e) {
+    fail(p, column, "out of memory");
+    return NULL;
+  }
+  e->kind = kind;
+  e->column = column;
+  a->nodes[a->nnodes++] = e;
+  return e;
+}
+
+static struct expr *parse_expr(struct parser *p);
+
+static struct expr *parse_primary(struct parser *p)
+{
+  int col = p->column;
+  if (p->kind == T_NUM) {
+    struct expr *e = node(p, E_NUM, col);
+    if (e)
+      e->num = p->num;
+    next(p);
+    return e;
+  }
+  if (is_punct(p, '(')) {
+    next(p);
+    struct expr *e = parse_expr(p);
+    expect(p, ')');
+    return e;
+  }
+  if (p->kind == T_IDENT) {
+    struct expr *e = NULL;
+    for (unsigned i = 0; i < p->ann->nvars && !e; i++)
+      if (!strcmp(p->ann->vars[i].name, p->ident)) {
+        if ((e = node(p, E_VAR, col))) {
+          e->index = i;
+          e->has_var = true;
+        }
+      }
+    for (size_t i = 0; i < p->nparams && !e; i++)
+      if (!strcmp(p->params[i].name, p->ident)) {
+        if (!p->params[i].integer || p->params[i].pointer) {
+          fail(p, col, "'%s' is not an integer scalar parameter", p->ident);
+          return NULL;
+        }
+        if ((e = node(p, E_PARAM, col)))
+          e->index = (unsigned)i;
+      }
+    for (size_t i = 0; i < p->nmacros && !e; i++)
+      if (!strcmp(p->macros[i].name, p->ident))
+        if ((e = node(p, E_NUM, col)))
+          e->num = p->macros[i].value;
+    if (!e && !p->failed)
+      fail(p, col, "unknown name '%s' (expected a bound variable, an integer parameter or a "
+           "-D macro)", p->ident);
+    next(p);
+    return e;
+  }
+  char b[80];
+  fail(p, col, "expected an expression, found %s", describe(p, b, sizeof b));
+  return NULL;
+}
+
+static struct expr *parse_unary(struct parser *p)
+{
+  if (is_punct(p, '-')) {
+    int col = p->column;
+    next(p);
+    struct expr *x = parse_unary(p);
+    struct expr *e = x ? node(p, E_NEG, col) : NULL;
+    if (e) {
+      e->a = x;
+      e->has_var = x->has_var;
+    }
+    return e;
+  }
+  if (is_punct(p, '+')) {
+    next(p);
+    return parse_unary(p);
+  }
+  return parse_primary(p);
+}
+
+static struct expr *binary(struct parser *p, enum expr_kind kind, int col, struct expr *l,
+                           struct expr *r)
+{
+  if (!l || !r)
+    return NULL;
+  /* Affine in the bound variables: a product needs a side free of them, a quotient a
+   * divisor free of them (and positive: checked where known). */
+  if (kind == E_MUL && l->has_var && r->has_var) {
+    fail(p, col, "not affine: both sides of '*' use bound variables");
+    return NULL;
+  }
+  if (kind == E_DIV && r->has_var) {
+    fail(p, col, "not affine: the divisor uses a bound variable");
+    return NULL;
+  }
+  if (kind == E_DIV && r->kind == E_NUM && r->num <= 0) {
+    fail(p, r->column, "the divisor must be positive");
+    return NULL;
+  }
+  struct expr *e = node(p, kind, col);
+  if (e) {
+    e->a = l;
+    e->b = r;
+    e->has_var = l->has_var || r->has_var;
+  }
+  return e;
+}
+
+static struct expr *parse_term(struct parser *p)
+{
+  struct expr *e = parse_unary(p);
+  while (!p->failed && (is_punct(p, '*') || is_punct(p, '/'))) {
+    enum expr_kind k = p->punct == '*' ? E_MUL : E_DIV;
+    int col = p->column;
+    next(p);
+    e = binary(p, k, col, e, parse_unary(p));
+  }
+  return e;
+}
+
+static struct expr *parse_expr(struct parser *p)
+{
+  struct expr *e = parse_term(p);
+  while (!p->failed && (is_punct(p, '+') || is_punct(p, '-'))) {
+    enum expr_kind k = p->punct == '+' ? E_ADD : E_SUB;
+    int col = p->column;
+    next(p);
+    e = binary(p, k, col, e, parse_term(p));
+  }
+  return e;
+}
+
+/* --- evaluation ---------------------------------------------------------------------------- */
+
+struct interval {
+  int64_t lo, hi; /* inclusive */
+};
+
+static int64_t floor_div(int64_t a, int64_t c)
+{
+  int64_t q = a / c;
+  if (a % c != 0 && (a < 0) != (c < 0))
+    q--;
+  return q;
+}
+
+static int64_t min4(int64_t a, int64_t b, int64_t c, int64_t d)
+{
+  int64_t m = a < b ? a : b;
+  m = m < c ? m : c;
+  return m < d ? m : d;
+}
+
+static int64_t max4(int64_t a, int64_t b, int64_t c, int64_t d)
+{
+  int64_t m = a > b ? a : b;
+  m = m > c ? m : c;
+  return m > d ? m : d;
+}
+
+/* The hull of e over the variables' ranges. Returns false for a divisor that is not
+ * positive (*bad names it). */
+static bool eval(const struct expr *e, const struct interval *vars, const int64_t *values,
+                 struct interval *out, const struct expr **bad)
+{
+  struct interval a, b;
+  switch (e->kind) {
+  case E_NUM:
+    *out = (struct interval){e->num, e->num};
+    return true;
+  case E_VAR:
+    *out = vars[e->index];
+    return true;
+  case E_PARAM:
+    *out = (struct interval){values[e->index], values[e->index]};
+    return true;
+  case E_NEG:
+    if (!eval(e->a, vars, values, &a, bad))
+      return false;
+    *out = (struct interval){-a.hi, -a.lo};
+    return true;
+  default:
+    break;
+  }
+  if (!eval(e->a, vars, values, &a, bad) || !eval(e->b, vars, values, &b, bad))
+    return false;
+  switch (e->kind) {
+  case E_ADD:
+    *out = (struct interval){a.lo + b.lo, a.hi + b.hi};
+    return true;
+  case E_SUB:
+    *out = (struct interval){a.lo - b.hi, a.hi - b.lo};
+    return true;
+  case E_MUL:
+    *out = (struct interval){min4(a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi),
+                             max4(a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi)};
+    return true;
+  case E_DIV:
+    /* The divisor is free of variables: one value. */
+    if (b.lo <= 0) {
+      *bad = e;
+      return false;
+    }
+    *out = (struct interval){floor_div(a.lo, b.lo), floor_div(a.hi, b.lo)};
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* `a:b` needs b - a independent of the variables. Checked by evaluating both ends at fixed
+ * pseudo-random points (the same on every rank): parameters take several values, and for
+ * each the width must not change with the variables. */
+static bool width_constant(const struct expr *lo, const struct expr *hi, size_t nparams)
+{
+  if (!lo || !hi || (!lo->has_var && !hi->has_var))
+    return true;
+  uint64_t seed = 0x9e3779b97f4a7c15ull;
+  int64_t *values = calloc(nparams ? nparams : 1, sizeof *values);
+  if (!values)
+    return true;
+  bool ok = true;
+  for (int round = 0; round < 6 && ok; round++) {
+    for (size_t i = 0; i < nparams; i++) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      values[i] = 1 + (int64_t)((seed >> 33) % 997);
+    }
+    bool have = false;
+    int64_t width = 0;
+    for (int sample = 0; sample < 8 && ok; sample++) {
+      struct interval vars[MAX_VARS];
+      for (unsigned v = 0; v < MAX_VARS; v++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        int64_t x = (int64_t)((seed >> 33) % 4093);
+        vars[v] = (struct interval){x, x};
+      }
+      struct interval a, b;
+      const struct expr *bad;
+      if (!eval(lo, vars, values, &a, &bad) || !eval(hi, vars, values, &b, &bad))
+        continue;
+      if (have && b.lo - a.lo != width)
+        ok = false;
+      width = b.lo - a.lo;
+      have = true;
+    }
+  }
+  free(values);
+  return ok;
+}
+
+/* --- annotations --------------------------------------------------------------------------- */
+
+static void parse_binding(struct parser *p)
+{
+  enum tt_ann_space space;
+  if (is_word(p, "global"))
+    space = TT_ANN_GLOBAL;
+  else if (is_word(p, "group"))
+    space = TT_ANN_GROUP;
+  else if (is_word(p, "local"))
+    space = TT_ANN_LOCAL;
+  else {
+    char b[80];
+    fail(p, p->column, "expected 'global', 'group' or 'local', found %s", describe(p, b, sizeof b));
+    return;
+  }
+  next(p);
+  bool list = is_punct(p, '[');
+  if (list)
+    next(p);
+  for (unsigned axis = 0;; axis++) {
+    if (p->kind != T_IDENT) {
+      char b[80];
+      fail(p, p->column, "expected a variable name, found %s", describe(p, b, sizeof b));
+      return;
+    }
+    if (axis >= 3) {
+      fail(p, p->column, "at most 3 variables per binding");
+      return;
+    }
+    struct tt_ann *a = p->ann;
+    for (unsigned i = 0; i < a->nvars; i++)
+      if (!strcmp(a->vars[i].name, p->ident)) {
+        fail(p, p->column, "variable '%s' bound twice", p->ident);
+        return;
+      }
+    for (size_t i = 0; i < p->nparams; i++)
+      if (!strcmp(p->params[i].name, p->ident)) {
+        fail(p, p->column, "variable '%s' hides the kernel parameter of that name", p->ident);
+        return;
+      }
+    if (a->nvars == MAX_VARS) {
+      fail(p, p->column, "too many variables");
+      return;
+    }
+    snprintf(a->vars[a->nvars].name, sizeof a->vars[0].name, "%s", p->ident);
+    a->vars[a->nvars].space = space;
+    a->vars[a->nvars].axis = axis;
+    a->nvars++;
+    next(p);
+    if (!list)
+      return;
+    if (is_punct(p, ']')) {
+      next(p);
+      return;
+    }
+    expect(p, ',');
+    if (p->failed)
+      return;
+  }
+}
+
+static bool parse_op(struct parser *p, enum tt_ann_op *op)
+{
+  if (is_punct(p, '+'))
+    *op = TT_ANN_ADD;
+  else if (is_punct(p, '&'))
+    *op = TT_ANN_AND;
+  else if (is_punct(p, '|'))
+    *op = TT_ANN_OR;
+  else if (is_punct(p, '^'))
+    *op = TT_ANN_XOR;
+  else if (is_word(p, "min"))
+    *op = TT_ANN_MIN;
+  else if (is_word(p, "max"))
+    *op = TT_ANN_MAX;
+  else {
+    char b[80];
+    fail(p, p->column, "expected one of + min max & | ^, found %s", describe(p, b, sizeof b));
+    return false;
+  }
+  next(p);
+  return true;
+}
+
+static void parse_slice(struct parser *p, struct slice *s)
+{
+  s->lo = s->hi = NULL;
+  s->range = false;
+  int col = p->column;
+  if (!is_punct(p, ':'))
+    s->lo = parse_expr(p);
+  if (is_punct(p, ':')) {
+    s->range = true;
+    next(p);
+    if (!is_punct(p, ',') && !is_punct(p, ']'))
+      s->hi = parse_expr(p);
+    if (!p->failed && !width_constant(s->lo, s->hi, p->nparams))
+      fail(p, col, "not affine: the width of a slice 'a:b' must not depend on the variables");
+  }
+}
+
+static bool reducible(const struct tt_ann_param *prm, enum tt_ann_op op)
+{
+  bool number = (prm->integer && prm->size >= 4) || prm->floating;
+  if (op == TT_ANN_AND || op == TT_ANN_OR || op == TT_ANN_XOR)
+    return prm->integer && prm->size >= 4;
+  return number;
+}
+
+static void parse_rule(struct parser *p)
+{
+  struct rule r = {0};
+  int col = p->column;
+  if (is_word(p, "read"))
+    r.mode = TT_ANN_READ;
+  else if (is_word(p, "write"))
+    r.mode = TT_ANN_WRITE;
+  else if (is_word(p, "readwrite"))
+    r.mode = TT_ANN_READWRITE;
+  else if (is_word(p, "reduce"))
+    r.mode = TT_ANN_REDUCE;
+  else {
+    char b[80];
+    fail(p, col, "expected 'read', 'write', 'readwrite' or 'reduce', found %s",
+         describe(p, b, sizeof b));
+    return;
+  }
+  next(p);
+  if (r.mode == TT_ANN_REDUCE) {
+    expect(p, '(');
+    if (p->failed || !parse_op(p, &r.op))
+      return;
+    expect(p, ')');
+  }
+  if (p->failed)
+    return;
+  if (p->kind != T_IDENT) {
+    char b[80];
+    fail(p, p->column, "expected a parameter name, found %s", describe(p, b, sizeof b));
+    return;
+  }
+  size_t i = 0;
+  while (i < p->nparams && strcmp(p->params[i].name, p->ident))
+    i++;
+  if (i == p->nparams) {
+    fail(p, p->column, "unknown parameter '%s'", p->ident);
+    return;
+  }
+  const struct tt_ann_param *prm = &p->params[i];
+  if (!prm->pointer) {
+    fail(p, p->column, "'%s' is not a __global or __constant pointer", p->ident);
+    return;
+  }
+  if (!prm->size) {
+    fail(p, p->column, "cannot tell the element size of '%s' (type '%s')", p->ident, prm->type);
+    return;
+  }
+  if ((r.mode & TT_ANN_WRITE || r.mode == TT_ANN_REDUCE) && prm->is_const) {
+    fail(p, p->column, "'%s' points to constant data: it cannot be written", p->ident);
+    return;
+  }
+  if (r.mode == TT_ANN_REDUCE && !reducible(prm, r.op)) {
+    fail(p, p->column, "cannot reduce '%s' of type '%s' with that operator (int, uint, long, "
+         "ulong%s)", p->ident, prm->type,
+         r.op == TT_ANN_AND || r.op == TT_ANN_OR || r.op == TT_ANN_XOR ? "" : ", float, double");
+    return;
+  }
+  r.param = (unsigned)i;
+  r.elem = prm->size;
+  next(p);
+  unsigned nshape = 0;
+  if (is_punct(p, '(')) {
+    next(p);
+    for (;;) {
+      if (nshape == 3) {
+        fail(p, p->column, "at most 3 dimensions");
+        return;
+      }
+      int ecol = p->column;
+      struct expr *e = parse_expr(p);
+      if (p->failed)
+        return;
+      if (e->has_var) {
+        fail(p, ecol, "a shape must not use bound variables");
+        return;
+      }
+      r.shape[nshape++] = e;
+      if (is_punct(p, ')'))
+        break;
+      expect(p, ',');
+      if (p->failed)
+        return;
+    }
+    next(p);
+  }
+  int icol = p->column;
+  expect(p, '[');
+  if (p->failed)
+    return;
+  for (;;) {
+    if (r.ndims == 3) {
+      fail(p, p->column, "at most 3 indices");
+      return;
+    }
+    parse_slice(p, &r.index[r.ndims++]);
+    if (p->failed)
+      return;
+    if (is_punct(p, ']'))
+      break;
+    if (!is_punct(p, ',')) {
+      char b[80];
+      fail(p, p->column, "expected ',' or ']', found %s", describe(p, b, sizeof b));
+      return;
+    }
+    next(p);
+  }
+  next(p);
+  unsigned want = nshape ? nshape : 1;
+  if (r.ndims != want) {
+    fail(p, icol, "expected %u ind%s for '%s', found %u", want, want == 1 ? "ex" : "ices",
+         prm->name, r.ndims);
+    return;
+  }
+  struct tt_ann *a = p->ann;
+  /* A reduced parameter is a private copy per part: no other rule can name it. */
+  for (size_t j = 0; j < a->nrules; j++)
+    if (a->rules[j].param == r.param && (a->rules[j].mode == TT_ANN_REDUCE) + (r.mode == TT_ANN_REDUCE)) {
+      fail(p, col, "'%s' is reduced: no other rule may name it", prm->name);
+      return;
+    }
+  struct rule *rules = realloc(a->rules, (a->nrules + 1) * sizeof *rules);
+  if (!rules) {
+    fail(p, col, "out of memory");
+    return;
+  }
+  a->rules = rules;
+  a->rules[a->nrules++] = r;
+}
+
+struct tt_ann *tt_ann_parse(const char *text, const struct tt_ann_param *params, size_t nparams,
+                            const struct tt_ann_macro *macros, size_t nmacros, char *err,
+                            size_t errlen)
+{
+  struct tt_ann *a = calloc(1, sizeof *a);
+  if (!a) {
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  struct parser p = {.text = text, .at = text, .ann = a, .params = params, .nparams = nparams,
+                     .macros = macros, .nmacros = nmacros, .err = err, .errlen = errlen};
+  next(&p);
+  for (;;) {
+    parse_binding(&p);
+    if (p.failed || !is_punct(&p, ','))
+      break;
+    next(&p);
+  }
+  if (!p.failed && p.kind != T_ARROW) {
+    char b[80];
+    fail(&p, p.column, "expected '=>' or ',', found %s", describe(&p, b, sizeof b));
+  }
+  if (!p.failed)
+    next(&p);
+  while (!p.failed) {
+    parse_rule(&p);
+    if (p.failed || !is_punct(&p, ','))
+      break;
+    next(&p);
+  }
+  if (!p.failed && p.kind != T_END) {
+    char b[80];
+    fail(&p, p.column, "expected ',' or the end, found %s", describe(&p, b, sizeof b));
+  }
+  if (p.failed) {
+    tt_ann_free(a);
+    return NULL;
+  }
+  return a;
+}
+
+void tt_ann_free(struct tt_ann *a)
+{
+  if (!a)
+    return;
+  for (size_t i = 0; i < a->nnodes; i++)
+    free(a->nodes[i]);
+  free(a->nodes);
+  free(a->rules);
+  free(a);
+}
+
+size_t tt_ann_nrules(const struct tt_ann *a)
+{
+  return a->nrules;
+}
+
+struct tt_ann_rule_info tt_ann_rule(const struct tt_ann *a, size_t i)
+{
+  const struct rule *r = &a->rules[i];
+  return (struct tt_ann_rule_info){r->mode, r->op, r->param};
+}
+
+/* --- regions ------------------------------------------------------------------------------- */
+
+void tt_ann_ranges_free(struct tt_ann_ranges *r)
+{
+  free(r->r);
+  r->r = NULL;
+  r->n = r->cap = 0;
+}
+
+/* Appends [off, off+len), merging with the last range when they touch (callers append in
+ * increasing order). */
+static int add_range(struct tt_ann_ranges *out, size_t off, size_t len)
+{
+  if (!len)
+    return 0;
+  if (out->n && out->r[out->n - 1].off + out->r[out->n - 1].len == off) {
+    out->r[out->n - 1].len += len;
+    return 0;
+  }
+  if (out->n == out->cap) {
+    size_t cap = out->cap ? out->cap * 2 : 8;
+    struct tt_ann_range *r = realloc(out->r, cap * sizeof *r);
+    if (!r)
+      return -1;
+    out->r = r;
+    out->cap = cap;
+  }
+  out->r[out->n++] = (struct tt_ann_range){off, len};
+  return 0;
+}
+
+static int oom(char *err, size_t errlen)
+{
+  snprintf(err, errlen, "out of memory");
+  return -1;
+}
+
+static struct interval var_range(const struct var *v, const struct tt_ann_launch *l,
+                                 const struct tt_ann_part *p)
+{
+  unsigned d = v->axis;
+  if (d >= l->work_dim)
+    return (struct interval){0, 0};
+  int64_t lo = (int64_t)p->group_lo[d], hi = (int64_t)p->group_hi[d] - 1;
+  int64_t ls = (int64_t)l->local[d];
+  switch (v->space) {
+  case TT_ANN_GLOBAL:
+    return (struct interval){(int64_t)l->offset[d] + lo * ls, (int64_t)l->offset[d] + (hi + 1) * ls - 1};
+  case TT_ANN_GROUP:
+    return (struct interval){lo, hi};
+  case TT_ANN_LOCAL:
+    return (struct interval){0, ls - 1};
+  }
+  return (struct interval){0, 0};
+}
+
+int tt_ann_region(const struct tt_ann *a, size_t rule, const struct tt_ann_launch *l,
+                  const struct tt_ann_part *p, size_t buffer_bytes, struct tt_ann_ranges *out,
+                  char *err, size_t errlen)
+{
+  const struct rule *r = &a->rules[rule];
+  struct interval vars[MAX_VARS];
+  for (unsigned i = 0; i < a->nvars; i++)
+    vars[i] = var_range(&a->vars[i], l, p);
+  const struct expr *bad = NULL;
+  /* The shape: extents per axis, row-major; without one, the buffer's elements. */
+  int64_t extent[3] = {1, 1, 1};
+  uint64_t elements = 1;
+  for (unsigned d = 0; d < r->ndims; d++) {
+    if (r->shape[d]) {
+      struct interval v;
+      if (!eval(r->shape[d], vars, l->values, &v, &bad))
+        goto divisor;
+      extent[d] = v.lo < 0 ? 0 : v.lo;
+    } else {
+      extent[d] = (int64_t)(buffer_bytes / r->elem);
+    }
+    elements *= (uint64_t)extent[d];
+  }
+  if (elements * r->elem > buffer_bytes) {
+    snprintf(err, errlen, "the shape of parameter %u holds %llu bytes, its buffer %zu", r->param,
+             (unsigned long long)(elements * r->elem), buffer_bytes);
+    return -1;
+  }
+  /* The hull per axis, [lo, hi), clamped to the extent. */
+  int64_t lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
+  for (unsigned d = 0; d < r->ndims; d++) {
+    const struct slice *s = &r->index[d];
+    struct interval v;
+    if (s->lo) {
+      if (!eval(s->lo, vars, l->values, &v, &bad))
+        goto divisor;
+      lo[d] = v.lo;
+      hi[d] = v.hi + 1;
+    } else {
+      lo[d] = 0;
+    }
+    if (s->range) {
+      if (s->hi) {
+        if (!eval(s->hi, vars, l->values, &v, &bad))
+          goto divisor;
+        hi[d] = v.hi;
+      } else {
+        hi[d] = extent[d];
+      }
+    }
+    lo[d] = lo[d] < 0 ? 0 : lo[d] > extent[d] ? extent[d] : lo[d];
+    hi[d] = hi[d] < lo[d] ? lo[d] : hi[d] > extent[d] ? extent[d] : hi[d];
+    if (lo[d] == hi[d])
+      return 0;
+  }
+  /* One range per row of the rectangle; whole rows (and whole planes) in one. */
+  size_t es = r->elem;
+  size_t e1 = (size_t)extent[1], e2 = (size_t)extent[2];
+  if (r->ndims == 1)
+    return add_range(out, (size_t)lo[0] * es, (size_t)(hi[0] - lo[0]) * es) ? oom(err, errlen) : 0;
+  bool whole2 = lo[r->ndims - 1] == 0 && hi[r->ndims - 1] == extent[r->ndims - 1];
+  if (r->ndims == 2) {
+    if (whole2)
+      return add_range(out, (size_t)lo[0] * e1 * es, (size_t)(hi[0] - lo[0]) * e1 * es)
+                 ? oom(err, errlen) : 0;
+    for (int64_t y = lo[0]; y < hi[0]; y++)
+      if (add_range(out, ((size_t)y * e1 + (size_t)lo[1]) * es, (size_t)(hi[1] - lo[1]) * es))
+        return oom(err, errlen);
+    return 0;
+  }
+  bool whole1 = whole2 && lo[1] == 0 && hi[1] == extent[1];
+  for (int64_t z = lo[0]; z < hi[0]; z++) {
+    if (whole1) {
+      if (add_range(out, (size_t)z * e1 * e2 * es, (size_t)(hi[0] - lo[0]) * e1 * e2 * es))
+        return oom(err, errlen);
+      break;
+    }
+    for (int64_t y = lo[1]; y < hi[1]; y++) {
+      size_t row = ((size_t)z * e1 + (size_t)y) * e2;
+      if (whole2) {
+        if (add_range(out, row * es, (size_t)(hi[1] - lo[1]) * e2 * es))
+          return oom(err, errlen);
+        break;
+      }
+      if (add_range(out, (row + (size_t)lo[2]) * es, (size_t)(hi[2] - lo[2]) * es))
+        return oom(err, errlen);
+    }
+  }
+  return 0;
+divisor:
+  snprintf(err, errlen, "column %d: the divisor is not positive for this launch", bad->column);
+  return -1;
+}
+
+bool tt_ann_ranges_overlap(const struct tt_ann_ranges *a, const struct tt_ann_ranges *b)
+{
+  size_t i = 0, j = 0;
+  while (i < a->n && j < b->n) {
+    const struct tt_ann_range *x = &a->r[i], *y = &b->r[j];
+    if (x->off < y->off + y->len && y->off < x->off + x->len)
+      return true;
+    if (x->off + x->len <= y->off + y->len)
+      i++;
+    else
+      j++;
+  }
+  return false;
+}

@@ -1,0 +1,116 @@
+/* The annotation language of split launches (SPLIT.md, "The annotation language"; Lightning,
+ * section 3.2): which elements of which buffer one work-item or work-group touches.
+ *
+ *   global [x, y] => read in(h, w)[y-1:y+2, x-1:x+2], write out(h, w)[y, x]
+ *
+ * Parsing checks the text against the kernel's parameters once (tt_ann_parse); evaluating a
+ * rule for one part of a launch gives the byte ranges that part reads or writes
+ * (tt_ann_region), without parsing again. Also here: `#pragma tutti` lines of program
+ * sources, the kernel signatures they refer to, and the -D macros of a build. Pure C: no MPI,
+ * no OpenCL calls, so every rank computes the same from the same inputs. */
+#ifndef TUTTI_ANNOTATION_H
+#define TUTTI_ANNOTATION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum tt_ann_space { TT_ANN_GLOBAL, TT_ANN_GROUP, TT_ANN_LOCAL };
+enum tt_ann_mode { TT_ANN_READ = 1, TT_ANN_WRITE = 2, TT_ANN_READWRITE = 3, TT_ANN_REDUCE = 4 };
+enum tt_ann_op { TT_ANN_ADD, TT_ANN_MIN, TT_ANN_MAX, TT_ANN_AND, TT_ANN_OR, TT_ANN_XOR };
+
+/* A kernel parameter as its source declares it. */
+struct tt_ann_param {
+  char name[64];
+  char type[64];  /* the element type of a pointer, else the type; qualifiers dropped */
+  bool pointer;   /* __global or __constant pointer */
+  bool is_const;  /* points to const data (or __constant) */
+  uint32_t size;  /* bytes of `type` when it is a built-in scalar or vector type, else 0 */
+  bool integer;   /* a built-in integer scalar type */
+  bool is_signed;
+  bool floating;  /* float or double */
+};
+
+/* A -D macro of the build with an integer value. */
+struct tt_ann_macro {
+  char name[64];
+  int64_t value;
+};
+
+struct tt_ann;
+
+/* Parses an annotation against the kernel's parameters and the build's macros. Returns the
+ * parsed form, or NULL with a message in err ("column 23: expected ']'"). */
+struct tt_ann *tt_ann_parse(const char *text, const struct tt_ann_param *params, size_t nparams,
+                            const struct tt_ann_macro *macros, size_t nmacros, char *err,
+                            size_t errlen);
+void tt_ann_free(struct tt_ann *a);
+
+/* The rules of an annotation, in the order written. */
+struct tt_ann_rule_info {
+  enum tt_ann_mode mode;
+  enum tt_ann_op op; /* reduce only */
+  unsigned param;    /* index of the kernel parameter */
+};
+size_t tt_ann_nrules(const struct tt_ann *a);
+struct tt_ann_rule_info tt_ann_rule(const struct tt_ann *a, size_t i);
+
+/* One launch: its shape and the integer values of its scalar parameters (by parameter
+ * index; entries of other parameters are ignored). */
+struct tt_ann_launch {
+  unsigned work_dim;
+  size_t offset[3], global[3], local[3];
+  const int64_t *values;
+};
+
+/* One part of the launch: the work-groups [lo, hi) it runs along each dimension. */
+struct tt_ann_part {
+  size_t group_lo[3], group_hi[3];
+};
+
+struct tt_ann_range {
+  size_t off, len;
+};
+struct tt_ann_ranges {
+  struct tt_ann_range *r;
+  size_t n, cap;
+};
+void tt_ann_ranges_free(struct tt_ann_ranges *r);
+
+/* The byte ranges rule `rule` names for one part, in a buffer of buffer_bytes bytes (sorted,
+ * merged where they touch): per axis the hull of its index over the part's variables,
+ * clamped to the shape, then one range per row of the rectangle (one for whole rows).
+ * Appends to out. Returns 0, or -1 with err set (a divisor that is not positive, a shape
+ * larger than the buffer, no memory). */
+int tt_ann_region(const struct tt_ann *a, size_t rule, const struct tt_ann_launch *l,
+                  const struct tt_ann_part *p, size_t buffer_bytes, struct tt_ann_ranges *out,
+                  char *err, size_t errlen);
+
+/* Whether the two sorted range lists share a byte. */
+bool tt_ann_ranges_overlap(const struct tt_ann_ranges *a, const struct tt_ann_ranges *b);
+
+/* `#pragma tutti [kernel NAME] ANNOTATION` lines (a backslash at the end continues a line). */
+struct tt_ann_pragma {
+  char *kernel; /* the NAME given, else the next kernel defined after the line; NULL if none */
+  char *text;
+  int line;     /* 1-based line of the pragma */
+  int column;   /* column of the annotation's first character on that line */
+};
+
+/* The source with every `#pragma tutti` line (and its continuations) blanked, line numbers
+ * kept, and the pragmas found (malloc'd; free with tt_ann_pragmas_free). NULL without
+ * memory. */
+char *tt_ann_strip(const char *src, struct tt_ann_pragma **pragmas, size_t *npragmas);
+void tt_ann_pragmas_free(struct tt_ann_pragma *p, size_t n);
+
+/* The parameters of kernel `name` as defined in src (malloc'd). Returns the count, or -1 when
+ * no definition of that kernel is found. */
+long tt_ann_kernel_params(const char *src, const char *name, struct tt_ann_param **out);
+
+/* The -D macros of build options that have integer values (-DN=4, -D N=4, -DFLAG as 1). */
+size_t tt_ann_macros(const char *options, struct tt_ann_macro **out);
+
+/* Bytes of an OpenCL C built-in scalar or vector type, from its name; 0 for other types. */
+uint32_t tt_ann_type_size(const char *type);
+
+#endif

@@ -1,0 +1,509 @@
+/* Split launches (cl_tutti_split, doc/split.md): six kernels, each launched once whole on the
+ * first device and once split over every device of the platform, both checked against a host
+ * reference, with their times. The kernels carry `#pragma tutti` annotations; nothing else in
+ * the host code knows about the split but the one call.
+ *
+ * Usage: split [APP] [SCALE]   APP: vecadd jacobi matmul histogram kmeans nbody all (default)
+ *        SCALE multiplies the problem sizes (default 1); JACOBI_ITERS sets Jacobi's sweeps. */
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#include <CL/tutti.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_DEVS 64
+
+static const char *source =
+    "#pragma tutti global i => read a[i], read b[i], write c[i]\n"
+    "__kernel void vecadd(__global const float *a, __global const float *b,\n"
+    "                     __global float *c)\n"
+    "{ size_t i = get_global_id(0); c[i] = a[i] + b[i]; }\n"
+    "\n"
+    "#pragma tutti global [x, y] => read in(h, w)[y-1:y+2, x-1:x+2], write out(h, w)[y, x]\n"
+    "__kernel void jacobi(__global const float *in, __global float *out, int w, int h)\n"
+    "{\n"
+    "  int x = get_global_id(0), y = get_global_id(1);\n"
+    "  if (x == 0 || y == 0 || x == w - 1 || y == h - 1) { out[y * w + x] = in[y * w + x]; return; }\n"
+    "  out[y * w + x] = 0.25f * (in[(y - 1) * w + x] + in[(y + 1) * w + x] +\n"
+    "                            in[y * w + x - 1] + in[y * w + x + 1]);\n"
+    "}\n"
+    "\n"
+    "#pragma tutti global [j, i] => read A(n, k)[i, :], read B(k, m)[:, j], \\\n"
+    "    write C(n, m)[i, j]\n"
+    "__kernel void matmul(__global const float *A, __global const float *B, __global float *C,\n"
+    "                     int n, int k, int m)\n"
+    "{\n"
+    "  int j = get_global_id(0), i = get_global_id(1);\n"
+    "  float s = 0.0f;\n"
+    "  for (int t = 0; t < k; t++) s += A[i * k + t] * B[t * m + j];\n"
+    "  C[i * m + j] = s;\n"
+    "}\n"
+    "\n"
+    "/* Uses the group id and the global size: split parts run as a variant of this program. */\n"
+    "#pragma tutti global i => read x[i], reduce(+) hist[0:nbins]\n"
+    "__kernel void histogram(__global const uint *x, __global int *hist, int nbins)\n"
+    "{\n"
+    "  size_t i = get_group_id(0) * get_local_size(0) + get_local_id(0);\n"
+    "  if (i < get_global_size(0)) atomic_inc(&hist[x[i] % nbins]);\n"
+    "}\n"
+    "\n"
+    "#pragma tutti global i => read pts(n, d)[i, :], read cent[:], reduce(+) sums[:], \\\n"
+    "    reduce(+) counts[:]\n"
+    "__kernel void kmeans(__global const int *pts, __global const int *cent,\n"
+    "                     __global int *sums, __global int *counts, int n, int d, int k)\n"
+    "{\n"
+    "  int i = get_global_id(0), best = 0;\n"
+    "  long bestd = -1;\n"
+    "  for (int c = 0; c < k; c++) {\n"
+    "    long dist = 0;\n"
+    "    for (int t = 0; t < d; t++) { long e = pts[i * d + t] - cent[c * d + t]; dist += e * e; }\n"
+    "    if (bestd < 0 || dist < bestd) { bestd = dist; best = c; }\n"
+    "  }\n"
+    "  for (int t = 0; t < d; t++) atomic_add(&sums[best * d + t], pts[i * d + t]);\n"
+    "  atomic_inc(&counts[best]);\n"
+    "}\n"
+    "\n"
+    "#pragma tutti global i => read pos[:], read vel[i], write npos[i], write nvel[i]\n"
+    "__kernel void nbody(__global const float4 *pos, __global const float4 *vel,\n"
+    "                    __global float4 *npos, __global float4 *nvel, int n, float dt)\n"
+    "{\n"
+    "  int i = get_global_id(0);\n"
+    "  float4 p = pos[i], a = (float4)(0.0f);\n"
+    "  for (int j = 0; j < n; j++) {\n"
+    "    float4 q = pos[j];\n"
+    "    float dx = q.x - p.x, dy = q.y - p.y, dz = q.z - p.z;\n"
+    "    float r2 = dx * dx + dy * dy + dz * dz + 0.01f;\n"
+    "    float inv = q.w / (r2 * sqrt(r2));\n"
+    "    a.x += dx * inv; a.y += dy * inv; a.z += dz * inv;\n"
+    "  }\n"
+    "  float4 v = vel[i] + a * dt;\n"
+    "  v.w = 0.0f;\n"
+    "  nvel[i] = v;\n"
+    "  npos[i] = (float4)(p.x + v.x * dt, p.y + v.y * dt, p.z + v.z * dt, p.w);\n"
+    "}\n";
+
+static cl_context ctx;
+static cl_program prog;
+static cl_uint ndev;
+static cl_device_id devs[MAX_DEVS];
+static cl_command_queue queues[MAX_DEVS];
+static int failures;
+
+#define CHECK(call)                                                                               \
+  do {                                                                                            \
+    cl_int err_ = (call);                                                                         \
+    if (err_ != CL_SUCCESS) {                                                                     \
+      fprintf(stderr, "split: %s failed: %d (line %d)\n", #call, err_, __LINE__);               \
+      exit(1);                                                                                    \
+    }                                                                                             \
+  } while (0)
+
+static double now(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static cl_mem buffer(size_t bytes, const void *init)
+{
+  cl_int err;
+  cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE | (init ? CL_MEM_COPY_HOST_PTR : 0), bytes,
+                            (void *)init, &err);
+  CHECK(err);
+  return m;
+}
+
+static cl_kernel kernel(const char *name)
+{
+  cl_int err;
+  cl_kernel k = clCreateKernel(prog, name, &err);
+  CHECK(err);
+  return k;
+}
+
+/* One launch: whole on the first device, or split over every device. */
+static void launch(cl_kernel k, int split, cl_uint dim, const size_t *gws, const size_t *lws)
+{
+  if (split)
+    CHECK(clEnqueueSplitNDRangeKernelTUTTI(ndev, queues, k, dim, NULL, gws, lws, 0, NULL, NULL));
+  else
+    CHECK(clEnqueueNDRangeKernel(queues[0], k, dim, NULL, gws, lws, 0, NULL, NULL));
+}
+
+/* Floats within 1e-5 relative (1e-5 absolute near zero). */
+static int close_enough(const float *got, const float *want, size_t n, const char *what)
+{
+  for (size_t i = 0; i < n; i++) {
+    float tol = 1e-5f * fmaxf(1.0f, fabsf(want[i]));
+    if (!(fabsf(got[i] - want[i]) <= tol)) {
+      printf("split: %s: element %zu is %.9g, expected %.9g\n", what, i, got[i], want[i]);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+static void report(const char *app, int ok, double whole, double split)
+{
+  printf("%s %s: whole on 1 device %.3f ms, split over %u devices %.3f ms, ratio %.2f\n",
+         ok ? "ok" : "FAILED", app, whole * 1e3, ndev, split * 1e3, whole / split);
+  failures += !ok;
+}
+
+static void vecadd(int scale)
+{
+  size_t n = 1000003 * (size_t)scale; /* a prime: a multiple of nothing */
+  float *a = malloc(n * 4), *b = malloc(n * 4), *c = malloc(n * 4), *ref = malloc(n * 4);
+  for (size_t i = 0; i < n; i++) {
+    a[i] = (float)(i % 1000) * 0.5f;
+    b[i] = (float)(i % 777) * 2.0f;
+    ref[i] = a[i] + b[i];
+  }
+  cl_mem A = buffer(n * 4, a), B = buffer(n * 4, b), C = buffer(n * 4, NULL);
+  cl_kernel k = kernel("vecadd");
+  CHECK(clSetKernelArg(k, 0, sizeof A, &A));
+  CHECK(clSetKernelArg(k, 1, sizeof B, &B));
+  CHECK(clSetKernelArg(k, 2, sizeof C, &C));
+  double t[2];
+  int ok = 1;
+  for (int split = 0; split < 2; split++) {
+    launch(k, split, 1, &n, NULL); /* warm-up: builds, first transfers */
+    CHECK(clFinish(queues[0]));
+    double t0 = now();
+    launch(k, split, 1, &n, NULL);
+    for (cl_uint q = 0; q < ndev; q++)
+      CHECK(clFinish(queues[q]));
+    t[split] = now() - t0;
+    memset(c, 0, n * 4);
+    CHECK(clEnqueueReadBuffer(queues[0], C, CL_TRUE, 0, n * 4, c, 0, NULL, NULL));
+    ok &= close_enough(c, ref, n, split ? "vecadd split" : "vecadd whole");
+  }
+  report("vecadd", ok, t[0], t[1]);
+  clReleaseKernel(k);
+  clReleaseMemObject(A);
+  clReleaseMemObject(B);
+  clReleaseMemObject(C);
+  free(a), free(b), free(c), free(ref);
+}
+
+static void jacobi(int scale)
+{
+  int w = 256, h = 128 * scale, iters = getenv("JACOBI_ITERS") ? atoi(getenv("JACOBI_ITERS")) : 10;
+  size_t n = (size_t)w * h;
+  float *g = malloc(n * 4), *ref = malloc(n * 4), *tmp = malloc(n * 4), *out = malloc(n * 4);
+  for (size_t i = 0; i < n; i++)
+    g[i] = (float)((i * 7919) % 1000) * 0.01f;
+  memcpy(ref, g, n * 4);
+  for (int it = 0; it < iters; it++) {
+    for (int y = 0; y < h; y++)
+      for (int x = 0; x < w; x++) {
+        size_t i = (size_t)y * w + x;
+        tmp[i] = (x == 0 || y == 0 || x == w - 1 || y == h - 1)
+                     ? ref[i]
+                     : 0.25f * (ref[i - w] + ref[i + w] + ref[i - 1] + ref[i + 1]);
+      }
+    memcpy(ref, tmp, n * 4);
+  }
+  cl_kernel k = kernel("jacobi");
+  size_t gws[2] = {(size_t)w, (size_t)h}, lws[2] = {64, 1};
+  double t[2];
+  int ok = 1;
+  for (int split = 0; split < 2; split++) {
+    cl_mem a = buffer(n * 4, g), b = buffer(n * 4, NULL);
+    CHECK(clSetKernelArg(k, 2, sizeof w, &w));
+    CHECK(clSetKernelArg(k, 3, sizeof h, &h));
+    /* Warm-up (builds, first transfers) into b, which the first sweep overwrites. */
+    CHECK(clSetKernelArg(k, 0, sizeof a, &a));
+    CHECK(clSetKernelArg(k, 1, sizeof b, &b));
+    launch(k, split, 2, gws, lws);
+    CHECK(clFinish(queues[0]));
+    double t0 = now();
+    for (int it = 0; it < iters; it++) {
+      CHECK(clSetKernelArg(k, 0, sizeof a, it % 2 ? &b : &a));
+      CHECK(clSetKernelArg(k, 1, sizeof a, it % 2 ? &a : &b));
+      launch(k, split, 2, gws, lws);
+    }
+    CHECK(clEnqueueReadBuffer(queues[0], iters % 2 ? b : a, CL_TRUE, 0, n * 4, out, 0, NULL, NULL));
+    t[split] = now() - t0;
+    ok &= close_enough(out, ref, n, split ? "jacobi split" : "jacobi whole");
+    clReleaseMemObject(a);
+    clReleaseMemObject(b);
+  }
+  report("jacobi", ok, t[0], t[1]);
+  clReleaseKernel(k);
+  free(g), free(ref), free(tmp), free(out);
+}
+
+static void matmul(int scale)
+{
+  int n = 96 * scale, kk = 80, m = 64;
+  float *A = malloc((size_t)n * kk * 4), *B = malloc((size_t)kk * m * 4);
+  float *C = malloc((size_t)n * m * 4), *ref = malloc((size_t)n * m * 4);
+  for (int i = 0; i < n * kk; i++)
+    A[i] = (float)(i % 13) - 6.0f;
+  for (int i = 0; i < kk * m; i++)
+    B[i] = (float)(i % 7) * 0.5f;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < m; j++) {
+      float s = 0.0f;
+      for (int t = 0; t < kk; t++)
+        s += A[i * kk + t] * B[t * m + j];
+      ref[i * m + j] = s;
+    }
+  cl_mem dA = buffer((size_t)n * kk * 4, A), dB = buffer((size_t)kk * m * 4, B);
+  cl_mem dC = buffer((size_t)n * m * 4, NULL);
+  cl_kernel k = kernel("matmul");
+  CHECK(clSetKernelArg(k, 0, sizeof dA, &dA));
+  CHECK(clSetKernelArg(k, 1, sizeof dB, &dB));
+  CHECK(clSetKernelArg(k, 2, sizeof dC, &dC));
+  CHECK(clSetKernelArg(k, 3, sizeof n, &n));
+  CHECK(clSetKernelArg(k, 4, sizeof kk, &kk));
+  CHECK(clSetKernelArg(k, 5, sizeof m, &m));
+  size_t gws[2] = {(size_t)m, (size_t)n};
+  double t[2];
+  int ok = 1;
+  for (int split = 0; split < 2; split++) {
+    launch(k, split, 2, gws, NULL);
+    CHECK(clFinish(queues[0]));
+    double t0 = now();
+    launch(k, split, 2, gws, NULL);
+    memset(C, 0, (size_t)n * m * 4);
+    CHECK(clEnqueueReadBuffer(queues[0], dC, CL_TRUE, 0, (size_t)n * m * 4, C, 0, NULL, NULL));
+    t[split] = now() - t0;
+    ok &= close_enough(C, ref, (size_t)n * m, split ? "matmul split" : "matmul whole");
+  }
+  report("matmul", ok, t[0], t[1]);
+  clReleaseKernel(k);
+  clReleaseMemObject(dA), clReleaseMemObject(dB), clReleaseMemObject(dC);
+  free(A), free(B), free(C), free(ref);
+}
+
+static void histogram(int scale)
+{
+  size_t n = 262144 * (size_t)scale;
+  int nbins = 61;
+  cl_uint *x = malloc(n * 4);
+  int ref[61] = {0}, hist[61];
+  for (size_t i = 0; i < n; i++) {
+    x[i] = (cl_uint)((i * 2654435761u) >> 7);
+    ref[x[i] % nbins] += 2; /* launched twice: the second adds to the first */
+  }
+  cl_mem X = buffer(n * 4, x);
+  cl_kernel k = kernel("histogram");
+  CHECK(clSetKernelArg(k, 0, sizeof X, &X));
+  CHECK(clSetKernelArg(k, 2, sizeof nbins, &nbins));
+  double t[2];
+  int ok = 1;
+  for (int split = 0; split < 2; split++) {
+    cl_mem H = buffer(sizeof hist, (int[61]){0});
+    CHECK(clSetKernelArg(k, 1, sizeof H, &H));
+    launch(k, split, 1, &n, NULL);
+    CHECK(clFinish(queues[0]));
+    double t0 = now();
+    launch(k, split, 1, &n, NULL);
+    CHECK(clEnqueueReadBuffer(queues[0], H, CL_TRUE, 0, sizeof hist, hist, 0, NULL, NULL));
+    t[split] = now() - t0;
+    if (memcmp(hist, ref, sizeof ref)) {
+      printf("split: histogram %s differs from the host's\n", split ? "split" : "whole");
+      ok = 0;
+    }
+    clReleaseMemObject(H);
+  }
+  report("histogram", ok, t[0], t[1]);
+  clReleaseKernel(k);
+  clReleaseMemObject(X);
+  free(x);
+}
+
+static void kmeans(int scale)
+{
+  int n = 32768 * scale, d = 4, kc = 8, iters = 5;
+  int *pts = malloc((size_t)n * d * 4), cent[32], ref[32], sums[32], counts[8];
+  for (int i = 0; i < n * d; i++)
+    pts[i] = (int)(((unsigned)i * 2654435761u) >> 20) % 1000;
+  for (int i = 0; i < kc * d; i++)
+    cent[i] = pts[i];
+  /* Host reference: Lloyd's iterations in integers. */
+  memcpy(ref, cent, sizeof ref);
+  for (int it = 0; it < iters; it++) {
+    long s[32] = {0};
+    int c[8] = {0};
+    for (int i = 0; i < n; i++) {
+      int best = 0;
+      long bestd = -1;
+      for (int q = 0; q < kc; q++) {
+        long dist = 0;
+        for (int t = 0; t < d; t++) {
+          long e = pts[i * d + t] - ref[q * d + t];
+          dist += e * e;
+        }
+        if (bestd < 0 || dist < bestd)
+          bestd = dist, best = q;
+      }
+      for (int t = 0; t < d; t++)
+        s[best * d + t] += pts[i * d + t];
+      c[best]++;
+    }
+    for (int q = 0; q < kc; q++)
+      for (int t = 0; t < d; t++)
+        if (c[q])
+          ref[q * d + t] = (int)(s[q * d + t] / c[q]);
+  }
+  cl_mem P = buffer((size_t)n * d * 4, pts);
+  cl_kernel k = kernel("kmeans");
+  CHECK(clSetKernelArg(k, 0, sizeof P, &P));
+  CHECK(clSetKernelArg(k, 4, sizeof n, &n));
+  CHECK(clSetKernelArg(k, 5, sizeof d, &d));
+  CHECK(clSetKernelArg(k, 6, sizeof kc, &kc));
+  double t[2];
+  int ok = 1;
+  size_t gws = (size_t)n;
+  for (int split = 0; split < 2; split++) {
+    int c[32];
+    memcpy(c, cent, sizeof c);
+    cl_mem Cn = buffer(sizeof c, NULL), S = buffer(sizeof sums, NULL), N = buffer(sizeof counts, NULL);
+    CHECK(clSetKernelArg(k, 1, sizeof Cn, &Cn));
+    CHECK(clSetKernelArg(k, 2, sizeof S, &S));
+    CHECK(clSetKernelArg(k, 3, sizeof N, &N));
+    launch(k, split, 1, &gws, NULL); /* warm-up: its sums are overwritten below */
+    CHECK(clFinish(queues[0]));
+    double t0 = now();
+    for (int it = 0; it < iters; it++) {
+      static const int zero[32];
+      CHECK(clEnqueueWriteBuffer(queues[0], Cn, CL_FALSE, 0, sizeof c, c, 0, NULL, NULL));
+      CHECK(clEnqueueWriteBuffer(queues[0], S, CL_FALSE, 0, sizeof sums, zero, 0, NULL, NULL));
+      CHECK(clEnqueueWriteBuffer(queues[0], N, CL_FALSE, 0, sizeof counts, zero, 0, NULL, NULL));
+      launch(k, split, 1, &gws, NULL);
+      CHECK(clEnqueueReadBuffer(queues[0], S, CL_FALSE, 0, sizeof sums, sums, 0, NULL, NULL));
+      CHECK(clEnqueueReadBuffer(queues[0], N, CL_TRUE, 0, sizeof counts, counts, 0, NULL, NULL));
+      for (int q = 0; q < kc; q++)
+        for (int x = 0; x < d; x++)
+          if (counts[q])
+            c[q * d + x] = sums[q * d + x] / counts[q];
+    }
+    t[split] = now() - t0;
+    if (memcmp(c, ref, sizeof ref)) {
+      printf("split: kmeans %s centroids differ from the host's\n", split ? "split" : "whole");
+      ok = 0;
+    }
+    clReleaseMemObject(Cn), clReleaseMemObject(S), clReleaseMemObject(N);
+  }
+  report("kmeans", ok, t[0], t[1]);
+  clReleaseKernel(k);
+  clReleaseMemObject(P);
+  free(pts);
+}
+
+static void nbody(int scale)
+{
+  int n = 2048 * scale;
+  float dt = 0.01f;
+  cl_float4 *pos = malloc(n * sizeof *pos), *vel = malloc(n * sizeof *vel);
+  cl_float4 *rp = malloc(n * sizeof *rp), *rv = malloc(n * sizeof *rv), *out = malloc(n * sizeof *out);
+  for (int i = 0; i < n; i++) {
+    pos[i] = (cl_float4){{(float)(i % 17), (float)(i % 23) * 0.5f, (float)(i % 31) * 0.25f, 1.0f + (i % 3)}};
+    vel[i] = (cl_float4){{0, 0, 0, 0}};
+  }
+  for (int i = 0; i < n; i++) {
+    float ax = 0, ay = 0, az = 0;
+    for (int j = 0; j < n; j++) {
+      float dx = pos[j].s[0] - pos[i].s[0], dy = pos[j].s[1] - pos[i].s[1], dz = pos[j].s[2] - pos[i].s[2];
+      float r2 = dx * dx + dy * dy + dz * dz + 0.01f;
+      float inv = pos[j].s[3] / (r2 * sqrtf(r2));
+      ax += dx * inv, ay += dy * inv, az += dz * inv;
+    }
+    rv[i] = (cl_float4){{vel[i].s[0] + ax * dt, vel[i].s[1] + ay * dt, vel[i].s[2] + az * dt, 0}};
+    rp[i] = (cl_float4){{pos[i].s[0] + rv[i].s[0] * dt, pos[i].s[1] + rv[i].s[1] * dt,
+                         pos[i].s[2] + rv[i].s[2] * dt, pos[i].s[3]}};
+  }
+  cl_mem P = buffer(n * sizeof *pos, pos), V = buffer(n * sizeof *vel, vel);
+  cl_mem NP = buffer(n * sizeof *pos, NULL), NV = buffer(n * sizeof *vel, NULL);
+  cl_kernel k = kernel("nbody");
+  CHECK(clSetKernelArg(k, 0, sizeof P, &P));
+  CHECK(clSetKernelArg(k, 1, sizeof V, &V));
+  CHECK(clSetKernelArg(k, 2, sizeof NP, &NP));
+  CHECK(clSetKernelArg(k, 3, sizeof NV, &NV));
+  CHECK(clSetKernelArg(k, 4, sizeof n, &n));
+  CHECK(clSetKernelArg(k, 5, sizeof dt, &dt));
+  size_t gws = (size_t)n;
+  double t[2];
+  int ok = 1;
+  for (int split = 0; split < 2; split++) {
+    launch(k, split, 1, &gws, NULL);
+    CHECK(clFinish(queues[0]));
+    double t0 = now();
+    launch(k, split, 1, &gws, NULL);
+    CHECK(clEnqueueReadBuffer(queues[0], NP, CL_TRUE, 0, n * sizeof *out, out, 0, NULL, NULL));
+    t[split] = now() - t0;
+    ok &= close_enough((float *)out, (float *)rp, (size_t)n * 4, split ? "nbody split positions" : "nbody whole positions");
+    CHECK(clEnqueueReadBuffer(queues[0], NV, CL_TRUE, 0, n * sizeof *out, out, 0, NULL, NULL));
+    ok &= close_enough((float *)out, (float *)rv, (size_t)n * 4, split ? "nbody split velocities" : "nbody whole velocities");
+  }
+  report("nbody", ok, t[0], t[1]);
+  clReleaseKernel(k);
+  clReleaseMemObject(P), clReleaseMemObject(V), clReleaseMemObject(NP), clReleaseMemObject(NV);
+  free(pos), free(vel), free(rp), free(rv), free(out);
+}
+
+int main(int argc, char **argv)
+{
+  const char *app = argc > 1 ? argv[1] : "all";
+  int scale = argc > 2 ? atoi(argv[2]) : 1;
+  if (scale < 1)
+    scale = 1;
+  cl_platform_id plats[8];
+  cl_uint np = 0;
+  CHECK(clGetPlatformIDs(8, plats, &np));
+  cl_platform_id plat = NULL;
+  for (cl_uint i = 0; i < np && !plat; i++) {
+    char ext[1024] = "";
+    clGetPlatformInfo(plats[i], CL_PLATFORM_EXTENSIONS, sizeof ext, ext, NULL);
+    if (strstr(ext, "cl_tutti_split"))
+      plat = plats[i];
+  }
+  if (!plat) {
+    fprintf(stderr, "split: no platform offers cl_tutti_split (run it through Tutti)\n");
+    return 1;
+  }
+  CHECK(clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, MAX_DEVS, devs, &ndev));
+  cl_int err;
+  ctx = clCreateContext(NULL, ndev, devs, NULL, NULL, &err);
+  CHECK(err);
+  for (cl_uint i = 0; i < ndev; i++) {
+    queues[i] = clCreateCommandQueue(ctx, devs[i], 0, &err);
+    CHECK(err);
+  }
+  prog = clCreateProgramWithSource(ctx, 1, &source, NULL, &err);
+  CHECK(err);
+  if (clBuildProgram(prog, 0, NULL, NULL, NULL, NULL) != CL_SUCCESS) {
+    char log[4096] = "";
+    clGetProgramBuildInfo(prog, devs[0], CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+    fprintf(stderr, "split: build failed:\n%s\n", log);
+    return 1;
+  }
+  static const struct {
+    const char *name;
+    void (*run)(int);
+  } apps[] = {{"vecadd", vecadd}, {"jacobi", jacobi},   {"matmul", matmul},
+              {"histogram", histogram}, {"kmeans", kmeans}, {"nbody", nbody}};
+  int ran = 0;
+  for (size_t i = 0; i < sizeof apps / sizeof apps[0]; i++)
+    if (!strcmp(app, "all") || !strcmp(app, apps[i].name)) {
+      apps[i].run(scale);
+      ran++;
+    }
+  if (!ran) {
+    fprintf(stderr, "split: unknown app '%s' (vecadd jacobi matmul histogram kmeans nbody all)\n", app);
+    return 2;
+  }
+  for (cl_uint i = 0; i < ndev; i++)
+    clReleaseCommandQueue(queues[i]);
+  clReleaseProgram(prog);
+  clReleaseContext(ctx);
+  printf("%s\n", failures ? "FAILED" : "PASSED");
+  return failures ? 1 : 0;
+}

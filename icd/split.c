@@ -1,0 +1,984 @@
+/* cl_tutti_split: one kernel launch split into parts over the devices of several queues
+ * (SPLIT.md; Lightning, sections 2-3), planned on every rank alike from replicated state.
+ *
+ * A part is an ordinary kernel command on its queue whose buffer uses are the byte ranges the
+ * annotation gives for its work-groups, so the plan fetches exactly what the part lacks (a
+ * halo is a range another device holds) and records exactly what it writes. Each part runs
+ * with the global offset of its first work-group; kernels that ask for their group id, the
+ * global size, the number of groups or the global offset run as a variant of the program
+ * whose prelude answers those for the whole launch. reduce(op) parameters get one private
+ * copy per part, filled with op's identity and combined into the buffer in part order. */
+#include "config.h"
+
+#include "icd/icd.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "annotations/annotation.h"
+#include "runtime/check.h"
+#include "runtime/plan.h"
+#include "runtime/stats.h"
+
+/* Reads with more rows than this are fetched as their hull (never writes: a write records
+ * exactly what it names). */
+#define READ_RANGES_MAX 64
+
+struct tt_distribution {
+  cl_uint kind, ndims;
+  size_t elem_size, extents[3], chunk[3];
+  cl_uint ndevices;
+  cl_device_id *devices;
+};
+
+enum variant_kind { VARIANT_SHAPE, VARIANT_COMBINE };
+
+/* A program built for a kernel's split launches: the prelude's variant for one launch shape,
+ * or the kernel combining the partial results of one reduce rule. */
+struct tt_variant {
+  struct tt_variant *next;
+  enum variant_kind kind;
+  cl_uint work_dim;
+  size_t off[3], gws[3], lws[3];
+  size_t rule;
+  cl_program program;
+  cl_kernel kernel;
+};
+
+/* --- annotations ---------------------------------------------------------------------------- */
+
+/* The pragma annotation of kernel `name` in program p, or NULL. */
+static const struct tt_ann_pragma *pragma_of(cl_program p, const char *name)
+{
+  for (size_t i = 0; i < p->npragmas; i++)
+    if (p->pragmas[i].kernel && !strcmp(p->pragmas[i].kernel, name))
+      return &p->pragmas[i];
+  return NULL;
+}
+
+cl_int tt_split_check_pragmas(cl_program p, const char *options, char **error)
+{
+  *error = NULL;
+  if (!p->npragmas)
+    return CL_SUCCESS;
+  struct tt_ann_macro *macros;
+  size_t nmacros = tt_ann_macros(options, &macros);
+  char msg[512] = "";
+  for (size_t i = 0; i < p->npragmas && !msg[0]; i++) {
+    const struct tt_ann_pragma *pr = &p->pragmas[i];
+    if (!pr->kernel) {
+      snprintf(msg, sizeof msg, "line %d: #pragma tutti names no kernel and no kernel follows it",
+               pr->line);
+      break;
+    }
+    if (pragma_of(p, pr->kernel) != pr) {
+      snprintf(msg, sizeof msg, "kernel '%s', line %d: a second #pragma tutti for this kernel "
+               "(the first is on line %d)", pr->kernel, pr->line, pragma_of(p, pr->kernel)->line);
+      break;
+    }
+    struct tt_ann_param *params;
+    long n = tt_ann_kernel_params(p->stripped, pr->kernel, &params);
+    if (n < 0) {
+      snprintf(msg, sizeof msg, "kernel '%s', line %d: #pragma tutti names a kernel the source "
+               "does not define", pr->kernel, pr->line);
+      break;
+    }
+    char err[256];
+    struct tt_ann *a = tt_ann_parse(pr->text, params, (size_t)n, macros, nmacros, err, sizeof err);
+    if (!a) {
+      /* "column N: ..." of the annotation, made a column of the source line. */
+      int col = 0;
+      const char *rest = err;
+      if (sscanf(err, "column %d:", &col) == 1 && (rest = strchr(err, ':')))
+        rest += 2;
+      snprintf(msg, sizeof msg, "kernel '%s', line %d, column %d: %s", pr->kernel, pr->line,
+               pr->column + (col > 0 ? col - 1 : 0), rest);
+    }
+    tt_ann_free(a);
+    free(params);
+  }
+  free(macros);
+  if (msg[0]) {
+    size_t len = strlen(msg);
+    *error = malloc(len + 2);
+    if (!*error)
+      return CL_OUT_OF_HOST_MEMORY;
+    snprintf(*error, len + 2, "%s\n", msg);
+  }
+  return CL_SUCCESS;
+}
+
+/* Parses text for kernel k (caller holds k's lock). */
+static struct tt_ann *parse_for(cl_kernel k, const char *text, char *err, size_t errlen)
+{
+  struct tt_ann_macro *macros;
+  size_t nmacros = tt_ann_macros(k->program->options, &macros);
+  struct tt_ann *a = tt_ann_parse(text, k->params, (size_t)k->nparams, macros, nmacros, err, errlen);
+  free(macros);
+  return a;
+}
+
+void tt_split_kernel_init(cl_kernel k)
+{
+  cl_program p = k->program;
+  k->nparams = -1;
+  if (!p->stripped)
+    return;
+  k->nparams = tt_ann_kernel_params(p->stripped, k->name, &k->params);
+  /* A signature the scan reads otherwise than the backend (macros in it): no annotations. */
+  if (k->nparams >= 0 && (cl_uint)k->nparams != k->nargs) {
+    free(k->params);
+    k->params = NULL;
+    k->nparams = -1;
+  }
+  const struct tt_ann_pragma *pr = pragma_of(p, k->name);
+  if (!pr || k->nparams < 0)
+    return;
+  char err[256];
+  k->ann = parse_for(k, pr->text, err, sizeof err);
+  k->ann_text = k->ann ? strdup(pr->text) : NULL;
+}
+
+static void variants_free(struct tt_variant *v)
+{
+  while (v) {
+    struct tt_variant *next = v->next;
+    if (v->kernel)
+      TT_RELEASE(v->kernel);
+    if (v->program)
+      TT_RELEASE(v->program);
+    free(v);
+    v = next;
+  }
+}
+
+void tt_split_kernel_free(cl_kernel k)
+{
+  variants_free(k->variants);
+  tt_ann_free(k->ann);
+  free(k->ann_text);
+  free(k->params);
+}
+
+cl_int CL_API_CALL tt_clSetKernelAnnotationTUTTI(cl_kernel kernel, const char *annotation)
+{
+  TT_CHECK(tt_check_id(kernel), tt_check_bytes(annotation, annotation ? strlen(annotation) : 0),
+           annotation != NULL);
+  /* CL_INVALID_KERNEL if kernel is not a valid kernel object. */
+  TT_RETURN_IF(!tt_object_valid(kernel, TT_KERNEL), CL_INVALID_KERNEL);
+  char *text = annotation ? strdup(annotation) : NULL;
+  TT_RETURN_IF(annotation && !text, CL_OUT_OF_HOST_MEMORY);
+  pthread_mutex_lock(&kernel->obj.lock);
+  struct tt_ann *a = NULL;
+  char err[256] = "";
+  /* Without source (a program from binaries) the parameters are unknown: the text is kept,
+   * and launches run whole. */
+  if (annotation && kernel->nparams >= 0 && !(a = parse_for(kernel, annotation, err, sizeof err))) {
+    pthread_mutex_unlock(&kernel->obj.lock);
+    free(text);
+    TT_LOG(TT_LOG_ERR, "clSetKernelAnnotationTUTTI: kernel '%s', %s", kernel->name, err);
+    /* CL_INVALID_VALUE for an annotation that does not parse (syntax, unknown parameter,
+     * non-affine index). */
+    return CL_INVALID_VALUE;
+  }
+  tt_ann_free(kernel->ann);
+  free(kernel->ann_text);
+  kernel->ann = a;
+  kernel->ann_text = text;
+  pthread_mutex_unlock(&kernel->obj.lock);
+  return CL_SUCCESS;
+}
+
+/* --- distributions -------------------------------------------------------------------------- */
+
+void tt_split_mem_free(cl_mem m)
+{
+  if (m->dist)
+    free(m->dist->devices);
+  free(m->dist);
+  m->dist = NULL;
+}
+
+cl_int CL_API_CALL tt_clSetBufferDistributionTUTTI(cl_mem buffer, const cl_tutti_distribution *d)
+{
+  TT_CHECK(tt_check_id(buffer), d ? d->kind : 0, d ? d->ndims : 0, d ? d->elem_size : 0,
+           tt_check_bytes(d ? d->extents : NULL, d ? sizeof d->extents : 0),
+           tt_check_bytes(d ? d->chunk : NULL, d ? sizeof d->chunk : 0),
+           d ? tt_check_ids(d->devices, d->num_devices) : 0);
+  /* CL_INVALID_MEM_OBJECT if buffer is not a valid buffer object, or is a sub-buffer. */
+  TT_RETURN_IF(!tt_object_valid(buffer, TT_MEM) || buffer->parent, CL_INVALID_MEM_OBJECT);
+  if (!d) {
+    tt_plan_lock();
+    tt_split_mem_free(buffer);
+    tt_plan_unlock();
+    return CL_SUCCESS;
+  }
+  /* CL_INVALID_VALUE for an unknown kind, ndims outside 1..3, a zero element size, extents
+   * whose product times elem_size is not the buffer's size, a zero CYCLIC chunk, or devices
+   * NULL with num_devices > 0. */
+  TT_RETURN_IF(d->kind != CL_TUTTI_DIST_BLOCK && d->kind != CL_TUTTI_DIST_CYCLIC &&
+                   d->kind != CL_TUTTI_DIST_REPLICATED,
+               CL_INVALID_VALUE);
+  TT_RETURN_IF(d->ndims < 1 || d->ndims > 3 || d->elem_size == 0, CL_INVALID_VALUE);
+  size_t bytes = d->elem_size;
+  for (cl_uint i = 0; i < d->ndims; i++) {
+    TT_RETURN_IF(d->extents[i] == 0 || bytes > SIZE_MAX / d->extents[i], CL_INVALID_VALUE);
+    bytes *= d->extents[i];
+    TT_RETURN_IF(d->kind == CL_TUTTI_DIST_CYCLIC && d->chunk[i] == 0, CL_INVALID_VALUE);
+  }
+  TT_RETURN_IF(bytes != buffer->size, CL_INVALID_VALUE);
+  TT_RETURN_IF(d->num_devices > 0 && d->devices == NULL, CL_INVALID_VALUE);
+  /* CL_INVALID_DEVICE if a device is not a device of the buffer's context. */
+  for (cl_uint i = 0; i < d->num_devices; i++)
+    TT_RETURN_IF(!tt_object_valid(d->devices[i], TT_DEVICE) ||
+                     !tt_context_has_device(buffer->context, d->devices[i]),
+                 CL_INVALID_DEVICE);
+  struct tt_distribution *t = calloc(1, sizeof *t);
+  cl_uint n = d->num_devices ? d->num_devices : buffer->context->ndevices;
+  cl_device_id *devs = malloc(n * sizeof *devs);
+  if (!t || !devs) {
+    free(t);
+    free(devs);
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  memcpy(devs, d->num_devices ? d->devices : buffer->context->devices, n * sizeof *devs);
+  *t = (struct tt_distribution){d->kind, d->ndims, d->elem_size, {0}, {0}, n, devs};
+  for (cl_uint i = 0; i < d->ndims; i++) {
+    t->extents[i] = d->extents[i];
+    t->chunk[i] = d->chunk[i];
+  }
+  tt_plan_lock();
+  tt_split_mem_free(buffer);
+  buffer->dist = t;
+  tt_plan_unlock();
+  return CL_SUCCESS;
+}
+
+/* --- parts ---------------------------------------------------------------------------------- */
+
+struct part {
+  cl_uint queue;
+  size_t g0, g1; /* work-groups along the split dimension */
+};
+
+/* Parts following a distribution (owner computes): its chunks along axis 0, each given to
+ * the queue of its device, as proportional ranges of the G work-groups. Returns the count,
+ * 0 when the distribution does not place parts (replicated, or a device without a queue). */
+static size_t parts_from_distribution(const struct tt_distribution *d, cl_uint nq,
+                                      const cl_command_queue *qs, size_t G, struct part **out)
+{
+  if (d->kind == CL_TUTTI_DIST_REPLICATED)
+    return 0;
+  size_t E = d->extents[0];
+  size_t chunk = d->kind == CL_TUTTI_DIST_BLOCK ? (E + d->ndevices - 1) / d->ndevices : d->chunk[0];
+  size_t nseg = (E + chunk - 1) / chunk;
+  struct part *p = calloc(nseg, sizeof *p);
+  if (!p)
+    return 0;
+  size_t n = 0;
+  for (size_t s = 0; s < nseg; s++) {
+    cl_device_id dev = d->devices[s % d->ndevices];
+    cl_uint q = 0;
+    while (q < nq && qs[q]->device != dev)
+      q++;
+    if (q == nq) {
+      free(p);
+      return 0;
+    }
+    size_t lo = s * chunk, hi = lo + chunk < E ? lo + chunk : E;
+    /* The same rounding for both ends of neighbours: no gap, no overlap. */
+    size_t g0 = (size_t)((unsigned __int128)lo * G / E), g1 = (size_t)((unsigned __int128)hi * G / E);
+    if (g1 > g0)
+      p[n++] = (struct part){q, g0, g1};
+  }
+  *out = p;
+  return n;
+}
+
+/* Equal contiguous ranges of the G work-groups, one per queue. */
+static size_t parts_equal(cl_uint nq, size_t G, struct part **out)
+{
+  struct part *p = calloc(nq, sizeof *p);
+  if (!p)
+    return 0;
+  size_t n = 0;
+  for (cl_uint q = 0; q < nq; q++) {
+    size_t g0 = (size_t)((unsigned __int128)q * G / nq), g1 = (size_t)((unsigned __int128)(q + 1) * G / nq);
+    if (g1 > g0)
+      p[n++] = (struct part){q, g0, g1};
+  }
+  *out = p;
+  return n;
+}
+
+/* The integer value of scalar parameter i (0 for others). */
+static int64_t param_value(const struct tt_ann_param *prm, const struct tt_kernel_arg *a)
+{
+  if (!prm->integer || prm->pointer || !a->value)
+    return 0;
+  size_t n = a->value_size;
+  if (n == 1)
+    return prm->is_signed ? (int64_t) * (const int8_t *)a->value : *(const uint8_t *)a->value;
+  if (n == 2) {
+    int16_t v;
+    memcpy(&v, a->value, 2);
+    return prm->is_signed ? v : (uint16_t)v;
+  }
+  if (n == 4) {
+    int32_t v;
+    memcpy(&v, a->value, 4);
+    return prm->is_signed ? (int64_t)v : (int64_t)(uint32_t)v;
+  }
+  if (n == 8) {
+    int64_t v;
+    memcpy(&v, a->value, 8);
+    return v;
+  }
+  return 0;
+}
+
+/* A local size when the program gave none: along axis 0 the largest power of two up to 64
+ * that divides the global size and every device and the kernel allow; 1 elsewhere. */
+static void choose_local(cl_kernel k, cl_uint nq, const cl_command_queue *qs, cl_uint dim,
+                         const size_t *gws, size_t *lws)
+{
+  size_t limit = 64;
+  for (cl_uint q = 0; q < nq; q++) {
+    size_t items[3] = {0}, wg = 0;
+    tt_device_query(qs[q]->device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof items, items, NULL);
+    tt_device_query(qs[q]->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
+    const struct tt_kernel_device *kd = &k->dev[qs[q]->device->index];
+    if (items[0] && items[0] < limit)
+      limit = items[0];
+    if (wg && wg < limit)
+      limit = wg;
+    if (kd->known && kd->wg_size && kd->wg_size < limit)
+      limit = kd->wg_size;
+  }
+  size_t l = 1;
+  while (l * 2 <= limit && gws[0] % (l * 2) == 0)
+    l *= 2;
+  lws[0] = l;
+  for (cl_uint d = 1; d < 3; d++)
+    lws[d] = 1;
+  (void)dim;
+}
+
+/* --- what each part uses -------------------------------------------------------------------- */
+
+struct uses {
+  struct tt_launch_use *u;
+  size_t n, cap;
+};
+
+static int use_add(struct uses *s, cl_mem m, size_t off, size_t len, bool reads, bool writes)
+{
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 16;
+    struct tt_launch_use *u = realloc(s->u, cap * sizeof *u);
+    if (!u)
+      return -1;
+    s->u = u;
+    s->cap = cap;
+  }
+  s->u[s->n++] = (struct tt_launch_use){m, off, len, reads, writes};
+  return 0;
+}
+
+/* A write of one part, in its root buffer, for the overlap check. */
+struct write {
+  uint64_t root;
+  size_t off, end;
+  size_t part;
+};
+
+static int write_cmp(const void *a, const void *b)
+{
+  const struct write *x = a, *y = b;
+  if (x->root != y->root)
+    return x->root < y->root ? -1 : 1;
+  return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Whether writes of different parts share a byte: a sweep keeping the two furthest ends of
+ * distinct parts. */
+static bool writes_overlap(struct write *w, size_t n)
+{
+  qsort(w, n, sizeof *w, write_cmp);
+  uint64_t root = 0;
+  struct {
+    size_t end, part;
+    bool set;
+  } best = {0, 0, false}, second = {0, 0, false};
+  for (size_t i = 0; i < n; i++) {
+    if (i == 0 || w[i].root != root) {
+      root = w[i].root;
+      best.set = second.set = false;
+    }
+    if ((best.set && best.part != w[i].part && w[i].off < best.end) ||
+        (second.set && second.part != w[i].part && w[i].off < second.end))
+      return true;
+    if (!best.set || w[i].end > best.end) {
+      if (best.set && best.part != w[i].part)
+        second = best;
+      best.end = w[i].end;
+      best.part = w[i].part;
+      best.set = true;
+    } else if (w[i].part != best.part && (!second.set || w[i].end > second.end)) {
+      second.end = w[i].end;
+      second.part = w[i].part;
+      second.set = true;
+    }
+  }
+  return false;
+}
+
+/* The whole plan of one split launch (every rank computes the same). */
+struct split {
+  cl_kernel k;
+  size_t nparts;
+  struct part *parts;
+  struct uses *uses;            /* per part */
+  struct tt_ann_ranges *reduce; /* per part and reduce rule: [part * nrules + rule] */
+  size_t nrules;
+  char why[256];                /* why the launch runs whole, when it does */
+};
+
+static void split_free(struct split *s)
+{
+  for (size_t p = 0; s->uses && p < s->nparts; p++)
+    free(s->uses[p].u);
+  for (size_t i = 0; s->reduce && i < s->nparts * s->nrules; i++)
+    tt_ann_ranges_free(&s->reduce[i]);
+  free(s->uses);
+  free(s->reduce);
+  free(s->parts);
+}
+
+/* Which rule reduces parameter i, or SIZE_MAX. */
+static size_t reduce_rule_of(const struct tt_ann *a, unsigned i)
+{
+  for (size_t r = 0; r < tt_ann_nrules(a); r++)
+    if (tt_ann_rule(a, r).param == i && tt_ann_rule(a, r).mode == TT_ANN_REDUCE)
+      return r;
+  return SIZE_MAX;
+}
+
+/* Plans the parts' uses (caller holds k's lock). Returns 0, or -1 with s->why set when the
+ * launch must run whole, or -2 without memory. */
+static int plan_parts(struct split *s, const struct tt_ann_launch *l)
+{
+  cl_kernel k = s->k;
+  const struct tt_ann *a = k->ann;
+  s->nrules = tt_ann_nrules(a);
+  s->uses = calloc(s->nparts, sizeof *s->uses);
+  s->reduce = calloc(s->nparts * s->nrules + 1, sizeof *s->reduce);
+  struct write *w = NULL;
+  size_t nw = 0, capw = 0;
+  int rc = s->uses && s->reduce ? 0 : -2;
+  for (size_t p = 0; p < s->nparts && !rc; p++) {
+    struct tt_ann_part part;
+    for (cl_uint d = 0; d < 3; d++) {
+      part.group_lo[d] = 0;
+      part.group_hi[d] = d < l->work_dim ? l->global[d] / l->local[d] : 1;
+    }
+    part.group_lo[l->work_dim - 1] = s->parts[p].g0;
+    part.group_hi[l->work_dim - 1] = s->parts[p].g1;
+    for (cl_uint i = 0; i < k->nargs && !rc; i++) {
+      const struct tt_kernel_arg *arg = &k->args[i];
+      if (arg->kind != TT_ARG_MEM || !arg->mem)
+        continue;
+      cl_mem m = arg->mem;
+      struct tt_ann_ranges reads = {0}, writes = {0};
+      bool named = false;
+      char err[256];
+      for (size_t r = 0; r < s->nrules && !rc; r++) {
+        struct tt_ann_rule_info ri = tt_ann_rule(a, r);
+        if (ri.param != i)
+          continue;
+        named = true;
+        struct tt_ann_ranges *to = ri.mode == TT_ANN_REDUCE ? &s->reduce[p * s->nrules + r]
+                                   : ri.mode == TT_ANN_READ ? &reads : &writes;
+        if (tt_ann_region(a, r, l, &part, m->size, to, err, sizeof err)) {
+          snprintf(s->why, sizeof s->why, "%s", err);
+          rc = -1;
+        }
+        if (!rc && ri.mode == TT_ANN_READWRITE &&
+            tt_ann_region(a, r, l, &part, m->size, &reads, err, sizeof err)) {
+          snprintf(s->why, sizeof s->why, "%s", err);
+          rc = -1;
+        }
+      }
+      if (rc || reduce_rule_of(a, i) != SIZE_MAX) {
+        tt_ann_ranges_free(&reads);
+        tt_ann_ranges_free(&writes);
+        continue;
+      }
+      struct uses *u = &s->uses[p];
+      if (!named) {
+        /* Unannotated: the whole buffer, written unless const or read-only. */
+        bool wr = !arg->is_const && !(m->flags & CL_MEM_READ_ONLY);
+        rc = use_add(u, m, 0, m->size, true, wr) ? -2 : 0;
+        if (wr) {
+          writes.r = malloc(sizeof *writes.r);
+          if (writes.r) {
+            writes.r[0] = (struct tt_ann_range){0, m->size};
+            writes.n = writes.cap = 1;
+          }
+        }
+      } else if (reads.n > READ_RANGES_MAX) {
+        size_t lo = reads.r[0].off, hi = 0;
+        for (size_t j = 0; j < reads.n; j++) {
+          lo = reads.r[j].off < lo ? reads.r[j].off : lo;
+          hi = reads.r[j].off + reads.r[j].len > hi ? reads.r[j].off + reads.r[j].len : hi;
+        }
+        rc = use_add(u, m, lo, hi - lo, true, false) ? -2 : 0;
+      } else {
+        for (size_t j = 0; j < reads.n && !rc; j++)
+          rc = use_add(u, m, reads.r[j].off, reads.r[j].len, true, false) ? -2 : 0;
+      }
+      if (named)
+        for (size_t j = 0; j < writes.n && !rc; j++)
+          rc = use_add(u, m, writes.r[j].off, writes.r[j].len, false, true) ? -2 : 0;
+      for (size_t j = 0; j < writes.n && !rc; j++) {
+        if (nw == capw) {
+          capw = capw ? capw * 2 : 64;
+          struct write *g = realloc(w, capw * sizeof *w);
+          if (!g) {
+            rc = -2;
+            break;
+          }
+          w = g;
+        }
+        size_t o = m->origin + writes.r[j].off;
+        w[nw++] = (struct write){m->root->obj.id, o, o + writes.r[j].len, p};
+      }
+      tt_ann_ranges_free(&reads);
+      tt_ann_ranges_free(&writes);
+    }
+  }
+  if (!rc && s->nparts > 1 && writes_overlap(w, nw)) {
+    snprintf(s->why, sizeof s->why, "the write regions of its parts overlap");
+    rc = -1;
+  }
+  free(w);
+  return rc;
+}
+
+/* --- programs built for split launches ------------------------------------------------------ */
+
+static bool uses_whole_launch_builtins(const char *src)
+{
+  return strstr(src, "get_group_id") || strstr(src, "get_global_size") ||
+         strstr(src, "get_num_groups") || strstr(src, "get_global_offset");
+}
+
+/* Builds a program from src for the kernel's program devices and makes kernel `name`. */
+static cl_int build_variant(cl_kernel k, const char *src, const char *options, const char *name,
+                            struct tt_variant *v)
+{
+  cl_int err = CL_SUCCESS;
+  cl_program orig = k->program;
+  v->program = tt_clCreateProgramWithSource(k->context, 1, &src, NULL, &err);
+  if (v->program)
+    err = tt_clBuildProgram(v->program, orig->ndevices, orig->devices, options, NULL, NULL);
+  if (err == CL_SUCCESS)
+    v->kernel = tt_clCreateKernel(v->program, name, &err);
+  if (err != CL_SUCCESS)
+    TT_WARN("building the split-launch %s of kernel '%s' failed (%s)",
+            v->kind == VARIANT_SHAPE ? "variant" : "combining kernel", k->name, tt_error_name(err));
+  return err;
+}
+
+/* The kernel's variant for a launch shape: the program with a prelude that answers
+ * get_global_offset, get_global_size, get_num_groups and get_group_id for the whole launch
+ * (a part runs with the global offset of its first work-group, so get_global_id is right
+ * natively). Built once per shape; every rank builds it at the same step. */
+static cl_int shape_variant(cl_kernel k, cl_uint dim, const size_t *off, const size_t *gws,
+                            const size_t *lws, cl_kernel *out)
+{
+  for (struct tt_variant *v = k->variants; v; v = v->next)
+    if (v->kind == VARIANT_SHAPE && v->work_dim == dim && !memcmp(v->off, off, sizeof v->off) &&
+        !memcmp(v->gws, gws, sizeof v->gws) && !memcmp(v->lws, lws, sizeof v->lws)) {
+      *out = v->kernel;
+      return CL_SUCCESS;
+    }
+  struct tt_variant *v = calloc(1, sizeof *v);
+  const char *src = k->program->stripped;
+  size_t len = strlen(src) + 2048;
+  char *text = malloc(len);
+  if (!v || !text) {
+    free(v);
+    free(text);
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  *v = (struct tt_variant){.kind = VARIANT_SHAPE, .work_dim = dim};
+  memcpy(v->off, off, sizeof v->off);
+  memcpy(v->gws, gws, sizeof v->gws);
+  memcpy(v->lws, lws, sizeof v->lws);
+  snprintf(text, len,
+           "size_t __tutti_global_offset(uint d) { return d == 0 ? %zuUL : d == 1 ? %zuUL : "
+           "d == 2 ? %zuUL : 0; }\n"
+           "size_t __tutti_global_size(uint d) { return d == 0 ? %zuUL : d == 1 ? %zuUL : "
+           "d == 2 ? %zuUL : 1; }\n"
+           "size_t __tutti_num_groups(uint d) { return __tutti_global_size(d) / "
+           "get_local_size(d); }\n"
+           "size_t __tutti_group_id(uint d) { return (get_global_id(d) - get_local_id(d) - "
+           "__tutti_global_offset(d)) / get_local_size(d); }\n"
+           "#define get_global_offset(d) __tutti_global_offset(d)\n"
+           "#define get_global_size(d) __tutti_global_size(d)\n"
+           "#define get_num_groups(d) __tutti_num_groups(d)\n"
+           "#define get_group_id(d) __tutti_group_id(d)\n"
+           "#line 1\n%s",
+           off[0], off[1], off[2], gws[0], gws[1], gws[2], src);
+  cl_int err = build_variant(k, text, k->program->options, k->name, v);
+  free(text);
+  v->next = k->variants;
+  k->variants = v;
+  *out = v->kernel;
+  return err;
+}
+
+static const char *op_expr(enum tt_ann_op op, bool floating)
+{
+  switch (op) {
+  case TT_ANN_ADD:
+    return "a + b";
+  case TT_ANN_MIN:
+    return floating ? "fmin(a, b)" : "min(a, b)";
+  case TT_ANN_MAX:
+    return floating ? "fmax(a, b)" : "max(a, b)";
+  case TT_ANN_AND:
+    return "a & b";
+  case TT_ANN_OR:
+    return "a | b";
+  case TT_ANN_XOR:
+    return "a ^ b";
+  }
+  return "a";
+}
+
+/* The kernel combining partial results of reduce rule r: dst[i] = op(dst[i], src[i]). */
+static cl_int combine_kernel(cl_kernel k, size_t r, cl_kernel *out)
+{
+  for (struct tt_variant *v = k->variants; v; v = v->next)
+    if (v->kind == VARIANT_COMBINE && v->rule == r) {
+      *out = v->kernel;
+      return CL_SUCCESS;
+    }
+  struct tt_ann_rule_info ri = tt_ann_rule(k->ann, r);
+  const struct tt_ann_param *prm = &k->params[ri.param];
+  struct tt_variant *v = calloc(1, sizeof *v);
+  TT_RETURN_IF(!v, CL_OUT_OF_HOST_MEMORY);
+  *v = (struct tt_variant){.kind = VARIANT_COMBINE, .rule = r};
+  char text[1024];
+  snprintf(text, sizeof text,
+           "%s#define OP(a, b) (%s)\n"
+           "__kernel void tutti_combine(__global %s *dst, __global const %s *src, ulong first)\n"
+           "{ size_t i = first + get_global_id(0); %s a = dst[i], b = src[i]; dst[i] = OP(a, b); }\n",
+           strcmp(prm->type, "double") ? "" : "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n",
+           op_expr(ri.op, prm->floating), prm->type, prm->type, prm->type);
+  cl_int err = build_variant(k, text, "", "tutti_combine", v);
+  v->next = k->variants;
+  k->variants = v;
+  *out = v->kernel;
+  return err;
+}
+
+/* op's identity for the parameter's type, as a fill pattern of prm->size bytes. */
+static void identity(const struct tt_ann_param *prm, enum tt_ann_op op, unsigned char *out)
+{
+  bool is64 = prm->size == 8;
+  union {
+    int32_t i32;
+    uint32_t u32;
+    int64_t i64;
+    uint64_t u64;
+    float f;
+    double d;
+  } v = {.u64 = 0};
+  if (op == TT_ANN_AND) {
+    v.u64 = UINT64_MAX;
+  } else if (op == TT_ANN_MIN || op == TT_ANN_MAX) {
+    bool lo = op == TT_ANN_MAX; /* max starts from the lowest value */
+    if (prm->floating && is64)
+      v.d = lo ? -INFINITY : INFINITY;
+    else if (prm->floating)
+      v.f = lo ? -INFINITY : INFINITY;
+    else if (prm->is_signed && is64)
+      v.i64 = lo ? INT64_MIN : INT64_MAX;
+    else if (prm->is_signed)
+      v.i32 = lo ? INT32_MIN : INT32_MAX;
+    else if (is64)
+      v.u64 = lo ? 0 : UINT64_MAX;
+    else
+      v.u32 = lo ? 0 : UINT32_MAX;
+  }
+  memcpy(out, &v, prm->size);
+}
+
+/* Sets argument i of kernel `to` as k's argument i is set. */
+static cl_int copy_arg(cl_kernel k, cl_kernel to, cl_uint i)
+{
+  const struct tt_kernel_arg *a = &k->args[i];
+  switch (a->kind) {
+  case TT_ARG_MEM:
+    return tt_clSetKernelArg(to, i, sizeof(cl_mem), &a->mem);
+  case TT_ARG_LOCAL:
+    return tt_clSetKernelArg(to, i, a->local, NULL);
+  default:
+    return tt_clSetKernelArg(to, i, a->value_size, a->value);
+  }
+}
+
+/* --- the launch ----------------------------------------------------------------------------- */
+
+/* Runs the parts, then combines the reductions; the events of what was enqueued go to evs. */
+static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim,
+                        const size_t *off, const size_t *gws, const size_t *lws, cl_uint nwait,
+                        const cl_event *wait, cl_event *evs, size_t *nevs)
+{
+  cl_kernel k = s->k;
+  cl_int err = CL_SUCCESS;
+  cl_kernel run = k;
+  bool whole = s->nparts == 1 && s->parts[0].g0 == 0 &&
+               s->parts[0].g1 * lws[dim - 1] == gws[dim - 1];
+  size_t off3[3] = {0, 0, 0}, gws3[3] = {1, 1, 1}, lws3[3] = {1, 1, 1};
+  for (cl_uint d = 0; d < dim; d++) {
+    off3[d] = off ? off[d] : 0;
+    gws3[d] = gws[d];
+    lws3[d] = lws[d];
+  }
+  if (!whole && uses_whole_launch_builtins(k->program->stripped)) {
+    err = shape_variant(k, dim, off3, gws3, lws3, &run);
+    for (cl_uint i = 0; i < k->nargs && err == CL_SUCCESS; i++)
+      err = copy_arg(k, run, i);
+  }
+  /* Private copies of the reduced parameters, one per part. */
+  cl_mem *partials = calloc(s->nparts * s->nrules + 1, sizeof *partials);
+  TT_RETURN_IF(!partials, CL_OUT_OF_HOST_MEMORY);
+  for (size_t p = 0; p < s->nparts && err == CL_SUCCESS; p++) {
+    cl_command_queue q = qs[s->parts[p].queue];
+    for (size_t r = 0; r < s->nrules && err == CL_SUCCESS; r++) {
+      struct tt_ann_rule_info ri = tt_ann_rule(k->ann, r);
+      const struct tt_ann_ranges *rg = &s->reduce[p * s->nrules + r];
+      if (ri.mode != TT_ANN_REDUCE)
+        continue;
+      size_t end = rg->n ? rg->r[rg->n - 1].off + rg->r[rg->n - 1].len : 0;
+      cl_mem m = tt_clCreateBuffer(k->context, CL_MEM_READ_WRITE, end ? end : 1, NULL, &err);
+      partials[p * s->nrules + r] = m;
+      unsigned char pattern[8];
+      identity(&k->params[ri.param], ri.op, pattern);
+      for (size_t j = 0; j < rg->n && err == CL_SUCCESS; j++)
+        err = tt_clEnqueueFillBuffer(q, m, pattern, k->params[ri.param].size, rg->r[j].off,
+                                     rg->r[j].len, 0, NULL, NULL);
+      if (err == CL_SUCCESS)
+        err = tt_clSetKernelArg(run, ri.param, sizeof m, &m);
+      if (err == CL_SUCCESS && use_add(&s->uses[p], m, 0, end ? end : 1, true, true))
+        err = CL_OUT_OF_HOST_MEMORY;
+    }
+    size_t poff[3], pgws[3];
+    memcpy(poff, off3, sizeof poff);
+    memcpy(pgws, gws3, sizeof pgws);
+    poff[dim - 1] += s->parts[p].g0 * lws3[dim - 1];
+    pgws[dim - 1] = (s->parts[p].g1 - s->parts[p].g0) * lws3[dim - 1];
+    if (err == CL_SUCCESS) {
+      if (q->device->actual)
+        atomic_fetch_add_explicit(&tt_stats_device(q->device->index)->parts, 1,
+                                  memory_order_relaxed);
+      err = tt_enqueue_launch(q, run, dim, poff, pgws, lws3, s->uses[p].u, s->uses[p].n, nwait,
+                              wait, evs ? &evs[(*nevs)++] : NULL);
+    }
+  }
+  /* Arguments back as the program set them. */
+  for (size_t r = 0; r < s->nrules && err == CL_SUCCESS; r++)
+    if (tt_ann_rule(k->ann, r).mode == TT_ANN_REDUCE)
+      err = copy_arg(k, run, tt_ann_rule(k->ann, r).param);
+  /* dst = op(dst, part 0, part 1, ...) on the first queue, in part order. */
+  cl_command_queue q0 = qs[0];
+  for (size_t r = 0; r < s->nrules && err == CL_SUCCESS; r++) {
+    struct tt_ann_rule_info ri = tt_ann_rule(k->ann, r);
+    if (ri.mode != TT_ANN_REDUCE)
+      continue;
+    cl_kernel ck = NULL;
+    cl_mem dst = k->args[ri.param].mem;
+    size_t es = k->params[ri.param].size;
+    err = combine_kernel(k, r, &ck);
+    if (err == CL_SUCCESS)
+      err = tt_clSetKernelArg(ck, 0, sizeof dst, &dst);
+    for (size_t p = 0; p < s->nparts && err == CL_SUCCESS; p++) {
+      const struct tt_ann_ranges *rg = &s->reduce[p * s->nrules + r];
+      cl_mem src = partials[p * s->nrules + r];
+      err = tt_clSetKernelArg(ck, 1, sizeof src, &src);
+      for (size_t j = 0; j < rg->n && err == CL_SUCCESS; j++) {
+        cl_ulong first = rg->r[j].off / es;
+        size_t n = rg->r[j].len / es;
+        struct tt_launch_use u[2] = {{dst, rg->r[j].off, rg->r[j].len, true, true},
+                                     {src, rg->r[j].off, rg->r[j].len, true, false}};
+        err = tt_clSetKernelArg(ck, 2, sizeof first, &first);
+        if (err == CL_SUCCESS && q0->device->actual)
+          atomic_fetch_add_explicit(&tt_stats_device(q0->device->index)->reduce_bytes,
+                                    rg->r[j].len, memory_order_relaxed);
+        if (err == CL_SUCCESS)
+          err = tt_enqueue_launch(q0, ck, 1, NULL, &n, NULL, u, 2, 0, NULL,
+                                  evs ? &evs[(*nevs)++] : NULL);
+      }
+    }
+  }
+  for (size_t i = 0; i < s->nparts * s->nrules; i++)
+    if (partials[i])
+      TT_RELEASE(partials[i]);
+  free(partials);
+  return err;
+}
+
+/* The split entry point's own checks, before anything is planned. */
+static cl_int check_split(cl_uint nq, const cl_command_queue *qs, cl_kernel kernel,
+                          cl_uint nwait, const cl_event *wait)
+{
+  /* CL_INVALID_VALUE if num_queues is 0 or queues is NULL. */
+  TT_RETURN_IF(nq == 0 || qs == NULL, CL_INVALID_VALUE);
+  /* CL_INVALID_COMMAND_QUEUE if a queue is not a valid command-queue. */
+  for (cl_uint i = 0; i < nq; i++)
+    TT_RETURN_IF(!tt_object_valid(qs[i], TT_QUEUE), CL_INVALID_COMMAND_QUEUE);
+  /* CL_INVALID_CONTEXT if the queues are not all of one context. */
+  for (cl_uint i = 1; i < nq; i++)
+    TT_RETURN_IF(qs[i]->context != qs[0]->context, CL_INVALID_CONTEXT);
+  /* CL_INVALID_KERNEL if kernel is not a valid kernel object. */
+  TT_RETURN_IF(!tt_object_valid(kernel, TT_KERNEL), CL_INVALID_KERNEL);
+  /* CL_INVALID_EVENT_WAIT_LIST if event_wait_list is NULL and num_events_in_wait_list > 0,
+   * or event_wait_list is not NULL and num_events_in_wait_list is 0, or if event objects in
+   * event_wait_list are not valid events. */
+  TT_RETURN_IF((wait == NULL) != (nwait == 0), CL_INVALID_EVENT_WAIT_LIST);
+  for (cl_uint i = 0; i < nwait; i++)
+    TT_RETURN_IF(!tt_object_valid(wait[i], TT_EVENT), CL_INVALID_EVENT_WAIT_LIST);
+  /* CL_INVALID_CONTEXT if the context associated with the queues and events in
+   * event_wait_list are not the same. */
+  for (cl_uint i = 0; i < nwait; i++)
+    TT_RETURN_IF(wait[i]->context != qs[0]->context, CL_INVALID_CONTEXT);
+  return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL tt_clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues,
+                                                       const cl_command_queue *queues,
+                                                       cl_kernel kernel, cl_uint work_dim,
+                                                       const size_t *global_work_offset,
+                                                       const size_t *global_work_size,
+                                                       const size_t *local_work_size,
+                                                       cl_uint num_events_in_wait_list,
+                                                       const cl_event *event_wait_list,
+                                                       cl_event *event)
+{
+  cl_int err = check_split(num_queues, queues, kernel, num_events_in_wait_list, event_wait_list);
+  if (err != CL_SUCCESS)
+    return err;
+  /* Everything clEnqueueNDRangeKernel checks, for every queue. */
+  for (cl_uint i = 0; i < num_queues; i++) {
+    err = tt_enqueue_check_launch(queues[i], kernel, work_dim, global_work_offset,
+                                  global_work_size, local_work_size);
+    if (err != CL_SUCCESS)
+      return err;
+  }
+  TT_CHECK(tt_check_ids(queues, num_queues), kernel->obj.id, work_dim,
+           tt_check_bytes(global_work_size, work_dim * sizeof(size_t)),
+           tt_check_bytes(global_work_offset, global_work_offset ? work_dim * sizeof(size_t) : 0),
+           tt_check_bytes(local_work_size, local_work_size ? work_dim * sizeof(size_t) : 0),
+           num_events_in_wait_list, event != NULL);
+  size_t lws[3] = {1, 1, 1};
+  if (local_work_size)
+    memcpy(lws, local_work_size, work_dim * sizeof *lws);
+  else
+    choose_local(kernel, num_queues, queues, work_dim, global_work_size, lws);
+  struct split s = {.k = kernel};
+  pthread_mutex_lock(&kernel->obj.lock);
+  cl_uint D = work_dim - 1;
+  size_t G = global_work_size[D] / lws[D];
+  int rc = -1;
+  if (!kernel->ann && kernel->nparams < 0)
+    snprintf(s.why, sizeof s.why, "its program has no source (built from binaries)");
+  else if (!kernel->ann)
+    snprintf(s.why, sizeof s.why, "it has no annotation");
+  else {
+    /* Parts follow the distribution of the first written parameter that has one. */
+    for (size_t r = 0; r < tt_ann_nrules(kernel->ann) && !s.parts; r++) {
+      struct tt_ann_rule_info ri = tt_ann_rule(kernel->ann, r);
+      cl_mem m = kernel->args[ri.param].mem;
+      if ((ri.mode & TT_ANN_WRITE) && m && m->root->dist)
+        s.nparts = parts_from_distribution(m->root->dist, num_queues, queues, G, &s.parts);
+    }
+    if (!s.parts)
+      s.nparts = parts_equal(num_queues, G, &s.parts);
+    int64_t *values = calloc((size_t)kernel->nparams + 1, sizeof *values);
+    for (long i = 0; values && i < kernel->nparams; i++)
+      values[i] = param_value(&kernel->params[i], &kernel->args[i]);
+    struct tt_ann_launch l = {work_dim, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}, values};
+    for (cl_uint d = 0; d < work_dim; d++) {
+      l.offset[d] = global_work_offset ? global_work_offset[d] : 0;
+      l.global[d] = global_work_size[d];
+      l.local[d] = lws[d];
+    }
+    rc = s.parts && values ? plan_parts(&s, &l) : -2;
+    free(values);
+  }
+  bool warn = rc == -1 && num_queues > 1 && !kernel->warned_whole;
+  if (warn)
+    kernel->warned_whole = true;
+  pthread_mutex_unlock(&kernel->obj.lock);
+  if (rc == -2) {
+    split_free(&s);
+    TT_RETURN_IF(1, CL_OUT_OF_HOST_MEMORY);
+  }
+  if (rc == -1) {
+    /* One whole launch on the first queue, as the program gave it. */
+    if (warn)
+      TT_WARN("kernel '%s' runs whole on its first queue: %s", kernel->name, s.why);
+    split_free(&s);
+    return tt_enqueue_launch(queues[0], kernel, work_dim, global_work_offset, global_work_size,
+                             local_work_size, NULL, 0, num_events_in_wait_list, event_wait_list,
+                             event);
+  }
+  size_t most = s.nparts + 1, nevs = 0;
+  for (size_t i = 0; i < s.nparts * s.nrules; i++)
+    most += s.reduce[i].n;
+  cl_event *evs = event ? calloc(most, sizeof *evs) : NULL;
+  if (event && !evs)
+    err = CL_OUT_OF_HOST_MEMORY;
+  else
+    err = run_parts(&s, queues, work_dim, global_work_offset, global_work_size, lws,
+                    num_events_in_wait_list, event_wait_list, evs, &nevs);
+  if (err == CL_SUCCESS && event) {
+    /* One event for the launch: complete when its last part (and combination) is. */
+    if (nevs == 1) {
+      *event = evs[0];
+      evs[0] = NULL;
+    } else {
+      err = tt_clEnqueueMarkerWithWaitList(queues[0], (cl_uint)nevs, evs, event);
+    }
+  }
+  for (size_t i = 0; evs && i < nevs; i++)
+    if (evs[i])
+      TT_RELEASE(evs[i]);
+  free(evs);
+  split_free(&s);
+  return err;
+}
+
+/* Exported for programs that link libtutti itself. */
+TT_API cl_int CL_API_CALL clSetKernelAnnotationTUTTI(cl_kernel kernel, const char *annotation)
+{
+  return tt_clSetKernelAnnotationTUTTI(kernel, annotation);
+}
+
+TT_API cl_int CL_API_CALL clSetBufferDistributionTUTTI(cl_mem buffer, const cl_tutti_distribution *d)
+{
+  return tt_clSetBufferDistributionTUTTI(buffer, d);
+}
+
+TT_API cl_int CL_API_CALL clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues, const cl_command_queue *queues, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+{
+  return tt_clEnqueueSplitNDRangeKernelTUTTI(num_queues, queues, kernel, work_dim,
+                                             global_work_offset, global_work_size,
+                                             local_work_size, num_events_in_wait_list,
+                                             event_wait_list, event);
+}

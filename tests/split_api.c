@@ -1,0 +1,371 @@
+/* cl_tutti_split through the loader, under tutti-run: every error code of the annotation,
+ * distribution and split-launch calls, the fallbacks to one whole launch (overlapping writes,
+ * programs from binaries, no annotation), reductions of every operator and type against the
+ * host, the launch's one event, and (SPLIT_DIVERGE=R) a rank that alone sets an annotation.
+ * TAP output on rank 0. */
+#include "tests/app.h"
+
+#include <CL/tutti.h>
+#include <math.h>
+#include <string.h>
+
+static int count, failures, rank0 = 1;
+
+static void ok(int cond, const char *what)
+{
+  count++;
+  if (!cond)
+    failures++;
+  if (rank0)
+    printf("%s %d - %s\n", cond ? "ok" : "not ok", count, what);
+}
+
+static void is(cl_int got, cl_int want, const char *what)
+{
+  char m[256];
+  snprintf(m, sizeof m, "%s: %d (want %d)", what, got, want);
+  ok(got == want, m);
+}
+
+static const char *src =
+    "#pragma tutti global i => read a[i], write b[i]\n"
+    "__kernel void copy(__global const int *a, __global int *b) { size_t i = get_global_id(0); b[i] = a[i] * 2; }\n"
+    "__kernel void scatter(__global const int *a, __global int *b) { size_t i = get_global_id(0); b[(i * 7) % get_global_size(0)] = a[i]; }\n"
+    "__kernel void plain(__global int *b) { size_t i = get_global_id(0); b[i] += 1; }\n"
+    "__kernel void red_int(__global const int *x, __global int *s, __global int *mn, __global int *mx, __global int *an, __global int *o, __global int *xo)\n"
+    "{ size_t i = get_global_id(0); atomic_add(s, x[i]); atomic_min(mn, x[i]); atomic_max(mx, x[i]); atomic_and(an, x[i]); atomic_or(o, x[i]); atomic_xor(xo, x[i]); }\n"
+    "__kernel void red_uint(__global const uint *x, __global uint *s, __global uint *mn, __global uint *mx)\n"
+    "{ size_t i = get_global_id(0); atomic_add(s, x[i]); atomic_min(mn, x[i]); atomic_max(mx, x[i]); }\n"
+    "/* One work-item per group writes its group's partial result: per-part copies, no atomics. */\n"
+    "__kernel void red_float(__global const float *x, __global float *s, __global float *mn, __global float *mx, __global long *ls, __global ulong *ux)\n"
+    "{ size_t g = get_group_id(0); if (get_local_id(0)) return; size_t n = get_local_size(0);\n"
+    "  float a = 0, lo = INFINITY, hi = -INFINITY; long l = 0; ulong u = 0;\n"
+    "  for (size_t j = 0; j < n; j++) { float v = x[g * n + j]; a += v; lo = fmin(lo, v); hi = fmax(hi, v); l += (long)v; u ^= (ulong)(g * n + j) << 20; }\n"
+    "  s[g] = a; mn[g] = lo; mx[g] = hi; ls[g] = l; ux[g] = u; }\n";
+
+int main(void)
+{
+  const char *r = getenv("OMPI_COMM_WORLD_RANK");
+  int rank = r ? atoi(r) : 0;
+  rank0 = rank == 0;
+  struct app a;
+  app_open(&a);
+  if (rank0)
+    printf("TAP version 13\n");
+  cl_int err;
+  cl_program p = clCreateProgramWithSource(a.ctx, 1, &src, NULL, &err);
+  CHECK(err);
+  CHECK(clBuildProgram(p, 0, NULL, NULL, NULL, NULL));
+  enum { N = 4096 };
+  static int in[N], out[N], want[N];
+  for (int i = 0; i < N; i++)
+    in[i] = (i * 37) % 1001 - 300;
+  cl_mem A = clCreateBuffer(a.ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof in, in, &err);
+  CHECK(err);
+  cl_mem B = clCreateBuffer(a.ctx, CL_MEM_READ_WRITE, sizeof out, NULL, &err);
+  CHECK(err);
+  cl_kernel copy = clCreateKernel(p, "copy", &err);
+  CHECK(err);
+  size_t n = N, local = 64;
+
+  /* clSetKernelAnnotationTUTTI. */
+  is(clSetKernelAnnotationTUTTI(NULL, "global i => read a[i]"), CL_INVALID_KERNEL, "annotation: NULL kernel");
+  is(clSetKernelAnnotationTUTTI(copy, "global i => read a[i"), CL_INVALID_VALUE, "annotation: syntax error");
+  is(clSetKernelAnnotationTUTTI(copy, "global i => read z[i]"), CL_INVALID_VALUE, "annotation: unknown parameter");
+  is(clSetKernelAnnotationTUTTI(copy, "global i => read a[i * i]"), CL_INVALID_VALUE, "annotation: not affine");
+  is(clSetKernelAnnotationTUTTI(copy, "global i => write a[i]"), CL_INVALID_VALUE, "annotation: writes a const parameter");
+  is(clSetKernelAnnotationTUTTI(copy, "global i => read a[i], write b[i]"), CL_SUCCESS, "annotation: valid");
+
+  /* Pragmas that do not parse fail the build, naming kernel, line and column. */
+  const char *bad = "__kernel void fine(__global int *x) { }\n"
+                    "#pragma tutti global i => read x[i], write y[i]\n"
+                    "__kernel void k(__global int *x, __global int *y) { }\n";
+  cl_program bp = clCreateProgramWithSource(a.ctx, 1, &bad, NULL, &err);
+  CHECK(err);
+  is(clBuildProgram(bp, 0, NULL, NULL, NULL, NULL), CL_SUCCESS, "pragma: valid build");
+  clReleaseProgram(bp);
+  bad = "__kernel void fine(__global int *x) { }\n"
+        "#pragma tutti global i => read x[i], write q[i]\n"
+        "__kernel void k(__global int *x, __global int *y) { }\n";
+  bp = clCreateProgramWithSource(a.ctx, 1, &bad, NULL, &err);
+  CHECK(err);
+  is(clBuildProgram(bp, 0, NULL, NULL, NULL, NULL), CL_BUILD_PROGRAM_FAILURE, "pragma: unknown parameter fails the build");
+  char log[1024] = "";
+  cl_build_status st = CL_BUILD_NONE;
+  clGetProgramBuildInfo(bp, a.devs[a.ndev - 1], CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+  clGetProgramBuildInfo(bp, a.devs[a.ndev - 1], CL_PROGRAM_BUILD_STATUS, sizeof st, &st, NULL);
+  ok(strstr(log, "kernel 'k', line 2, column 44: unknown parameter 'q'") != NULL && st == CL_BUILD_ERROR,
+     "pragma: the log names kernel, line and column; status CL_BUILD_ERROR");
+  clCreateKernel(bp, "k", &err);
+  is(err, CL_INVALID_PROGRAM_EXECUTABLE, "pragma: no kernel from the failed build");
+  clReleaseProgram(bp);
+
+  /* clSetBufferDistributionTUTTI. */
+  cl_tutti_distribution d = {CL_TUTTI_DIST_BLOCK, 1, sizeof(int), {N, 0, 0}, {0, 0, 0}, 0, NULL};
+  is(clSetBufferDistributionTUTTI(NULL, &d), CL_INVALID_MEM_OBJECT, "distribution: NULL buffer");
+  cl_buffer_region reg = {0, 1024};
+  cl_mem sub = clCreateSubBuffer(B, 0, CL_BUFFER_CREATE_TYPE_REGION, &reg, &err);
+  CHECK(err);
+  is(clSetBufferDistributionTUTTI(sub, &d), CL_INVALID_MEM_OBJECT, "distribution: sub-buffer");
+  clReleaseMemObject(sub);
+  d.extents[0] = N + 1;
+  is(clSetBufferDistributionTUTTI(B, &d), CL_INVALID_VALUE, "distribution: extents do not match the size");
+  d.extents[0] = N;
+  d.ndims = 0;
+  is(clSetBufferDistributionTUTTI(B, &d), CL_INVALID_VALUE, "distribution: ndims 0");
+  d.ndims = 4;
+  is(clSetBufferDistributionTUTTI(B, &d), CL_INVALID_VALUE, "distribution: ndims 4");
+  d.ndims = 1;
+  d.kind = 9;
+  is(clSetBufferDistributionTUTTI(B, &d), CL_INVALID_VALUE, "distribution: unknown kind");
+  d.kind = CL_TUTTI_DIST_CYCLIC;
+  is(clSetBufferDistributionTUTTI(B, &d), CL_INVALID_VALUE, "distribution: CYCLIC chunk 0");
+  d.chunk[0] = 256;
+  cl_device_id stranger = (cl_device_id)&d;
+  d.num_devices = 1;
+  d.devices = &stranger;
+  is(clSetBufferDistributionTUTTI(B, &d), CL_INVALID_DEVICE, "distribution: a device outside the context");
+  d.num_devices = 0;
+  d.devices = NULL;
+  is(clSetBufferDistributionTUTTI(B, &d), CL_SUCCESS, "distribution: CYCLIC of 256 ints");
+
+  /* clEnqueueSplitNDRangeKernelTUTTI: its own checks, then clEnqueueNDRangeKernel's. */
+  CHECK(clSetKernelArg(copy, 0, sizeof A, &A));
+  is(clEnqueueSplitNDRangeKernelTUTTI(0, a.qs, copy, 1, NULL, &n, NULL, 0, NULL, NULL), CL_INVALID_VALUE, "split: no queues");
+  is(clEnqueueSplitNDRangeKernelTUTTI(1, NULL, copy, 1, NULL, &n, NULL, 0, NULL, NULL), CL_INVALID_VALUE, "split: queues NULL");
+  cl_command_queue badq[2] = {a.qs[0], NULL};
+  is(clEnqueueSplitNDRangeKernelTUTTI(2, badq, copy, 1, NULL, &n, NULL, 0, NULL, NULL), CL_INVALID_COMMAND_QUEUE, "split: a NULL queue");
+  cl_context other = clCreateContext(NULL, 1, a.devs, NULL, NULL, &err);
+  CHECK(err);
+  cl_command_queue oq = clCreateCommandQueue(other, a.devs[0], 0, &err);
+  CHECK(err);
+  cl_command_queue mixed[2] = {a.qs[0], oq};
+  is(clEnqueueSplitNDRangeKernelTUTTI(2, mixed, copy, 1, NULL, &n, NULL, 0, NULL, NULL), CL_INVALID_CONTEXT, "split: queues of two contexts");
+  is(clEnqueueSplitNDRangeKernelTUTTI(1, &oq, copy, 1, NULL, &n, NULL, 0, NULL, NULL), CL_INVALID_CONTEXT, "split: kernel of another context");
+  is(clEnqueueSplitNDRangeKernelTUTTI(a.ndev, a.qs, NULL, 1, NULL, &n, NULL, 0, NULL, NULL), CL_INVALID_KERNEL, "split: NULL kernel");
+  is(clEnqueueSplitNDRangeKernelTUTTI(a.ndev, a.qs, copy, 1, NULL, &n, NULL, 0, NULL, NULL), CL_INVALID_KERNEL_ARGS, "split: an argument not set");
+  CHECK(clSetKernelArg(copy, 1, sizeof B, &B));
+  is(clEnqueueSplitNDRangeKernelTUTTI(a.ndev, a.qs, copy, 0, NULL, &n, NULL, 0, NULL, NULL), CL_INVALID_WORK_DIMENSION, "split: work_dim 0");
+  is(clEnqueueSplitNDRangeKernelTUTTI(a.ndev, a.qs, copy, 1, NULL, NULL, NULL, 0, NULL, NULL), CL_INVALID_GLOBAL_WORK_SIZE, "split: no global size");
+  size_t odd = 100;
+  is(clEnqueueSplitNDRangeKernelTUTTI(a.ndev, a.qs, copy, 1, NULL, &odd, &local, 0, NULL, NULL), CL_INVALID_WORK_GROUP_SIZE, "split: local size does not divide");
+  is(clEnqueueSplitNDRangeKernelTUTTI(a.ndev, a.qs, copy, 1, NULL, &n, NULL, 1, NULL, NULL), CL_INVALID_EVENT_WAIT_LIST, "split: wait list NULL with a count");
+  cl_event oev = clCreateUserEvent(other, &err);
+  CHECK(err);
+  is(clEnqueueSplitNDRangeKernelTUTTI(a.ndev, a.qs, copy, 1, NULL, &n, NULL, 1, &oev, NULL), CL_INVALID_CONTEXT, "split: an event of another context");
+  clSetUserEventStatus(oev, CL_COMPLETE);
+  clReleaseEvent(oev);
+  clReleaseCommandQueue(oq);
+  clReleaseContext(other);
+
+  /* A split launch following B's cyclic distribution, with an offset: one event. */
+  for (int i = 0; i < N; i++)
+    want[i] = i < 64 ? -1 : in[i] * 2;
+  CHECK(clEnqueueWriteBuffer(a.qs[0], B, CL_TRUE, 0, 64 * sizeof(int), (int[64]){[0 ... 63] = -1}, 0, NULL, NULL));
+  size_t off = 64, rest = N - 64;
+  cl_event ev;
+  is(clEnqueueSplitNDRangeKernelTUTTI(a.ndev, a.qs, copy, 1, &off, &rest, &local, 0, NULL, &ev), CL_SUCCESS, "split: launch with an offset");
+  CHECK(clWaitForEvents(1, &ev));
+  cl_int es = -1;
+  cl_command_type ct = 0;
+  clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof es, &es, NULL);
+  ok(es == CL_COMPLETE, "split: its event completes");
+  clReleaseEvent(ev);
+  CHECK(clEnqueueReadBuffer(a.qs[0], B, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL));
+  ok(!memcmp(out, want, sizeof out), "split: the bytes of every part, and the untouched head");
+  CHECK(clSetBufferDistributionTUTTI(B, NULL));
+
+  /* Fallbacks: overlapping writes (a scatter annotated as if it were not) and no annotation
+   * run whole on the first queue, correctly. */
+  cl_kernel scatter = clCreateKernel(p, "scatter", &err);
+  CHECK(err);
+  is(clSetKernelAnnotationTUTTI(scatter, "global i => read a[i], write b[:]"), CL_SUCCESS, "fallback: annotation of a scatter");
+  CHECK(clSetKernelArg(scatter, 0, sizeof A, &A));
+  CHECK(clSetKernelArg(scatter, 1, sizeof B, &B));
+  is(clEnqueueSplitNDRangeKernelTUTTI(a.ndev, a.qs, scatter, 1, NULL, &n, NULL, 0, NULL, &ev), CL_SUCCESS, "fallback: overlapping writes run whole");
+  CHECK(clWaitForEvents(1, &ev));
+  clGetEventInfo(ev, CL_EVENT_COMMAND_TYPE, sizeof ct, &ct, NULL);
+  ok(ct == CL_COMMAND_NDRANGE_KERNEL, "fallback: its event is a kernel's");
+  clReleaseEvent(ev);
+  CHECK(clEnqueueReadBuffer(a.qs[0], B, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL));
+  for (int i = 0; i < N; i++)
+    want[(i * 7) % N] = in[i];
+  ok(!memcmp(out, want, sizeof out), "fallback: the scatter's result");
+  cl_kernel plain = clCreateKernel(p, "plain", &err);
+  CHECK(err);
+  CHECK(clSetKernelArg(plain, 0, sizeof B, &B));
+  is(clEnqueueSplitNDRangeKernelTUTTI(a.ndev, a.qs, plain, 1, NULL, &n, NULL, 0, NULL, NULL), CL_SUCCESS, "fallback: no annotation runs whole");
+  CHECK(clEnqueueReadBuffer(a.qs[0], B, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL));
+  int good = 1;
+  for (int i = 0; i < N; i++)
+    good &= out[i] == want[i] + 1;
+  ok(good, "fallback: the unannotated kernel ran once");
+  /* A program from binaries: no source, so no split. */
+  size_t sizes[64] = {0};
+  CHECK(clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, a.ndev * sizeof(size_t), sizes, NULL));
+  unsigned char *bins[64] = {NULL};
+  for (cl_uint i = 0; i < a.ndev; i++)
+    bins[i] = malloc(sizes[i]);
+  CHECK(clGetProgramInfo(p, CL_PROGRAM_BINARIES, a.ndev * sizeof(unsigned char *), bins, NULL));
+  const unsigned char *cb = bins[0];
+  unsigned char *bin = bins[0];
+  size_t bsize = sizes[0];
+  for (cl_uint i = 1; i < a.ndev; i++)
+    free(bins[i]);
+  cl_program fromb = clCreateProgramWithBinary(a.ctx, 1, a.devs, &bsize, &cb, NULL, &err);
+  CHECK(err);
+  CHECK(clBuildProgram(fromb, 0, NULL, NULL, NULL, NULL));
+  cl_kernel bk = clCreateKernel(fromb, "copy", &err);
+  CHECK(err);
+  is(clSetKernelAnnotationTUTTI(bk, "global i => read a[i], write b[i]"), CL_SUCCESS, "binary: an annotation is kept");
+  CHECK(clSetKernelArg(bk, 0, sizeof A, &A));
+  CHECK(clSetKernelArg(bk, 1, sizeof B, &B));
+  is(clEnqueueSplitNDRangeKernelTUTTI(1, a.qs, bk, 1, NULL, &n, NULL, 0, NULL, NULL), CL_SUCCESS, "binary: runs whole");
+  CHECK(clEnqueueReadBuffer(a.qs[0], B, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL));
+  good = 1;
+  for (int i = 0; i < N; i++)
+    good &= out[i] == in[i] * 2;
+  ok(good, "binary: the result");
+  clReleaseKernel(bk);
+  clReleaseProgram(fromb);
+  free(bin);
+
+  /* Reductions: int + min max & | ^, uint + min max (atomics), float + min max, long +,
+   * ulong ^ (per-group partial results), equal to the host's. */
+  cl_kernel ri = clCreateKernel(p, "red_int", &err);
+  CHECK(err);
+  is(clSetKernelAnnotationTUTTI(ri, "global i => read x[i], reduce(+) s[0], reduce(min) mn[0], reduce(max) mx[0], "
+                                    "reduce(&) an[0], reduce(|) o[0], reduce(^) xo[0]"), CL_SUCCESS, "reduce: int annotation");
+  int init[6] = {5, 1000, -1000, -1, 0, 0x55}, hres[6];
+  memcpy(hres, init, sizeof hres);
+  for (int i = 0; i < N; i++) {
+    hres[0] += in[i];
+    hres[1] = in[i] < hres[1] ? in[i] : hres[1];
+    hres[2] = in[i] > hres[2] ? in[i] : hres[2];
+    hres[4] |= in[i];
+    hres[5] ^= in[i];
+  }
+  hres[3] = init[3];
+  for (int i = 0; i < N; i++)
+    hres[3] &= in[i];
+  cl_mem R[6];
+  CHECK(clSetKernelArg(ri, 0, sizeof A, &A));
+  for (int i = 0; i < 6; i++) {
+    R[i] = clCreateBuffer(a.ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof(int), &init[i], &err);
+    CHECK(err);
+    CHECK(clSetKernelArg(ri, i + 1, sizeof R[i], &R[i]));
+  }
+  is(clEnqueueSplitNDRangeKernelTUTTI(a.ndev, a.qs, ri, 1, NULL, &n, &local, 0, NULL, NULL), CL_SUCCESS, "reduce: int launch");
+  good = 1;
+  for (int i = 0; i < 6; i++) {
+    int v;
+    CHECK(clEnqueueReadBuffer(a.qs[0], R[i], CL_TRUE, 0, sizeof v, &v, 0, NULL, NULL));
+    if (v != hres[i]) {
+      if (rank0)
+        printf("# int reduction %d: %d, want %d\n", i, v, hres[i]);
+      good = 0;
+    }
+    clReleaseMemObject(R[i]);
+  }
+  ok(good, "reduce: int + min max & | ^ equal the host's (with the old value)");
+  cl_kernel ru = clCreateKernel(p, "red_uint", &err);
+  CHECK(err);
+  is(clSetKernelAnnotationTUTTI(ru, "global i => read x[i], reduce(+) s[0], reduce(min) mn[0], reduce(max) mx[0]"), CL_SUCCESS, "reduce: uint annotation");
+  cl_uint uinit[3] = {7, 0xFFFFFFFFu, 0}, ures[3];
+  memcpy(ures, uinit, sizeof ures);
+  for (int i = 0; i < N; i++) {
+    cl_uint v = (cl_uint)in[i];
+    ures[0] += v;
+    ures[1] = v < ures[1] ? v : ures[1];
+    ures[2] = v > ures[2] ? v : ures[2];
+  }
+  CHECK(clSetKernelArg(ru, 0, sizeof A, &A));
+  for (int i = 0; i < 3; i++) {
+    R[i] = clCreateBuffer(a.ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof(cl_uint), &uinit[i], &err);
+    CHECK(err);
+    CHECK(clSetKernelArg(ru, i + 1, sizeof R[i], &R[i]));
+  }
+  CHECK(clEnqueueSplitNDRangeKernelTUTTI(a.ndev, a.qs, ru, 1, NULL, &n, &local, 0, NULL, NULL));
+  good = 1;
+  for (int i = 0; i < 3; i++) {
+    cl_uint v;
+    CHECK(clEnqueueReadBuffer(a.qs[0], R[i], CL_TRUE, 0, sizeof v, &v, 0, NULL, NULL));
+    good &= v == ures[i];
+    clReleaseMemObject(R[i]);
+  }
+  ok(good, "reduce: uint + min max equal the host's");
+  /* Floats: each group writes its own slot, so the reduction is per element over parts. */
+  cl_kernel rf = clCreateKernel(p, "red_float", &err);
+  CHECK(err);
+  enum { G = N / 64 };
+  is(clSetKernelAnnotationTUTTI(rf, "group g => read x[g*64:g*64+64], reduce(+) s[g], reduce(min) mn[g], "
+                                    "reduce(max) mx[g], reduce(+) ls[g], reduce(^) ux[g]"), CL_SUCCESS, "reduce: float annotation");
+  static float fx[N], fs[G], fmn[G], fmx[G];
+  static cl_long lsum[G];
+  static cl_ulong ux[G];
+  for (int i = 0; i < N; i++)
+    fx[i] = (float)in[i] * 0.125f;
+  cl_mem FX = clCreateBuffer(a.ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof fx, fx, &err);
+  CHECK(err);
+  float finit[G];
+  for (int g = 0; g < G; g++)
+    finit[g] = 1.5f;
+  cl_mem FR[5];
+  for (int i = 0; i < 5; i++) {
+    size_t sz = i < 3 ? sizeof finit : sizeof lsum;
+    FR[i] = clCreateBuffer(a.ctx, CL_MEM_READ_WRITE, sz, NULL, &err);
+    CHECK(err);
+    if (i < 3)
+      CHECK(clEnqueueWriteBuffer(a.qs[0], FR[i], CL_TRUE, 0, sz, finit, 0, NULL, NULL));
+    else
+      CHECK(clEnqueueFillBuffer(a.qs[0], FR[i], (cl_long[]){3}, sizeof(cl_long), 0, sz, 0, NULL, NULL));
+    CHECK(clSetKernelArg(rf, i + 1, sizeof FR[i], &FR[i]));
+  }
+  CHECK(clSetKernelArg(rf, 0, sizeof FX, &FX));
+  CHECK(clEnqueueSplitNDRangeKernelTUTTI(a.ndev, a.qs, rf, 1, NULL, &n, &local, 0, NULL, NULL));
+  CHECK(clEnqueueReadBuffer(a.qs[0], FR[0], CL_TRUE, 0, sizeof fs, fs, 0, NULL, NULL));
+  CHECK(clEnqueueReadBuffer(a.qs[0], FR[1], CL_TRUE, 0, sizeof fmn, fmn, 0, NULL, NULL));
+  CHECK(clEnqueueReadBuffer(a.qs[0], FR[2], CL_TRUE, 0, sizeof fmx, fmx, 0, NULL, NULL));
+  CHECK(clEnqueueReadBuffer(a.qs[0], FR[3], CL_TRUE, 0, sizeof lsum, lsum, 0, NULL, NULL));
+  CHECK(clEnqueueReadBuffer(a.qs[0], FR[4], CL_TRUE, 0, sizeof ux, ux, 0, NULL, NULL));
+  good = 1;
+  for (int g = 0; g < G; g++) {
+    float s = 0, lo = INFINITY, hi = -INFINITY;
+    cl_long l = 0;
+    cl_ulong u = 0;
+    for (int j = 0; j < 64; j++) {
+      float v = fx[g * 64 + j];
+      s += v;
+      lo = fminf(lo, v);
+      hi = fmaxf(hi, v);
+      l += (cl_long)v;
+      u ^= (cl_ulong)(g * 64 + j) << 20;
+    }
+    good &= fs[g] == 1.5f + s && fmn[g] == fminf(1.5f, lo) && fmx[g] == fmaxf(1.5f, hi) &&
+            lsum[g] == 3 + l && ux[g] == (3 ^ u);
+  }
+  ok(good, "reduce: float + min max, long +, ulong ^ per group equal the host's");
+  for (int i = 0; i < 5; i++)
+    clReleaseMemObject(FR[i]);
+  clReleaseMemObject(FX);
+
+  /* One rank alone sets an annotation: the job stops as diverged. */
+  const char *dv = getenv("SPLIT_DIVERGE");
+  if (dv && rank == atoi(dv))
+    clSetKernelAnnotationTUTTI(plain, "global i => readwrite b[i]");
+  CHECK(clFinish(a.qs[0]));
+
+  clReleaseKernel(rf);
+  clReleaseKernel(ru);
+  clReleaseKernel(ri);
+  clReleaseKernel(plain);
+  clReleaseKernel(scatter);
+  clReleaseKernel(copy);
+  clReleaseProgram(p);
+  clReleaseMemObject(A);
+  clReleaseMemObject(B);
+  app_close(&a);
+  if (rank0)
+    printf("1..%d\n", count);
+  return failures ? 1 : 0;
+}
