@@ -755,9 +755,17 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
     for (cl_uint i = 0; i < k->nargs && err == CL_SUCCESS; i++)
       err = copy_arg(k, run, i);
   }
-  /* Private copies of the reduced parameters, one per part. */
+  /* Private copies of the reduced parameters, one per part; the program's own buffers, to
+   * set back and to combine into (run may be k itself). */
   cl_mem *partials = calloc(s->nparts * s->nrules + 1, sizeof *partials);
-  TT_RETURN_IF(!partials, CL_OUT_OF_HOST_MEMORY);
+  cl_mem *own = calloc(s->nrules + 1, sizeof *own);
+  if (!partials || !own) {
+    free(partials);
+    free(own);
+    TT_RETURN_IF(1, CL_OUT_OF_HOST_MEMORY);
+  }
+  for (size_t r = 0; r < s->nrules; r++)
+    own[r] = k->args[tt_ann_rule(k->ann, r).param].mem;
   for (size_t p = 0; p < s->nparts && err == CL_SUCCESS; p++) {
     cl_command_queue q = qs[s->parts[p].queue];
     for (size_t r = 0; r < s->nrules && err == CL_SUCCESS; r++) {
@@ -794,7 +802,7 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
   /* Arguments back as the program set them. */
   for (size_t r = 0; r < s->nrules && err == CL_SUCCESS; r++)
     if (tt_ann_rule(k->ann, r).mode == TT_ANN_REDUCE)
-      err = copy_arg(k, run, tt_ann_rule(k->ann, r).param);
+      err = tt_clSetKernelArg(run, tt_ann_rule(k->ann, r).param, sizeof own[r], &own[r]);
   /* dst = op(dst, part 0, part 1, ...) on the first queue, in part order. */
   cl_command_queue q0 = qs[0];
   for (size_t r = 0; r < s->nrules && err == CL_SUCCESS; r++) {
@@ -802,7 +810,7 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
     if (ri.mode != TT_ANN_REDUCE)
       continue;
     cl_kernel ck = NULL;
-    cl_mem dst = k->args[ri.param].mem;
+    cl_mem dst = own[r];
     size_t es = k->params[ri.param].size;
     err = combine_kernel(k, r, &ck);
     if (err == CL_SUCCESS)
@@ -830,6 +838,7 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
     if (partials[i])
       TT_RELEASE(partials[i]);
   free(partials);
+  free(own);
   return err;
 }
 

@@ -1,0 +1,47 @@
+#!/bin/sh
+# Split launches (apps/split, doc/split.md), two figures:
+#  scaling: weak scaling on CPU devices, 1 rank with 1 PoCL device of THREADS threads against
+#    RANKS ranks with one such device each and RANKS times the work; efficiency = T1 / TR of
+#    the split launches (medians of REPS runs).
+#  overhead: one GPU (BACKEND, default nvidia), the same kernel launched by the backend directly
+#    (its own platform, no Tutti) against a split launch of 1 part and of 8 parts on that GPU.
+# Usage: bench/run-split.sh scaling|overhead [APPS]   (from the build directory; BASE scales
+# every size, default 8; VENDOR_LIB: the backend's library for the direct run)
+set -e
+what=${1:-scaling}
+apps=${2:-nbody kmeans jacobi}
+top_builddir=${top_builddir:-$(pwd)}
+export TUTTI_ICD=${TUTTI_ICD:-$top_builddir/tests/vendors/tutti.icd}
+reps=${REPS:-5} base=${BASE:-8}
+split_ms() { sed -n "s/^ok $1: .*split over [0-9]* queues \([0-9.]*\) ms.*/\1/p"; }
+whole_ms() { sed -n "s/^ok $1: whole on 1 device \([0-9.]*\) ms.*/\1/p"; }
+case $what in
+scaling)
+  threads=${THREADS:-4} ranks=${RANKS:-4}
+  for app in $apps; do
+    t1=$(POCL_DEVICES=pthread POCL_MAX_PTHREAD_COUNT=$threads SPLIT_REPS=$reps \
+         "$top_builddir/tutti-run" -n 1 "$top_builddir/apps/split" "$app" "$base" | split_ms "$app")
+    tr=$(POCL_DEVICES=pthread POCL_MAX_PTHREAD_COUNT=$threads SPLIT_REPS=$reps \
+         "$top_builddir/tutti-run" -n "$ranks" "$top_builddir/apps/split" "$app" $((base * ranks)) |
+         split_ms "$app")
+    echo "$app: 1 rank x 1 device ($threads threads) ${t1} ms, $ranks ranks x 1 device, ${ranks}x the work, ${tr} ms: weak-scaling efficiency $(echo "$t1 $tr" | awk '{printf "%.3f", $1 / $2}')"
+  done ;;
+overhead)
+  backend=${BACKEND:-nvidia}
+  dir=$(mktemp -d)
+  trap 'rm -rf "$dir"' EXIT
+  if [ -n "${VENDOR_LIB:-}" ]; then echo "$VENDOR_LIB" > "$dir/v.icd"
+  else for f in /etc/OpenCL/vendors/*.icd; do grep -q libtutti "$f" || cp "$f" "$dir/"; done; fi
+  for app in $apps; do
+    direct=$(OCL_ICD_VENDORS=$dir OCL_ICD_FILENAMES=$(cat "$dir"/*.icd | head -n 1) SPLIT_REPS=$reps \
+             "$top_builddir/apps/split" "$app" "$base" | whole_ms "$app")
+    one=$(TUTTI_BACKENDS=$backend SPLIT_REPS=$reps "$top_builddir/tutti-run" -n 1 \
+          "$top_builddir/apps/split" "$app" "$base" | split_ms "$app")
+    eight=$(TUTTI_BACKENDS=$backend SPLIT_QUEUES=8 SPLIT_REPS=$reps "$top_builddir/tutti-run" -n 1 \
+            "$top_builddir/apps/split" "$app" "$base" | split_ms "$app")
+    echo "$app: $backend directly ${direct} ms; through Tutti, 1 part ${one} ms ($(echo "$one $direct" | awk '{printf "%+.1f%%", ($1 / $2 - 1) * 100}')), 8 parts on the one device ${eight} ms ($(echo "$eight $direct" | awk '{printf "%+.1f%%", ($1 / $2 - 1) * 100}'))"
+  done ;;
+*)
+  echo "usage: bench/run-split.sh scaling|overhead [apps]" >&2
+  exit 2 ;;
+esac
