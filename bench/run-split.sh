@@ -18,6 +18,10 @@ whole_ms() { sed -n "s/^ok $1: whole on 1 device \([0-9.]*\) ms.*/\1/p"; }
 case $what in
 scaling)
   threads=${THREADS:-4} ranks=${RANKS:-4}
+  # PoCL's CPU driver takes its thread count from POCL_CPU_MAX_CU_COUNT (older releases:
+  # POCL_MAX_PTHREAD_COUNT); the device's compute units show what it got.
+  export POCL_CPU_MAX_CU_COUNT=$threads POCL_MAX_PTHREAD_COUNT=$threads
+  POCL_DEVICES=pthread "$top_builddir/tutti-info" 2>/dev/null | sed -n 's/^/# /p' | head -n 3
   for app in $apps; do
     t1=$(POCL_DEVICES=pthread POCL_MAX_PTHREAD_COUNT=$threads SPLIT_REPS=$reps \
          "$top_builddir/tutti-run" -n 1 "$top_builddir/apps/split" "$app" "$base" | split_ms "$app")

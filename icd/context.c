@@ -23,6 +23,7 @@ static void destroy_context(struct tt_object *o)
   }
   free(c->domains);
   free(c->devices);
+  free(c->user_devices);
   free(c->props);
   free(c);
 }
@@ -94,12 +95,32 @@ static cl_context make_context(const cl_context_properties *properties, cl_uint 
                                void (CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *),
                                void *user_data, cl_int *errcode_ret)
 {
+  /* The aggregate device stands for its members; the program's list is kept for queries. */
+  cl_device_id *real = NULL, *user = malloc(num_devices * sizeof *user), agg = NULL;
+  cl_uint nreal = tt_devices_expand(num_devices, devices, &real);
+  if (!real || !user) {
+    free(real);
+    free(user);
+    tt_set_err(errcode_ret, CL_OUT_OF_HOST_MEMORY);
+    return NULL;
+  }
+  memcpy(user, devices, num_devices * sizeof *user);
+  for (cl_uint i = 0; i < num_devices; i++)
+    if (devices[i] == tt_aggregate_device())
+      agg = devices[i];
+  cl_uint nuser = num_devices;
+  num_devices = nreal;
+  devices = real;
   cl_int err = CL_SUCCESS;
   cl_context c = calloc(1, sizeof *c);
   TT_GOTO_IF(!c, CL_OUT_OF_HOST_MEMORY);
   tt_object_init(&c->obj, TT_CONTEXT, destroy_context);
   c->notify = pfn_notify;
   c->notify_data = user_data;
+  c->aggregate = agg;
+  c->user_devices = user;
+  c->nuser_devices = nuser;
+  user = NULL;
   err = take_properties(c, properties);
   if (err != CL_SUCCESS)
     goto out;
@@ -143,6 +164,8 @@ static cl_context make_context(const cl_context_properties *properties, cl_uint 
     }
   }
 out:
+  free(real);
+  free(user);
   tt_set_err(errcode_ret, err);
   if (err != CL_SUCCESS && c) {
     TT_RELEASE(c);
@@ -187,9 +210,12 @@ cl_context CL_API_CALL tt_clCreateContextFromType(const cl_context_properties *p
   /* CL_INVALID_DEVICE_TYPE if device_type is not a valid value. */
   TT_GOTO_IF(!tt_device_type_valid(device_type), CL_INVALID_DEVICE_TYPE);
   cl_uint n = 0, total = tt_cluster_ndevices();
-  devs = malloc((total ? total : 1) * sizeof *devs);
+  devs = malloc((total + 1) * sizeof *devs);
   TT_GOTO_IF(!devs, CL_OUT_OF_HOST_MEMORY);
-  for (cl_uint i = 0; i < total; i++)
+  cl_device_id agg = tt_aggregate_device();
+  if (agg && (device_type == CL_DEVICE_TYPE_DEFAULT || tt_device_matches(agg, device_type)))
+    devs[n++] = agg;
+  for (cl_uint i = 0; i < total && !(n && device_type == CL_DEVICE_TYPE_DEFAULT); i++)
     if (tt_device_matches(tt_cluster_device(i), device_type))
       devs[n++] = tt_cluster_device(i);
   /* CL_DEVICE_NOT_FOUND if no devices that match device_type and property values specified
@@ -230,10 +256,11 @@ cl_int CL_API_CALL tt_clGetContextInfo(cl_context context, cl_context_info param
     u = (cl_uint)atomic_load(&context->obj.refcount);
     return TT_INFO(u);
   case CL_CONTEXT_NUM_DEVICES:
-    return TT_INFO(context->ndevices);
+    return TT_INFO(context->nuser_devices);
   case CL_CONTEXT_DEVICES:
-    return tt_info(param_value_size, param_value, param_value_size_ret, context->devices,
-                   context->ndevices * sizeof(cl_device_id));
+    /* As the program listed them (the aggregate device, not its members). */
+    return tt_info(param_value_size, param_value, param_value_size_ret, context->user_devices,
+                   context->nuser_devices * sizeof(cl_device_id));
   case CL_CONTEXT_PROPERTIES:
     return tt_info(param_value_size, param_value, param_value_size_ret, context->props,
                    context->nprops * sizeof(cl_context_properties));

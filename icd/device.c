@@ -37,7 +37,14 @@ cl_int CL_API_CALL tt_clGetDeviceIDs(cl_platform_id platform, cl_device_type dev
   TT_RETURN_IF(num_entries == 0 && devices != NULL, CL_INVALID_VALUE);
   TT_RETURN_IF(num_devices == NULL && devices == NULL, CL_INVALID_VALUE);
   cl_uint n = 0;
-  for (cl_uint i = 0; i < tt_cluster_ndevices(); i++) {
+  /* The aggregate device comes first; it alone answers CL_DEVICE_TYPE_DEFAULT. */
+  cl_device_id agg = tt_aggregate_device();
+  if (agg && (device_type == CL_DEVICE_TYPE_DEFAULT || tt_device_matches(agg, device_type))) {
+    if (devices)
+      devices[n] = agg;
+    n++;
+  }
+  for (cl_uint i = 0; i < tt_cluster_ndevices() && !(agg && device_type == CL_DEVICE_TYPE_DEFAULT); i++) {
     cl_device_id d = tt_cluster_device(i);
     if (!tt_device_matches(d, device_type))
       continue;
@@ -126,6 +133,9 @@ cl_int CL_API_CALL tt_clGetDeviceInfo(cl_device_id device, cl_device_info param_
 {
   /* CL_INVALID_DEVICE if device is not valid. */
   TT_RETURN_IF(!tt_object_valid(device, TT_DEVICE), CL_INVALID_DEVICE);
+  if (device->members)
+    return tt_aggregate_device_info(device, param_name, param_value_size, param_value,
+                                    param_value_size_ret);
   cl_bool no = CL_FALSE;
   cl_uint zero = 0;
   cl_device_partition_property none = 0;

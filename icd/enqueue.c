@@ -1175,12 +1175,25 @@ cl_int CL_API_CALL tt_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_
                                              cl_uint num_events_in_wait_list,
                                              const cl_event *event_wait_list, cl_event *event)
 {
+  /* The aggregate device's queue: split over its members (icd/aggregate.c). */
+  if (tt_object_valid(command_queue, TT_QUEUE) && command_queue->nmembers > 1)
+    return tt_aggregate_launch(command_queue, kernel, work_dim, global_work_offset,
+                               global_work_size, local_work_size, num_events_in_wait_list,
+                               event_wait_list, event);
+  TT_CHECK(tt_check_id(command_queue), tt_check_id(kernel), work_dim, tt_check_bytes(global_work_size, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), tt_check_bytes(global_work_offset, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), tt_check_bytes(local_work_size, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), num_events_in_wait_list, event != NULL);
+  return tt_enqueue_kernel(command_queue, kernel, work_dim, global_work_offset, global_work_size,
+                           local_work_size, num_events_in_wait_list, event_wait_list, event);
+}
+
+cl_int tt_enqueue_kernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,
+                         const size_t *global_work_offset, const size_t *global_work_size,
+                         const size_t *local_work_size, cl_uint num_events_in_wait_list,
+                         const cl_event *event_wait_list, cl_event *event)
+{
   cl_int err = tt_enqueue_check_launch(command_queue, kernel, work_dim, global_work_offset,
                                        global_work_size, local_work_size);
   if (err != CL_SUCCESS)
     return err;
-  /* Checked after the handles were. */
-  TT_CHECK(command_queue->obj.id, kernel->obj.id, work_dim, tt_check_bytes(global_work_size, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), tt_check_bytes(global_work_offset, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), tt_check_bytes(local_work_size, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), num_events_in_wait_list, event != NULL);
   return tt_enqueue_launch(command_queue, kernel, work_dim, global_work_offset, global_work_size,
                            local_work_size, NULL, 0, num_events_in_wait_list, event_wait_list,
                            event);
@@ -1213,8 +1226,8 @@ cl_int CL_API_CALL tt_clEnqueueNativeKernel(cl_command_queue command_queue,
 }
 
 /* Markers and barriers: on an in-order native queue both wait for everything before them. */
-static cl_int marker(cl_command_queue q, cl_uint n, const cl_event *list, cl_event *event,
-                     cl_command_type type)
+static cl_int marker_one(cl_command_queue q, cl_uint n, const cl_event *list, cl_event *event,
+                         cl_command_type type)
 {
   struct cmd c;
   cmd_init_at(&c, q, type == CL_COMMAND_MARKER ? "tt_clEnqueueMarker" : "tt_clEnqueueBarrier");
@@ -1228,6 +1241,31 @@ static cl_int marker(cl_command_queue q, cl_uint n, const cl_event *list, cl_eve
               ? c.d->clEnqueueBarrierWithWaitList(c.nq->native, c.deps.n, cmd_wait_list(&c), event ? &ev : NULL)
               : c.d->clEnqueueMarkerWithWaitList(c.nq->native, c.deps.n, cmd_wait_list(&c), event ? &ev : NULL);
   return cmd_end(&c, err, ev, type, event, false);
+}
+
+/* A marker or barrier; on a queue of the aggregate device one on every member, then the
+ * queue's own after them all (icd/aggregate.c). */
+static cl_int marker(cl_command_queue q, cl_uint n, const cl_event *list, cl_event *event,
+                     cl_command_type type)
+{
+  if (q->nmembers < 2)
+    return marker_one(q, n, list, event, type);
+  cl_uint total = q->nmembers - 1 + n;
+  cl_event *all = calloc(total, sizeof *all);
+  TT_RETURN_IF(!all, CL_OUT_OF_HOST_MEMORY);
+  cl_int err = CL_SUCCESS;
+  for (cl_uint i = 1; i < q->nmembers && err == CL_SUCCESS; i++)
+    err = marker_one(q->members[i], n, list, &all[i - 1], type);
+  if (err == CL_SUCCESS) {
+    if (n)
+      memcpy(all + q->nmembers - 1, list, n * sizeof *all);
+    err = marker_one(q, total, all, event, type);
+  }
+  for (cl_uint i = 0; i + 1 < q->nmembers; i++)
+    if (all[i])
+      TT_RELEASE(all[i]);
+  free(all);
+  return err;
 }
 
 cl_int CL_API_CALL tt_clEnqueueMarkerWithWaitList(cl_command_queue command_queue,

@@ -132,6 +132,23 @@ void tt_split_kernel_init(cl_kernel k);
 void tt_split_kernel_free(cl_kernel k);
 void tt_split_mem_free(cl_mem m);
 
+/* The aggregate device (icd/aggregate.c): made at the first question (NULL without
+ * TUTTI_AGGREGATE); a device with its aggregate replaced by its first member; a device list
+ * with aggregates replaced by their members, without repeats (malloc'd; the count, 0 without
+ * memory); its answers to device queries; its queues; a kernel launched on one. */
+cl_device_id tt_aggregate_device(void);
+cl_device_id tt_device_resolve(cl_device_id d);
+cl_uint tt_devices_expand(cl_uint n, const cl_device_id *in, cl_device_id **out);
+cl_int tt_aggregate_device_info(cl_device_id agg, cl_device_info param_name,
+                                size_t param_value_size, void *param_value,
+                                size_t *param_value_size_ret);
+cl_int tt_aggregate_queue_init(cl_command_queue q, cl_device_id agg,
+                               cl_command_queue_properties props);
+void tt_aggregate_queue_free(cl_command_queue q);
+cl_int tt_aggregate_launch(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
+                           const size_t *offset, const size_t *gws, const size_t *lws,
+                           cl_uint nwait, const cl_event *wait, cl_event *event);
+
 /* Kernel launches (icd/enqueue.c): the checks of clEnqueueNDRangeKernel for one queue, and a
  * launch whose buffer uses are given (NULL: every buffer argument whole, read-only when
  * const) once the checks passed. */
@@ -143,6 +160,11 @@ struct tt_launch_use {
 cl_int tt_enqueue_check_launch(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
                                const size_t *global_work_offset, const size_t *global_work_size,
                                const size_t *local_work_size);
+/* clEnqueueNDRangeKernel on the queue itself (an aggregate queue's first member). */
+cl_int tt_enqueue_kernel(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
+                         const size_t *global_work_offset, const size_t *global_work_size,
+                         const size_t *local_work_size, cl_uint num_events_in_wait_list,
+                         const cl_event *event_wait_list, cl_event *event);
 cl_int tt_enqueue_launch(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
                          const size_t *global_work_offset, const size_t *global_work_size,
                          const size_t *local_work_size, const struct tt_launch_use *uses,

@@ -525,6 +525,9 @@ cl_int CL_API_CALL tt_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id de
   /* CL_INVALID_KERNEL if kernel is not a valid kernel object. */
   TT_RETURN_IF(!tt_object_valid(kernel, TT_KERNEL), CL_INVALID_KERNEL);
   cl_program p = kernel->program;
+  /* The aggregate device answers with its first member. */
+  if (device && tt_object_valid(device, TT_DEVICE) && device == kernel->context->aggregate)
+    device = tt_device_resolve(device);
   /* CL_INVALID_DEVICE if device is not in the list of devices associated with kernel or if
    * device is NULL but there is more than one device associated with kernel. */
   if (!device) {

@@ -161,11 +161,61 @@ out:
   return p;
 }
 
+static cl_program with_binary(cl_context context, cl_uint num_devices,
+                              const cl_device_id *device_list, const size_t *lengths,
+                              const unsigned char **binaries, cl_int *binary_status,
+                              cl_int *errcode_ret);
+
+/* The aggregate device takes the binary given for it on every member. */
 cl_program CL_API_CALL tt_clCreateProgramWithBinary(cl_context context, cl_uint num_devices,
                                                     const cl_device_id *device_list,
                                                     const size_t *lengths,
                                                     const unsigned char **binaries,
                                                     cl_int *binary_status, cl_int *errcode_ret)
+{
+  cl_device_id agg = tt_object_valid(context, TT_CONTEXT) ? context->aggregate : NULL;
+  cl_uint at = num_devices;
+  for (cl_uint i = 0; agg && device_list && lengths && binaries && i < num_devices; i++)
+    if (device_list[i] == agg)
+      at = i;
+  if (at == num_devices)
+    return with_binary(context, num_devices, device_list, lengths, binaries, binary_status,
+                       errcode_ret);
+  cl_uint n = num_devices - 1 + agg->nmembers;
+  cl_device_id *d = malloc(n * sizeof *d);
+  size_t *l = malloc(n * sizeof *l);
+  const unsigned char **b = malloc(n * sizeof *b);
+  cl_int *st = calloc(n, sizeof *st);
+  cl_program p = NULL;
+  if (!d || !l || !b || !st) {
+    tt_set_err(errcode_ret, CL_OUT_OF_HOST_MEMORY);
+  } else {
+    cl_uint k = 0;
+    for (cl_uint i = 0; i < num_devices; i++)
+      for (cl_uint j = 0; j < (i == at ? agg->nmembers : 1); j++, k++) {
+        d[k] = i == at ? agg->members[j] : device_list[i];
+        l[k] = lengths[i];
+        b[k] = binaries[i];
+      }
+    p = with_binary(context, n, d, l, b, st, errcode_ret);
+    for (cl_uint i = 0, k = 0; binary_status && i < num_devices; i++) {
+      binary_status[i] = CL_SUCCESS;
+      for (cl_uint j = 0; j < (i == at ? agg->nmembers : 1); j++, k++)
+        if (st[k] != CL_SUCCESS)
+          binary_status[i] = st[k];
+    }
+  }
+  free(d);
+  free(l);
+  free(b);
+  free(st);
+  return p;
+}
+
+static cl_program with_binary(cl_context context, cl_uint num_devices,
+                              const cl_device_id *device_list, const size_t *lengths,
+                              const unsigned char **binaries, cl_int *binary_status,
+                              cl_int *errcode_ret)
 {
   TT_CHECK(tt_check_id(context), tt_check_ids(device_list, num_devices));
   cl_int err = CL_SUCCESS;
@@ -408,12 +458,32 @@ static cl_int share_build_results(cl_program p, cl_int err)
   return tt_cluster_agree(err);
 }
 
+static cl_int build(cl_program program, cl_uint num_devices, const cl_device_id *device_list,
+                    const char *options, void (CL_CALLBACK *pfn_notify)(cl_program, void *),
+                    void *user_data);
+
 cl_int CL_API_CALL tt_clBuildProgram(cl_program program, cl_uint num_devices,
                                      const cl_device_id *device_list, const char *options,
                                      void (CL_CALLBACK *pfn_notify)(cl_program, void *),
                                      void *user_data)
 {
   TT_CHECK(tt_check_id(program), tt_check_ids(device_list, num_devices), tt_check_bytes(options, options ? strlen(options) : 0));
+  /* The aggregate device builds for its members. */
+  cl_device_id *expanded = NULL;
+  if (device_list && num_devices) {
+    num_devices = tt_devices_expand(num_devices, device_list, &expanded);
+    TT_RETURN_IF(!num_devices, CL_OUT_OF_HOST_MEMORY);
+    device_list = expanded;
+  }
+  cl_int err = build(program, num_devices, device_list, options, pfn_notify, user_data);
+  free(expanded);
+  return err;
+}
+
+static cl_int build(cl_program program, cl_uint num_devices, const cl_device_id *device_list,
+                    const char *options, void (CL_CALLBACK *pfn_notify)(cl_program, void *),
+                    void *user_data)
+{
   cl_int err = check_build_args(program, num_devices, device_list, pfn_notify, user_data);
   if (err != CL_SUCCESS)
     return err;
@@ -779,6 +849,9 @@ cl_int CL_API_CALL tt_clGetProgramBuildInfo(cl_program program, cl_device_id dev
 {
   /* CL_INVALID_PROGRAM if program is not a valid program object. */
   TT_RETURN_IF(!tt_object_valid(program, TT_PROGRAM), CL_INVALID_PROGRAM);
+  /* The aggregate device answers with its first member. */
+  if (tt_object_valid(device, TT_DEVICE) && device == program->context->aggregate)
+    device = tt_device_resolve(device);
   /* CL_INVALID_DEVICE if device is not in the list of devices associated with program. */
   TT_RETURN_IF(!tt_object_valid(device, TT_DEVICE) || !program_has_device(program, device),
                CL_INVALID_DEVICE);

@@ -19,6 +19,7 @@ static void destroy_queue(struct tt_object *o)
   cl_command_queue q = (cl_command_queue)o;
   /* The native queue goes with the last access record that names it (runtime/plan.h). */
   tt_event_forget_queue(q);
+  tt_aggregate_queue_free(q);
   if (q->nq)
     tt_nqueue_unref(q->nq);
   else if (q->native)
@@ -37,8 +38,12 @@ cl_command_queue CL_API_CALL tt_clCreateCommandQueue(cl_context context, cl_devi
   /* CL_INVALID_CONTEXT if context is not a valid context. */
   TT_GOTO_IF(!tt_object_valid(context, TT_CONTEXT), CL_INVALID_CONTEXT);
   /* CL_INVALID_DEVICE if device is not a valid device or is not associated with context. */
-  TT_GOTO_IF(!tt_object_valid(device, TT_DEVICE) || !tt_context_has_device(context, device),
+  TT_GOTO_IF(!tt_object_valid(device, TT_DEVICE) ||
+                 !(tt_context_has_device(context, device) || device == context->aggregate),
              CL_INVALID_DEVICE);
+  /* The aggregate device's queue is its first member's, with the others' beside it. */
+  cl_device_id agg = device->members ? device : NULL;
+  device = tt_device_resolve(device);
   /* CL_INVALID_VALUE if values specified in properties are not valid. */
   TT_GOTO_IF(properties & ~(cl_command_queue_properties)(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE |
                                                          CL_QUEUE_PROFILING_ENABLE),
@@ -72,6 +77,8 @@ cl_command_queue CL_API_CALL tt_clCreateCommandQueue(cl_context context, cl_devi
   if (q->native && !(q->nq = tt_nqueue_new(device->bp->d, q->native)))
     err = CL_OUT_OF_HOST_MEMORY;
 out:
+  if (err == CL_SUCCESS && agg)
+    err = tt_aggregate_queue_init(q, agg, properties);
   tt_set_err(errcode_ret, err);
   if (err != CL_SUCCESS && q) {
     TT_RELEASE(q);
@@ -96,6 +103,10 @@ cl_int CL_API_CALL tt_clReleaseCommandQueue(cl_command_queue command_queue)
    * call alike), and reads under way let go of it once done. */
   if (tt_cluster_distributed())
     tt_event_release_queue(command_queue);
+  /* The last release of an aggregate queue releases its members' queues here, at the same
+   * program step on every rank (nothing else holds the queue). */
+  if (command_queue->nmembers > 1 && atomic_load(&command_queue->obj.refcount) == 1)
+    tt_aggregate_queue_free(command_queue);
   TT_RELEASE(command_queue);
   return CL_SUCCESS;
 }
@@ -111,8 +122,10 @@ cl_int CL_API_CALL tt_clGetCommandQueueInfo(cl_command_queue command_queue,
   switch (param_name) {
   case CL_QUEUE_CONTEXT:
     return TT_INFO(command_queue->context);
-  case CL_QUEUE_DEVICE:
-    return TT_INFO(command_queue->device);
+  case CL_QUEUE_DEVICE: {
+    cl_device_id d = command_queue->aggregate ? command_queue->aggregate : command_queue->device;
+    return TT_INFO(d);
+  }
   case CL_QUEUE_REFERENCE_COUNT:
     u = (cl_uint)atomic_load(&command_queue->obj.refcount);
     return TT_INFO(u);
@@ -139,6 +152,8 @@ cl_int CL_API_CALL tt_clFlush(cl_command_queue command_queue)
   TT_CHECK(tt_check_id(command_queue));
   /* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue. */
   TT_RETURN_IF(!tt_object_valid(command_queue, TT_QUEUE), CL_INVALID_COMMAND_QUEUE);
+  for (cl_uint i = 1; i < command_queue->nmembers; i++)
+    tt_clFlush(command_queue->members[i]);
   if (!command_queue->native)
     return CL_SUCCESS;
   return command_queue->device->bp->d->clFlush(command_queue->native);
@@ -149,6 +164,12 @@ cl_int CL_API_CALL tt_clFinish(cl_command_queue command_queue)
   TT_CHECK(tt_check_id(command_queue));
   /* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue. */
   TT_RETURN_IF(!tt_object_valid(command_queue, TT_QUEUE), CL_INVALID_COMMAND_QUEUE);
+  /* An aggregate queue: its members first. */
+  for (cl_uint i = 1; i < command_queue->nmembers; i++) {
+    cl_int err = tt_clFinish(command_queue->members[i]);
+    if (err != CL_SUCCESS)
+      return err;
+  }
   if (tt_cluster_distributed()) {
     /* Every rank waits for a marker at the queue's end (SnuCL-D 3.5). Its owner tells the
      * others when it is reached, with the final status of every event of the queue handed

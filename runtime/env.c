@@ -111,6 +111,18 @@ static void read_env(void)
     else if (strcasecmp(staging, "auto") != 0)
       fprintf(stderr, "[tutti] TUTTI_STAGING=%s is not one of auto, on, off: ignored\n", staging);
   }
+  const char *aggregate = getenv("TUTTI_AGGREGATE");
+  if (aggregate && *aggregate) {
+    if (!strcasecmp(aggregate, "gpu"))
+      env.aggregate = CL_DEVICE_TYPE_GPU;
+    else if (!strcasecmp(aggregate, "cpu"))
+      env.aggregate = CL_DEVICE_TYPE_CPU;
+    else if (!strcasecmp(aggregate, "all"))
+      env.aggregate = CL_DEVICE_TYPE_ALL;
+    else
+      fprintf(stderr, "[tutti] TUTTI_AGGREGATE=%s is not one of gpu, cpu, all: no aggregate "
+              "device\n", aggregate);
+  }
   const char *domains = getenv("TUTTI_DOMAINS");
   if (domains && *domains) {
     if (!strcasecmp(domains, "device"))

@@ -30,6 +30,8 @@ struct tt_env {
   bool stats;                 /* TUTTI_STATS: print counts at exit */
   bool check;                 /* TUTTI_CHECK: divergence detection (default on) */
   const char *trace;          /* TUTTI_TRACE: file for the job's trace, or NULL */
+  cl_device_type aggregate;   /* TUTTI_AGGREGATE: 0 none, else the type of the devices the
+                               * aggregate device spans (CL_DEVICE_TYPE_ALL: all) */
   unsigned stress;            /* TUTTI_STRESS: 0 off, else the seed of random delays in the
                                * progress thread and MPI polling (finds races in tests) */
 };

@@ -49,6 +49,10 @@ struct _cl_device_id {
   char backend_platform[128];     /* backend platform name */
   unsigned char *info;            /* the owner's answers to device queries (multi-rank jobs) */
   size_t info_len;
+  /* The aggregate device (TUTTI_AGGREGATE, icd/aggregate.c): its members, every device of
+   * its type in the job; its other fields are its first member's. */
+  cl_uint nmembers;
+  cl_device_id *members;
 };
 
 /* A native in-order queue, shared by the Tutti queue that made it and by the access records
@@ -90,6 +94,11 @@ struct _cl_context {
   size_t nprops;                 /* entries in props, terminator included */
   void (CL_CALLBACK *notify)(const char *, const void *, size_t, void *);
   void *notify_data;
+  /* The devices as the program listed them, the aggregate device among them when it was
+   * (devices holds its members instead). */
+  cl_device_id aggregate;
+  cl_uint nuser_devices;
+  cl_device_id *user_devices;
 };
 
 /* A growable list of retained events. */
@@ -110,6 +119,11 @@ struct _cl_command_queue {
    * program for this queue's commands since their last status batch, alike on every rank
    * (program order); and this rank's reads whose bytes are still on their way (its own). */
   struct tt_events tracked, spreads;
+  /* A queue of the aggregate device: it is its first member's queue (device), with a queue
+   * of its own for every other member; kernels are split over them all (icd/aggregate.c). */
+  cl_device_id aggregate;
+  cl_uint nmembers;
+  cl_command_queue *members; /* [0] is the queue itself (not retained) */
 };
 
 struct tt_map_record {

@@ -349,6 +349,48 @@ int main(void)
     clReleaseMemObject(FR[i]);
   clReleaseMemObject(FX);
 
+  /* TUTTI_AGGREGATE: the aggregate device is listed first and alone answers
+   * CL_DEVICE_TYPE_DEFAULT; its compute units and memory are its members' sums; its queue
+   * reports it. */
+  if (getenv("TUTTI_AGGREGATE")) {
+    char name[128] = "", want_name[128];
+    cl_uint cu = 0, sum_cu = 0, nd = 0;
+    cl_ulong mem = 0, sum_mem = 0;
+    clGetDeviceInfo(a.devs[0], CL_DEVICE_NAME, sizeof name, name, NULL);
+    snprintf(want_name, sizeof want_name, "Tutti aggregate of %u devices", a.ndev - 1);
+    clGetDeviceInfo(a.devs[0], CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL);
+    clGetDeviceInfo(a.devs[0], CL_DEVICE_GLOBAL_MEM_SIZE, sizeof mem, &mem, NULL);
+    for (cl_uint i = 1; i < a.ndev; i++) {
+      cl_uint c = 0;
+      cl_ulong m = 0;
+      clGetDeviceInfo(a.devs[i], CL_DEVICE_MAX_COMPUTE_UNITS, sizeof c, &c, NULL);
+      clGetDeviceInfo(a.devs[i], CL_DEVICE_GLOBAL_MEM_SIZE, sizeof m, &m, NULL);
+      sum_cu += c;
+      sum_mem += m;
+    }
+    ok(!strcmp(name, want_name) && cu == sum_cu && mem == sum_mem,
+       "aggregate: listed first, named, compute units and memory summed");
+    cl_platform_id plat;
+    cl_device_id def[4];
+    clGetDeviceInfo(a.devs[0], CL_DEVICE_PLATFORM, sizeof plat, &plat, NULL);
+    ok(clGetDeviceIDs(plat, CL_DEVICE_TYPE_DEFAULT, 4, def, &nd) == CL_SUCCESS && nd == 1 &&
+       def[0] == a.devs[0], "aggregate: the default device");
+    cl_device_id qd = NULL, cd[8] = {NULL};
+    clGetCommandQueueInfo(a.qs[0], CL_QUEUE_DEVICE, sizeof qd, &qd, NULL);
+    clGetContextInfo(a.ctx, CL_CONTEXT_DEVICES, sizeof cd, cd, NULL);
+    ok(qd == a.devs[0] && cd[0] == a.devs[0], "aggregate: its queue and the context report it");
+    /* An unannotated kernel on its queue runs whole; an annotated one is split. */
+    CHECK(clEnqueueWriteBuffer(a.qs[0], B, CL_TRUE, 0, sizeof in, in, 0, NULL, NULL));
+    CHECK(clEnqueueNDRangeKernel(a.qs[0], plain, 1, NULL, &n, NULL, 0, NULL, NULL));
+    CHECK(clEnqueueNDRangeKernel(a.qs[0], copy, 1, NULL, &n, NULL, 0, NULL, NULL));
+    CHECK(clFinish(a.qs[0]));
+    CHECK(clEnqueueReadBuffer(a.qs[0], B, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL));
+    good = 1;
+    for (int i = 0; i < N; i++)
+      good &= out[i] == in[i] * 2;
+    ok(good, "aggregate: kernels on its queue, plain and annotated");
+  }
+
   /* One rank alone sets an annotation: the job stops as diverged. */
   const char *dv = getenv("SPLIT_DIVERGE");
   if (dv && rank == atoi(dv))

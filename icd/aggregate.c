@@ -1,0 +1,256 @@
+/* The aggregate device (TUTTI_AGGREGATE=gpu|cpu|all, doc/split.md): one more device, listed
+ * first, standing for every device of its type in the job. A program that picks the first
+ * device and launches annotated kernels on its queue has them split over all of them,
+ * unchanged. Its queue is its first member's queue plus one queue per other member: reads,
+ * writes, copies and maps run on the first member (the plan brings the bytes there), kernels
+ * are split over all members when annotated, else run whole on the member holding most of
+ * the bytes they write; markers, barriers and clFinish cover every member. */
+#include "config.h"
+
+#include "icd/icd.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "runtime/env.h"
+#include "runtime/plan.h"
+#include "runtime/rangemap.h"
+
+static struct _cl_device_id aggregate;
+static pthread_once_t aggregate_once = PTHREAD_ONCE_INIT;
+static bool aggregate_made;
+
+/* Made at the first question, the same step on every rank (ids are drawn alike). */
+static void make_aggregate(void)
+{
+  cl_device_type type = tt_env()->aggregate;
+  cl_uint n = tt_cluster_ndevices(), k = 0;
+  if (!type || !n)
+    return;
+  cl_device_id *members = malloc(n * sizeof *members);
+  if (!members)
+    return;
+  for (cl_uint i = 0; i < n; i++)
+    if (tt_device_matches(tt_cluster_device(i), type))
+      members[k++] = tt_cluster_device(i);
+  if (!k) {
+    TT_WARN("TUTTI_AGGREGATE: no device of that type in the job: no aggregate device");
+    free(members);
+    return;
+  }
+  aggregate = *members[0];
+  tt_object_init(&aggregate.obj, TT_DEVICE, NULL);
+  aggregate.type = members[0]->type & ~(cl_device_type)CL_DEVICE_TYPE_DEFAULT;
+  aggregate.nmembers = k;
+  aggregate.members = members;
+  aggregate_made = true;
+}
+
+cl_device_id tt_aggregate_device(void)
+{
+  pthread_once(&aggregate_once, make_aggregate);
+  return aggregate_made ? &aggregate : NULL;
+}
+
+cl_device_id tt_device_resolve(cl_device_id d)
+{
+  return d && d->members ? d->members[0] : d;
+}
+
+cl_uint tt_devices_expand(cl_uint n, const cl_device_id *in, cl_device_id **out)
+{
+  /* Handles are compared, never followed: the list is not checked yet. */
+  cl_device_id agg = aggregate_made ? &aggregate : NULL;
+  cl_uint total = 0;
+  for (cl_uint i = 0; i < n; i++)
+    total += agg && in[i] == agg ? agg->nmembers : 1;
+  cl_device_id *list = malloc((total ? total : 1) * sizeof *list);
+  if (!list)
+    return 0;
+  cl_uint k = 0;
+  for (cl_uint i = 0; i < n; i++) {
+    cl_uint m = agg && in[i] == agg ? agg->nmembers : 1;
+    const cl_device_id *from = agg && in[i] == agg ? agg->members : &in[i];
+    for (cl_uint j = 0; j < m; j++) {
+      bool seen = false;
+      for (cl_uint x = 0; x < k && !seen; x++)
+        seen = list[x] == from[j];
+      if (!seen)
+        list[k++] = from[j];
+    }
+  }
+  *out = list;
+  return k;
+}
+
+/* The smallest (or largest) answer of the members to a numeric query of `size` bytes. */
+static cl_int members_extreme(cl_device_id agg, cl_device_info param, size_t size, bool largest,
+                              cl_ulong *out)
+{
+  *out = 0;
+  for (cl_uint i = 0; i < agg->nmembers; i++) {
+    cl_ulong v = 0;
+    cl_int err = tt_clGetDeviceInfo(agg->members[i], param, size, &v, NULL);
+    if (err != CL_SUCCESS)
+      return err;
+    if (i == 0 || (largest ? v > *out : v < *out))
+      *out = v;
+  }
+  return CL_SUCCESS;
+}
+
+cl_int tt_aggregate_device_info(cl_device_id agg, cl_device_info param_name,
+                                size_t param_value_size, void *param_value,
+                                size_t *param_value_size_ret)
+{
+  char name[64];
+  cl_ulong v = 0;
+  cl_int err;
+  switch (param_name) {
+  case CL_DEVICE_NAME:
+    snprintf(name, sizeof name, "Tutti aggregate of %u devices", agg->nmembers);
+    return TT_INFO_STR(name);
+  case CL_DEVICE_MAX_COMPUTE_UNITS:
+  case CL_DEVICE_GLOBAL_MEM_SIZE: {
+    /* The members' sums. */
+    size_t size = param_name == CL_DEVICE_GLOBAL_MEM_SIZE ? sizeof(cl_ulong) : sizeof(cl_uint);
+    for (cl_uint i = 0; i < agg->nmembers; i++) {
+      cl_ulong x = 0;
+      if ((err = tt_clGetDeviceInfo(agg->members[i], param_name, size, &x, NULL)) != CL_SUCCESS)
+        return err;
+      v += x;
+    }
+    if (size == sizeof(cl_uint)) {
+      cl_uint u = (cl_uint)v;
+      return TT_INFO(u);
+    }
+    return TT_INFO(v);
+  }
+  case CL_DEVICE_MAX_WORK_GROUP_SIZE:
+  case CL_DEVICE_MAX_PARAMETER_SIZE:
+  case CL_DEVICE_PROFILING_TIMER_RESOLUTION:
+    /* The members' smallest limit. */
+    if ((err = members_extreme(agg, param_name, sizeof(size_t), false, &v)) != CL_SUCCESS)
+      return err;
+    return tt_info(param_value_size, param_value, param_value_size_ret, &v, sizeof(size_t));
+  case CL_DEVICE_MAX_MEM_ALLOC_SIZE:
+  case CL_DEVICE_LOCAL_MEM_SIZE:
+  case CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE:
+  case CL_DEVICE_GLOBAL_MEM_CACHE_SIZE:
+    if ((err = members_extreme(agg, param_name, sizeof(cl_ulong), false, &v)) != CL_SUCCESS)
+      return err;
+    return TT_INFO(v);
+  case CL_DEVICE_MAX_CLOCK_FREQUENCY:
+  case CL_DEVICE_MAX_CONSTANT_ARGS:
+  case CL_DEVICE_MEM_BASE_ADDR_ALIGN: {
+    /* Alignment: the largest any member needs. */
+    if ((err = members_extreme(agg, param_name, sizeof(cl_uint), param_name == CL_DEVICE_MEM_BASE_ADDR_ALIGN,
+                               &v)) != CL_SUCCESS)
+      return err;
+    cl_uint u = (cl_uint)v;
+    return TT_INFO(u);
+  }
+  case CL_DEVICE_MAX_WORK_ITEM_SIZES: {
+    size_t sizes[3] = {0, 0, 0};
+    for (cl_uint i = 0; i < agg->nmembers; i++) {
+      size_t s[3] = {0, 0, 0};
+      if ((err = tt_clGetDeviceInfo(agg->members[i], param_name, sizeof s, s, NULL)) != CL_SUCCESS)
+        return err;
+      for (int d = 0; d < 3; d++)
+        sizes[d] = i == 0 || s[d] < sizes[d] ? s[d] : sizes[d];
+    }
+    return TT_INFO(sizes);
+  }
+  case CL_DEVICE_TUTTI_RANK: {
+    cl_int none = -1; /* every member's rank runs it */
+    return TT_INFO(none);
+  }
+  default:
+    /* The first member's answer. */
+    return tt_clGetDeviceInfo(agg->members[0], param_name, param_value_size, param_value,
+                              param_value_size_ret);
+  }
+}
+
+cl_int tt_aggregate_queue_init(cl_command_queue q, cl_device_id agg,
+                               cl_command_queue_properties props)
+{
+  q->members = calloc(agg->nmembers, sizeof *q->members);
+  TT_RETURN_IF(!q->members, CL_OUT_OF_HOST_MEMORY);
+  q->aggregate = agg;
+  q->members[0] = q;
+  q->nmembers = 1;
+  cl_int err = CL_SUCCESS;
+  for (cl_uint i = 1; i < agg->nmembers && err == CL_SUCCESS; i++) {
+    q->members[i] = tt_clCreateCommandQueue(q->context, agg->members[i], props, &err);
+    if (q->members[i])
+      q->nmembers++;
+  }
+  return err;
+}
+
+void tt_aggregate_queue_free(cl_command_queue q)
+{
+  for (cl_uint i = 1; i < q->nmembers; i++)
+    tt_clReleaseCommandQueue(q->members[i]);
+  free(q->members);
+  q->members = NULL;
+  q->nmembers = 0;
+}
+
+struct holding {
+  cl_context ctx;
+  cl_command_queue q;
+  size_t *bytes; /* per member */
+};
+
+static int count_held(void *arg, size_t off, size_t len, tt_holders holders)
+{
+  struct holding *h = arg;
+  for (cl_uint i = 0; i < h->q->nmembers; i++)
+    if (holders & ((tt_holders)1 << h->q->members[i]->domain))
+      h->bytes[i] += len;
+  return 0;
+}
+
+/* The member holding most of the bytes an unannotated kernel writes (the first on ties). */
+static cl_uint best_member(cl_command_queue q, cl_kernel k)
+{
+  size_t *bytes = calloc(q->nmembers, sizeof *bytes);
+  if (!bytes)
+    return 0;
+  struct holding h = {q->context, q, bytes};
+  tt_plan_lock();
+  pthread_mutex_lock(&k->obj.lock);
+  for (cl_uint i = 0; i < k->nargs; i++) {
+    const struct tt_kernel_arg *a = &k->args[i];
+    if (a->kind != TT_ARG_MEM || !a->mem || a->is_const || (a->mem->flags & CL_MEM_READ_ONLY))
+      continue;
+    cl_mem root = a->mem->root;
+    if (root->latest)
+      tt_rangemap_walk(root->latest, a->mem->origin, a->mem->size, count_held, &h);
+  }
+  pthread_mutex_unlock(&k->obj.lock);
+  tt_plan_unlock();
+  cl_uint best = 0;
+  for (cl_uint i = 1; i < q->nmembers; i++)
+    if (bytes[i] > bytes[best])
+      best = i;
+  free(bytes);
+  return best;
+}
+
+cl_int tt_aggregate_launch(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
+                           const size_t *offset, const size_t *gws, const size_t *lws,
+                           cl_uint nwait, const cl_event *wait, cl_event *event)
+{
+  TT_RETURN_IF(!tt_object_valid(kernel, TT_KERNEL), CL_INVALID_KERNEL);
+  pthread_mutex_lock(&kernel->obj.lock);
+  bool annotated = kernel->ann != NULL;
+  pthread_mutex_unlock(&kernel->obj.lock);
+  if (annotated)
+    return tt_clEnqueueSplitNDRangeKernelTUTTI(q->nmembers, q->members, kernel, work_dim, offset,
+                                               gws, lws, nwait, wait, event);
+  cl_uint m = best_member(q, kernel);
+  return tt_enqueue_kernel(q->members[m], kernel, work_dim, offset, gws, lws, nwait, wait, event);
+}
