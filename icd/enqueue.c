@@ -1168,6 +1168,21 @@ cl_int tt_enqueue_launch(cl_command_queue command_queue, cl_kernel kernel, cl_ui
   return cmd_end(&c, err, ev, CL_COMMAND_NDRANGE_KERNEL, event, false);
 }
 
+cl_int tt_enqueue_fetch(cl_command_queue q, const struct tt_launch_use *uses, size_t nuses)
+{
+  struct cmd c;
+  cmd_init(&c, q);
+  c.label = "split launch: fetch";
+  c.part = true;
+  cl_int err = cmd_begin(&c, 0, NULL);
+  for (size_t i = 0; i < nuses && err == CL_SUCCESS; i++)
+    if (uses[i].reads)
+      err = cmd_use(&c, uses[i].mem, uses[i].off, uses[i].len, true, false);
+  if (err == CL_SUCCESS && c.actual && c.nq)
+    c.d->clFlush(c.nq->native);
+  return cmd_end(&c, err, NULL, CL_COMMAND_MIGRATE_MEM_OBJECTS, NULL, false);
+}
+
 cl_int CL_API_CALL tt_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel,
                                              cl_uint work_dim, const size_t *global_work_offset,
                                              const size_t *global_work_size,

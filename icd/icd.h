@@ -160,6 +160,10 @@ struct tt_launch_use {
 cl_int tt_enqueue_check_launch(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
                                const size_t *global_work_offset, const size_t *global_work_size,
                                const size_t *local_work_size);
+/* Brings the bytes of the reading uses to q's device, as a command of their own (the reads
+ * of every part of a split launch are planned before any part's kernel is queued, so that
+ * a device sends what others need before it starts its own part). */
+cl_int tt_enqueue_fetch(cl_command_queue q, const struct tt_launch_use *uses, size_t nuses);
 /* clEnqueueNDRangeKernel on the queue itself (an aggregate queue's first member). */
 cl_int tt_enqueue_kernel(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
                          const size_t *global_work_offset, const size_t *global_work_size,

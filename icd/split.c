@@ -766,6 +766,10 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
   }
   for (size_t r = 0; r < s->nrules; r++)
     own[r] = k->args[tt_ann_rule(k->ann, r).param].mem;
+  /* Every part's reads first: a device then sends the halos and inputs others need before
+   * its own part is queued behind them (a CPU device runs one command at a time). */
+  for (size_t p = 0; p < s->nparts && err == CL_SUCCESS && s->nparts > 1; p++)
+    err = tt_enqueue_fetch(qs[s->parts[p].queue], s->uses[p].u, s->uses[p].n);
   for (size_t p = 0; p < s->nparts && err == CL_SUCCESS; p++) {
     cl_command_queue q = qs[s->parts[p].queue];
     for (size_t r = 0; r < s->nrules && err == CL_SUCCESS; r++) {
