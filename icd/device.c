@@ -209,6 +209,17 @@ cl_int CL_API_CALL tt_clGetDeviceInfo(cl_device_id device, cl_device_info param_
     }
     free(s);
     return err;
+  case CL_DEVICE_DOUBLE_FP_CONFIG:
+  case CL_DEVICE_HALF_FP_CONFIG: {
+    /* OpenCL 1.2 allows CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT for single precision only
+     * (PoCL reports it for double too). */
+    cl_device_fp_config fp = 0;
+    err = tt_device_query(device, param_name, sizeof fp, &fp, NULL);
+    if (err != CL_SUCCESS)
+      return err;
+    fp &= ~(cl_device_fp_config)CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT;
+    return TT_INFO(fp);
+  }
   case CL_DEVICE_TUTTI_RANK:
     return TT_INFO(rank);
   case CL_DEVICE_TUTTI_ACTUAL:

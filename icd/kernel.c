@@ -462,6 +462,50 @@ static cl_int kernel_query(cl_kernel k, cl_int (*ask)(cl_kernel, cl_uint, const 
   return tt_info(param_value_size, param_value, param_value_size_ret, v, len);
 }
 
+/* The attributes as the specification returns them: each as declared inside
+ * __attribute__((...)) without whitespace, several separated by one space (PoCL returns
+ * "__attribute__((work_group_size_hint(1, 1, 1 )))" for "work_group_size_hint(1,1,1)"). */
+static void normalize_attributes(char *s)
+{
+  char *out = s;
+  const char *in = s;
+  static const char wrap[] = "__attribute__((";
+  while (*in) {
+    while (*in == ' ' || *in == '\t' || *in == '\n')
+      in++;
+    if (!*in)
+      break;
+    bool wrapped = !strncmp(in, wrap, sizeof wrap - 1);
+    if (wrapped)
+      in += sizeof wrap - 1;
+    if (out != s)
+      *out++ = ' ';
+    /* One attribute: up to the end of its parentheses (or of the wrapper). */
+    int depth = 0;
+    for (; *in; in++) {
+      if (*in == '(')
+        depth++;
+      else if (*in == ')') {
+        if (depth == 0)
+          break;
+        depth--;
+      } else if (depth == 0 && !wrapped && (*in == ' ' || *in == ',')) {
+        break;
+      }
+      if (*in != ' ' && *in != '\t' && *in != '\n')
+        *out++ = *in;
+      if (wrapped && depth == 0 && *in == ')')
+        break;
+    }
+    if (wrapped)
+      while (*in == ')')
+        in++;
+    else if (*in == ',' || *in == ')')
+      in++;
+  }
+  *out = 0;
+}
+
 static cl_int ask_attributes(cl_kernel k, cl_uint d, const void *what, void *v, size_t size,
                              size_t *len)
 {
@@ -470,6 +514,7 @@ static cl_int ask_attributes(cl_kernel k, cl_uint d, const void *what, void *v, 
   /* A string: its size is its length and the terminator, whatever the backend said. */
   if (err == CL_SUCCESS) {
     ((char *)v)[*len < size ? *len : size - 1] = 0;
+    normalize_attributes(v);
     *len = strlen(v) + 1;
   }
   return err;

@@ -87,6 +87,11 @@ void test_device(struct fixture *f)
     CHECK(!strncmp(s, "OpenCL C 1.2", 12));
     OK(clGetDeviceInfo(dev, CL_DEVICE_IMAGE_SUPPORT, sizeof b, &b, NULL));
     CHECK(b == CL_FALSE);
+    /* Double precision: only the bits OpenCL 1.2 defines for it (no correctly rounded
+     * divide and sqrt, a single-precision bit). */
+    cl_device_fp_config fp = 0;
+    OK(clGetDeviceInfo(dev, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL));
+    CHECK(!(fp & ~(cl_device_fp_config)0x7F));
     OK(clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof s, s, NULL));
     CHECK(strlen(s) > 0);
     OK(clGetDeviceInfo(dev, CL_DEVICE_TUTTI_RANK, sizeof rank, &rank, NULL));

@@ -208,6 +208,21 @@ void test_kernel(struct fixture *f)
   OK(clGetKernelInfo(k, CL_KERNEL_PROGRAM, sizeof kp, &kp, NULL));
   CHECK(kp == p);
   CHECK_ERR(CL_INVALID_VALUE, clGetKernelInfo(k, 0x7777, sizeof u, &u, NULL));
+  /* CL_KERNEL_ATTRIBUTES as declared inside __attribute__((...)), without whitespace, the
+   * size that of the string (piglit's clGetKernelInfo). */
+  {
+    const char *hinted = "kernel __attribute__((work_group_size_hint(1, 1, 1))) "
+                         "__attribute__((vec_type_hint(float4))) void hinted(int i) {}";
+    cl_program hp = build_source(f, hinted);
+    cl_kernel hk = clCreateKernel(hp, "hinted", &err);
+    OK(err);
+    size_t len = 0;
+    OK(clGetKernelInfo(hk, CL_KERNEL_ATTRIBUTES, 0, NULL, &len));
+    OK(clGetKernelInfo(hk, CL_KERNEL_ATTRIBUTES, sizeof s, s, NULL));
+    CHECK(!strcmp(s, "work_group_size_hint(1,1,1) vec_type_hint(float4)") && len == strlen(s) + 1);
+    OK(clReleaseKernel(hk));
+    OK(clReleaseProgram(hp));
+  }
 
   /* Argument errors: index, a garbage value where a buffer goes, sizes, local values. */
   cl_mem m = clCreateBuffer(f->ctx, 0, 64, NULL, &err);
