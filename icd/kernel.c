@@ -469,15 +469,19 @@ static void normalize_attributes(char *s)
 {
   char *out = s;
   const char *in = s;
-  static const char wrap[] = "__attribute__((";
+  static const char wrap[] = "__attribute__";
   while (*in) {
     while (*in == ' ' || *in == '\t' || *in == '\n')
       in++;
     if (!*in)
       break;
-    bool wrapped = !strncmp(in, wrap, sizeof wrap - 1);
+    /* "__attribute__((", spaces allowed before the parentheses. */
+    const char *at = in + sizeof wrap - 1;
+    while (*at == ' ' || *at == '\t' || *at == '\n')
+      at++;
+    bool wrapped = !strncmp(in, wrap, sizeof wrap - 1) && at[0] == '(' && at[1] == '(';
     if (wrapped)
-      in += sizeof wrap - 1;
+      in = at + 2;
     if (out != s)
       *out++ = ' ';
     /* One attribute: up to the end of its parentheses (or of the wrapper). */
