@@ -382,6 +382,45 @@ static cl_int remember_options(cl_program program, const char *options)
   return CL_SUCCESS;
 }
 
+/* Whether options hold one that OpenCL 1.2 does not define (section 5.6.4) and no vendor
+ * prefix claims. A backend that fails such a build with CL_BUILD_PROGRAM_FAILURE (NVIDIA)
+ * answers CL_INVALID_BUILD_OPTIONS through Tutti, as the specification says. */
+static bool unknown_option(const char *options)
+{
+  static const char *const known[] = {
+      "-cl-single-precision-constant", "-cl-denorms-are-zero",
+      "-cl-fp32-correctly-rounded-divide-sqrt", "-cl-opt-disable", "-cl-mad-enable",
+      "-cl-no-signed-zeros", "-cl-unsafe-math-optimizations", "-cl-finite-math-only",
+      "-cl-fast-relaxed-math", "-w", "-Werror", "-cl-kernel-arg-info", "-create-library",
+      "-enable-link-options", "-cl-std=CL1.1", "-cl-std=CL1.2", "-g",
+  };
+  static const char *const prefixes[] = {"-D", "-I", "-cl-nv-", "-nv-", "-cl-amd-", "-cl-intel-", "-O"};
+  const char *s = options ? options : "";
+  while (*s) {
+    while (*s == ' ' || *s == '\t')
+      s++;
+    size_t n = strcspn(s, " \t");
+    if (!n)
+      break;
+    bool ok = false;
+    for (size_t i = 0; !ok && i < sizeof known / sizeof known[0]; i++)
+      ok = strlen(known[i]) == n && !strncmp(known[i], s, n);
+    for (size_t i = 0; !ok && i < sizeof prefixes / sizeof prefixes[0]; i++)
+      ok = !strncmp(prefixes[i], s, strlen(prefixes[i]));
+    if (!ok)
+      return true;
+    /* "-D name" and "-I dir": the next word is the option's. */
+    bool takes_next = (n == 2 && (!strncmp(s, "-D", 2) || !strncmp(s, "-I", 2)));
+    s += n;
+    if (takes_next) {
+      while (*s == ' ' || *s == '\t')
+        s++;
+      s += strcspn(s, " \t");
+    }
+  }
+  return false;
+}
+
 /* The error of several domains' builds: a failure wins over success. */
 static cl_int merge_error(cl_int sofar, cl_int e)
 {
@@ -525,6 +564,9 @@ static cl_int build(cl_program program, cl_uint num_devices, const cl_device_id 
   free(nd);
   free(opts);
   err = share_build_results(program, err);
+  /* CL_INVALID_BUILD_OPTIONS if the build options specified by options are invalid. */
+  if (err == CL_BUILD_PROGRAM_FAILURE && unknown_option(options))
+    err = CL_INVALID_BUILD_OPTIONS;
   if (pfn_notify)
     pfn_notify(program, user_data);
   return err;
@@ -577,6 +619,9 @@ cl_int CL_API_CALL tt_clCompileProgram(cl_program program, cl_uint num_devices,
   free(nh);
   free(opts);
   err = share_build_results(program, err);
+  /* CL_INVALID_COMPILER_OPTIONS if the compiler options specified by options are invalid. */
+  if (err == CL_COMPILE_PROGRAM_FAILURE && unknown_option(options))
+    err = CL_INVALID_COMPILER_OPTIONS;
   if (pfn_notify)
     pfn_notify(program, user_data);
   return err;
