@@ -344,10 +344,25 @@ cl_int CL_API_CALL tt_clReleaseKernel(cl_kernel kernel)
   return CL_SUCCESS;
 }
 
+/* What clSetKernelArg's value is for the divergence check: for a parameter declared a memory
+ * object, sampler or image the handle's id (0 for one that is no live object: a garbage
+ * address differs from rank to rank), else its bytes. */
+static uint64_t arg_hash(cl_kernel k, cl_uint index, size_t size, const void *value)
+{
+  if (tt_object_valid(k, TT_KERNEL) && index < k->nargs && k->args[index].known &&
+      k->args[index].kind != TT_ARG_VALUE && k->args[index].kind != TT_ARG_LOCAL) {
+    const void *h = NULL;
+    if (value && size == sizeof h)
+      memcpy(&h, value, sizeof h);
+    return tt_check_id(h);
+  }
+  return tt_check_arg(size, value);
+}
+
 cl_int CL_API_CALL tt_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
                                      const void *arg_value)
 {
-  TT_CHECK(tt_check_id(kernel), arg_index, arg_size, tt_check_arg(arg_size, arg_value));
+  TT_CHECK(tt_check_id(kernel), arg_index, arg_size, arg_hash(kernel, arg_index, arg_size, arg_value));
   /* CL_INVALID_KERNEL if kernel is not a valid kernel object. */
   TT_RETURN_IF(!tt_object_valid(kernel, TT_KERNEL), CL_INVALID_KERNEL);
   /* CL_INVALID_ARG_INDEX if arg_index is not a valid argument index. */
