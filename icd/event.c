@@ -97,6 +97,20 @@ cl_int CL_API_CALL tt_clGetEventProfilingInfo(cl_event event, cl_profiling_info 
    * CL_COMPLETE or if event is a user event object. */
   TT_RETURN_IF(!event->queue || !(event->queue->props & CL_QUEUE_PROFILING_ENABLE),
                CL_PROFILING_INFO_NOT_AVAILABLE);
+  /* A split launch: from its first part's queuing, submission and start to its last part's
+   * end (each part answered by its owner, on every rank alike). */
+  if (event->nspan) {
+    cl_ulong span = 0;
+    for (cl_uint i = 0; i < event->nspan; i++) {
+      cl_ulong t = 0;
+      cl_int err = tt_clGetEventProfilingInfo(event->span[i], param_name, sizeof t, &t, NULL);
+      if (err != CL_SUCCESS)
+        return err;
+      if (i == 0 || (param_name == CL_PROFILING_COMMAND_END ? t > span : t < span))
+        span = t;
+    }
+    return TT_INFO(span);
+  }
   /* The owner answers for every rank (times of its clock). */
   cl_ulong t = 0;
   size_t len = sizeof t;

@@ -887,6 +887,18 @@ cl_int CL_API_CALL tt_clGetProgramInfo(cl_program program, cl_program_info param
   }
 }
 
+/* A build's status, binary type or log, as asked. */
+static cl_int build_answer(cl_program_build_info param_name, cl_build_status status,
+                           cl_program_binary_type type, const char *log, size_t param_value_size,
+                           void *param_value, size_t *param_value_size_ret)
+{
+  if (param_name == CL_PROGRAM_BUILD_STATUS)
+    return TT_INFO(status);
+  if (param_name == CL_PROGRAM_BINARY_TYPE)
+    return TT_INFO(type);
+  return TT_INFO_STR(log);
+}
+
 cl_int CL_API_CALL tt_clGetProgramBuildInfo(cl_program program, cl_device_id device,
                                             cl_program_build_info param_name,
                                             size_t param_value_size, void *param_value,
@@ -909,32 +921,17 @@ cl_int CL_API_CALL tt_clGetProgramBuildInfo(cl_program program, cl_device_id dev
   case CL_PROGRAM_BUILD_LOG:
   case CL_PROGRAM_BINARY_TYPE:
     /* An annotation error failed the build everywhere, before any backend saw it. */
-    if (program->ann_error) {
-      cl_build_status st = CL_BUILD_ERROR;
-      cl_program_binary_type bt = CL_PROGRAM_BINARY_TYPE_NONE;
-      if (param_name == CL_PROGRAM_BUILD_STATUS)
-        return TT_INFO(st);
-      if (param_name == CL_PROGRAM_BINARY_TYPE)
-        return TT_INFO(bt);
-      return TT_INFO_STR(program->ann_error);
-    }
+    if (program->ann_error)
+      return build_answer(param_name, CL_BUILD_ERROR, CL_PROGRAM_BINARY_TYPE_NONE,
+                          program->ann_error, param_value_size, param_value, param_value_size_ret);
     /* Another rank's device: what its owner reported after the build. */
-    if (!device->actual) {
-      if (param_name == CL_PROGRAM_BUILD_STATUS)
-        return TT_INFO(program->status[pos]);
-      if (param_name == CL_PROGRAM_BINARY_TYPE)
-        return TT_INFO(program->binary_type[pos]);
-      return TT_INFO_STR(program->logs[pos] ? program->logs[pos] : "");
-    }
-    if (!program->native[k]) {
-      cl_build_status none = CL_BUILD_NONE;
-      cl_program_binary_type bt = CL_PROGRAM_BINARY_TYPE_NONE;
-      if (param_name == CL_PROGRAM_BUILD_STATUS)
-        return TT_INFO(none);
-      if (param_name == CL_PROGRAM_BINARY_TYPE)
-        return TT_INFO(bt);
-      return TT_INFO_STR("");
-    }
+    if (!device->actual)
+      return build_answer(param_name, program->status[pos], program->binary_type[pos],
+                          program->logs[pos] ? program->logs[pos] : "", param_value_size,
+                          param_value, param_value_size_ret);
+    if (!program->native[k])
+      return build_answer(param_name, CL_BUILD_NONE, CL_PROGRAM_BINARY_TYPE_NONE, "",
+                          param_value_size, param_value, param_value_size_ret);
     return TT_NCALL(device->bp, clGetProgramBuildInfo, program->native[k], device->native,
                     param_name, param_value_size, param_value, param_value_size_ret);
   default:

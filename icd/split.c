@@ -967,6 +967,13 @@ cl_int CL_API_CALL tt_clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues,
       evs[0] = NULL;
     } else {
       err = tt_clEnqueueMarkerWithWaitList(queues[0], (cl_uint)nevs, evs, event);
+      /* Its profiling times span the parts' (and the combination's). */
+      if (err == CL_SUCCESS) {
+        (*event)->span = evs;
+        (*event)->nspan = (cl_uint)nevs;
+        evs = NULL;
+        nevs = 0;
+      }
     }
   }
   for (size_t i = 0; evs && i < nevs; i++)

@@ -30,6 +30,9 @@ struct tt_callback {
 static void destroy_event(struct tt_object *o)
 {
   cl_event e = (cl_event)o;
+  for (cl_uint i = 0; i < e->nspan; i++)
+    TT_RELEASE(e->span[i]);
+  free(e->span);
   if (e->native)
     TT_NATIVE_DISPATCH(e->native)->clReleaseEvent(e->native);
   if (e->prof)

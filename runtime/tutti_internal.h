@@ -260,6 +260,10 @@ struct _cl_event {
    * receive is posted. Decided in program order on every rank alike. */
   unsigned char *notified;
   bool receiving;
+  /* A split launch's event (icd/split.c): its parts' events (retained), whose profiling
+   * times it spans, first start to last end. */
+  cl_event *span;
+  cl_uint nspan;
 };
 
 struct _cl_sampler {

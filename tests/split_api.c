@@ -175,6 +175,39 @@ int main(void)
   ok(!memcmp(out, want, sizeof out), "split: the bytes of every part, and the untouched head");
   CHECK(clSetBufferDistributionTUTTI(B, NULL));
 
+  /* On queues with profiling, the launch's event spans its parts: from the first part's start
+   * to the last part's end, so at least one part's run (a marker alone would take ~0). */
+  {
+    const char *spin_src =
+        "#pragma tutti global i => write b[i]\n"
+        "__kernel void spin(__global int *b) { size_t i = get_global_id(0); int x = (int)i;\n"
+        "  for (int k = 0; k < 20000; k++) x = x * 1103515245 + 12345; b[i] = x; }\n";
+    cl_program sp = clCreateProgramWithSource(a.ctx, 1, &spin_src, NULL, &err);
+    CHECK(err);
+    CHECK(clBuildProgram(sp, 0, NULL, NULL, NULL, NULL));
+    cl_kernel spin = clCreateKernel(sp, "spin", &err);
+    CHECK(err);
+    CHECK(clSetKernelArg(spin, 0, sizeof B, &B));
+    cl_command_queue pq[64];
+    for (cl_uint i = 0; i < a.ndev; i++) {
+      pq[i] = clCreateCommandQueue(a.ctx, a.devs[i], CL_QUEUE_PROFILING_ENABLE, &err);
+      CHECK(err);
+    }
+    size_t items = 256;
+    CHECK(clEnqueueSplitNDRangeKernelTUTTI(a.ndev, pq, spin, 1, NULL, &items, NULL, 0, NULL, &ev));
+    CHECK(clWaitForEvents(1, &ev));
+    cl_ulong t[4] = {0};
+    for (int i = 0; i < 4; i++)
+      CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_QUEUED + i, sizeof t[i], &t[i], NULL));
+    ok(t[0] <= t[1] && t[1] <= t[2] && t[2] < t[3] && t[3] - t[2] >= 20000,
+       "split: the event's profiling times span the parts (queued <= submit <= start < end)");
+    clReleaseEvent(ev);
+    for (cl_uint i = 0; i < a.ndev; i++)
+      clReleaseCommandQueue(pq[i]);
+    clReleaseKernel(spin);
+    clReleaseProgram(sp);
+  }
+
   /* Fallbacks: overlapping writes (a scatter annotated as if it were not) and no annotation
    * run whole on the first queue, correctly. */
   cl_kernel scatter = clCreateKernel(p, "scatter", &err);

@@ -15,8 +15,9 @@ cd "$(dirname "$0")/.."
 
 packages="ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo openmpi-bin libopenmpi-dev
           autoconf automake libtool pkg-config make gcc binutils"
-# The pyopencl test (tests/pyopencl.test) runs Debian's pyopencl through Tutti.
-if [ "$what" = check ]; then packages="$packages python3-pyopencl"; fi
+# The pyopencl test (tests/pyopencl.test) runs Debian's pyopencl through Tutti; the piglit
+# test (tests/piglit.test) piglit's OpenCL API tests.
+if [ "$what" = check ]; then packages="$packages python3-pyopencl piglit"; fi
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
