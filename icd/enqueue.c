@@ -174,7 +174,8 @@ static void cmd_spread(struct cmd *c, void *ptr, size_t len)
  * needed, runtime/plan.h). */
 static cl_event *want_event(const struct cmd *c, cl_event *slot, cl_event *user, bool blocking)
 {
-  return user || blocking || c->spread || tt_trace_on ? slot : NULL;
+  /* A gated command's event is held by its gate (runtime/plan.h). */
+  return user || blocking || c->spread || tt_trace_on || c->deps.gate ? slot : NULL;
 }
 
 /* What became of a command (TUTTI_DEBUG=sched) and, in traces, the enqueue on the host track
@@ -392,6 +393,8 @@ static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_typ
     }
   if (c->locked)
     tt_plan_unlock();
+  if (err == CL_SUCCESS)
+    tt_deps_hold(&c->deps, native);
   tt_deps_release(&c->deps);
   if (c->uses != c->inline_uses)
     free(c->uses);

@@ -172,6 +172,9 @@ struct tt_gate {
   cl_event user;      /* native user event of the command's domain */
   atomic_int pending; /* dependencies still running, plus one until the command is issued */
   atomic_int status;  /* CL_COMPLETE, or the first error of a dependency */
+  cl_event command;   /* the gated command's native event, held until the gate is set: PoCL
+                       * frees a command its queue failed while the gate still lists it, and
+                       * setting the gate then reaches freed memory */
 };
 
 static void gate_step(struct tt_gate *g)
@@ -181,7 +184,17 @@ static void gate_step(struct tt_gate *g)
   const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(g->user);
   d->clSetUserEventStatus(g->user, atomic_load(&g->status));
   d->clReleaseEvent(g->user);
+  if (g->command)
+    TT_NATIVE_DISPATCH(g->command)->clReleaseEvent(g->command);
   free(g);
+}
+
+void tt_deps_hold(struct tt_deps *d, cl_event command)
+{
+  if (!d->gate || !command || d->gate->command)
+    return;
+  TT_NATIVE_DISPATCH(command)->clRetainEvent(command);
+  d->gate->command = command;
 }
 
 static void CL_CALLBACK gate_dependency_done(cl_event ev, cl_int status, void *arg)

@@ -37,6 +37,8 @@ void tt_deps_init(struct tt_deps *d);
 /* Adds a native event, taking ownership of one reference. */
 cl_int tt_deps_take(struct tt_deps *d, cl_event native);
 void tt_deps_release(struct tt_deps *d);
+/* The native event of the command issued with d: a gate holds it until it is set. */
+void tt_deps_hold(struct tt_deps *d, cl_event command);
 
 /* Native queue holders. */
 struct tt_nqueue *tt_nqueue_new(const cl_icd_dispatch *d, cl_command_queue native);
