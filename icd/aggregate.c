@@ -83,17 +83,26 @@ cl_uint tt_devices_expand(cl_uint n, const cl_device_id *in, cl_device_id **out)
   return k;
 }
 
-/* The smallest (or largest) answer of the members to a numeric query of `size` bytes. */
-static cl_int members_extreme(cl_device_id agg, cl_device_info param, size_t size, bool largest,
-                              cl_ulong *out)
+enum combine { COMBINE_SUM, COMBINE_MIN, COMBINE_MAX };
+
+/* The members' answers to a numeric query of `size` bytes, summed, or their smallest or
+ * largest. */
+static cl_int members_combine(cl_device_id agg, cl_device_info param, size_t size,
+                              enum combine how, cl_ulong *out)
 {
   *out = 0;
   for (cl_uint i = 0; i < agg->nmembers; i++) {
     cl_ulong v = 0;
-    cl_int err = tt_clGetDeviceInfo(agg->members[i], param, size, &v, NULL);
+    cl_uint u = 0;
+    cl_int err = tt_clGetDeviceInfo(agg->members[i], param, size, size == sizeof u ? (void *)&u : &v,
+                                    NULL);
     if (err != CL_SUCCESS)
       return err;
-    if (i == 0 || (largest ? v > *out : v < *out))
+    if (size == sizeof u)
+      v = u;
+    if (how == COMBINE_SUM)
+      *out += v;
+    else if (i == 0 || (how == COMBINE_MAX ? v > *out : v < *out))
       *out = v;
   }
   return CL_SUCCESS;
@@ -104,52 +113,39 @@ cl_int tt_aggregate_device_info(cl_device_id agg, cl_device_info param_name,
                                 size_t *param_value_size_ret)
 {
   char name[64];
-  cl_ulong v = 0;
+  size_t size;
+  enum combine how;
   cl_int err;
   switch (param_name) {
   case CL_DEVICE_NAME:
     snprintf(name, sizeof name, "Tutti aggregate of %u devices", agg->nmembers);
     return TT_INFO_STR(name);
+  /* The members' sums. */
   case CL_DEVICE_MAX_COMPUTE_UNITS:
-  case CL_DEVICE_GLOBAL_MEM_SIZE: {
-    /* The members' sums. */
-    size_t size = param_name == CL_DEVICE_GLOBAL_MEM_SIZE ? sizeof(cl_ulong) : sizeof(cl_uint);
-    for (cl_uint i = 0; i < agg->nmembers; i++) {
-      cl_ulong x = 0;
-      if ((err = tt_clGetDeviceInfo(agg->members[i], param_name, size, &x, NULL)) != CL_SUCCESS)
-        return err;
-      v += x;
-    }
-    if (size == sizeof(cl_uint)) {
-      cl_uint u = (cl_uint)v;
-      return TT_INFO(u);
-    }
-    return TT_INFO(v);
-  }
+    size = sizeof(cl_uint), how = COMBINE_SUM;
+    break;
+  case CL_DEVICE_GLOBAL_MEM_SIZE:
+    size = sizeof(cl_ulong), how = COMBINE_SUM;
+    break;
+  /* The members' smallest limits; alignment: the largest any member needs. */
   case CL_DEVICE_MAX_WORK_GROUP_SIZE:
   case CL_DEVICE_MAX_PARAMETER_SIZE:
   case CL_DEVICE_PROFILING_TIMER_RESOLUTION:
-    /* The members' smallest limit. */
-    if ((err = members_extreme(agg, param_name, sizeof(size_t), false, &v)) != CL_SUCCESS)
-      return err;
-    return tt_info(param_value_size, param_value, param_value_size_ret, &v, sizeof(size_t));
+    size = sizeof(size_t), how = COMBINE_MIN;
+    break;
   case CL_DEVICE_MAX_MEM_ALLOC_SIZE:
   case CL_DEVICE_LOCAL_MEM_SIZE:
   case CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE:
   case CL_DEVICE_GLOBAL_MEM_CACHE_SIZE:
-    if ((err = members_extreme(agg, param_name, sizeof(cl_ulong), false, &v)) != CL_SUCCESS)
-      return err;
-    return TT_INFO(v);
+    size = sizeof(cl_ulong), how = COMBINE_MIN;
+    break;
   case CL_DEVICE_MAX_CLOCK_FREQUENCY:
   case CL_DEVICE_MAX_CONSTANT_ARGS:
-  case CL_DEVICE_MEM_BASE_ADDR_ALIGN: {
-    /* Alignment: the largest any member needs. */
-    if ((err = members_extreme(agg, param_name, sizeof(cl_uint), param_name == CL_DEVICE_MEM_BASE_ADDR_ALIGN,
-                               &v)) != CL_SUCCESS)
-      return err;
-    cl_uint u = (cl_uint)v;
-    return TT_INFO(u);
-  }
+    size = sizeof(cl_uint), how = COMBINE_MIN;
+    break;
+  case CL_DEVICE_MEM_BASE_ADDR_ALIGN:
+    size = sizeof(cl_uint), how = COMBINE_MAX;
+    break;
   case CL_DEVICE_MAX_WORK_ITEM_SIZES: {
     size_t sizes[3] = {0, 0, 0};
     for (cl_uint i = 0; i < agg->nmembers; i++) {
@@ -170,6 +166,18 @@ cl_int tt_aggregate_device_info(cl_device_id agg, cl_device_info param_name,
     return tt_clGetDeviceInfo(agg->members[0], param_name, param_value_size, param_value,
                               param_value_size_ret);
   }
+  cl_ulong v;
+  if ((err = members_combine(agg, param_name, size, how, &v)) != CL_SUCCESS)
+    return err;
+  if (size == sizeof(cl_uint)) {
+    cl_uint u = (cl_uint)v;
+    return TT_INFO(u);
+  }
+  if (size == sizeof(size_t) && sizeof(size_t) != sizeof(cl_ulong)) {
+    size_t z = (size_t)v;
+    return TT_INFO(z);
+  }
+  return TT_INFO(v);
 }
 
 cl_int tt_aggregate_queue_init(cl_command_queue q, cl_device_id agg,
@@ -199,7 +207,6 @@ void tt_aggregate_queue_free(cl_command_queue q)
 }
 
 struct holding {
-  cl_context ctx;
   cl_command_queue q;
   size_t *bytes; /* per member */
 };
@@ -219,7 +226,7 @@ static cl_uint best_member(cl_command_queue q, cl_kernel k)
   size_t *bytes = calloc(q->nmembers, sizeof *bytes);
   if (!bytes)
     return 0;
-  struct holding h = {q->context, q, bytes};
+  struct holding h = {q, bytes};
   tt_plan_lock();
   pthread_mutex_lock(&k->obj.lock);
   for (cl_uint i = 0; i < k->nargs; i++) {

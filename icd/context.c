@@ -209,18 +209,15 @@ cl_context CL_API_CALL tt_clCreateContextFromType(const cl_context_properties *p
   TT_GOTO_IF(pfn_notify == NULL && user_data != NULL, CL_INVALID_VALUE);
   /* CL_INVALID_DEVICE_TYPE if device_type is not a valid value. */
   TT_GOTO_IF(!tt_device_type_valid(device_type), CL_INVALID_DEVICE_TYPE);
-  cl_uint n = 0, total = tt_cluster_ndevices();
-  devs = malloc((total + 1) * sizeof *devs);
-  TT_GOTO_IF(!devs, CL_OUT_OF_HOST_MEMORY);
-  cl_device_id agg = tt_aggregate_device();
-  if (agg && (device_type == CL_DEVICE_TYPE_DEFAULT || tt_device_matches(agg, device_type)))
-    devs[n++] = agg;
-  for (cl_uint i = 0; i < total && !(n && device_type == CL_DEVICE_TYPE_DEFAULT); i++)
-    if (tt_device_matches(tt_cluster_device(i), device_type))
-      devs[n++] = tt_cluster_device(i);
-  /* CL_DEVICE_NOT_FOUND if no devices that match device_type and property values specified
+  /* The devices clGetDeviceIDs lists for that type (the aggregate device first).
+   * CL_DEVICE_NOT_FOUND if no devices that match device_type and property values specified
    * in properties are currently available. */
-  TT_GOTO_IF(n == 0, CL_DEVICE_NOT_FOUND);
+  cl_uint n = 0, total = tt_cluster_ndevices() + 1;
+  devs = malloc(total * sizeof *devs);
+  TT_GOTO_IF(!devs, CL_OUT_OF_HOST_MEMORY);
+  err = tt_clGetDeviceIDs(NULL, device_type, total, devs, &n);
+  if (err != CL_SUCCESS)
+    goto out;
   c = make_context(properties, n, devs, pfn_notify, user_data, &err);
 out:
   free(devs);

@@ -340,7 +340,7 @@ static int64_t param_value(const struct tt_ann_param *prm, const struct tt_kerne
 
 /* A local size when the program gave none: along axis 0 the largest power of two up to 64
  * that divides the global size and every device and the kernel allow; 1 elsewhere. */
-static void choose_local(cl_kernel k, cl_uint nq, const cl_command_queue *qs, cl_uint dim,
+static void choose_local(cl_kernel k, cl_uint nq, const cl_command_queue *qs,
                          const size_t *gws, size_t *lws)
 {
   size_t limit = 64;
@@ -362,7 +362,6 @@ static void choose_local(cl_kernel k, cl_uint nq, const cl_command_queue *qs, cl
   lws[0] = l;
   for (cl_uint d = 1; d < 3; d++)
     lws[d] = 1;
-  (void)dim;
 }
 
 /* --- what each part uses -------------------------------------------------------------------- */
@@ -860,17 +859,8 @@ static cl_int check_split(cl_uint nq, const cl_command_queue *qs, cl_kernel kern
     TT_RETURN_IF(qs[i]->context != qs[0]->context, CL_INVALID_CONTEXT);
   /* CL_INVALID_KERNEL if kernel is not a valid kernel object. */
   TT_RETURN_IF(!tt_object_valid(kernel, TT_KERNEL), CL_INVALID_KERNEL);
-  /* CL_INVALID_EVENT_WAIT_LIST if event_wait_list is NULL and num_events_in_wait_list > 0,
-   * or event_wait_list is not NULL and num_events_in_wait_list is 0, or if event objects in
-   * event_wait_list are not valid events. */
-  TT_RETURN_IF((wait == NULL) != (nwait == 0), CL_INVALID_EVENT_WAIT_LIST);
-  for (cl_uint i = 0; i < nwait; i++)
-    TT_RETURN_IF(!tt_object_valid(wait[i], TT_EVENT), CL_INVALID_EVENT_WAIT_LIST);
-  /* CL_INVALID_CONTEXT if the context associated with the queues and events in
-   * event_wait_list are not the same. */
-  for (cl_uint i = 0; i < nwait; i++)
-    TT_RETURN_IF(wait[i]->context != qs[0]->context, CL_INVALID_CONTEXT);
-  return CL_SUCCESS;
+  /* The wait list, as clEnqueueNDRangeKernel checks it, before any part is planned. */
+  return tt_plan_check_wait_list(qs[0]->context, nwait, wait);
 }
 
 cl_int CL_API_CALL tt_clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues,
@@ -902,7 +892,7 @@ cl_int CL_API_CALL tt_clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues,
   if (local_work_size)
     memcpy(lws, local_work_size, work_dim * sizeof *lws);
   else
-    choose_local(kernel, num_queues, queues, work_dim, global_work_size, lws);
+    choose_local(kernel, num_queues, queues, global_work_size, lws);
   struct split s = {.k = kernel};
   pthread_mutex_lock(&kernel->obj.lock);
   cl_uint D = work_dim - 1;

@@ -282,8 +282,7 @@ void tt_deps_release(struct tt_deps *d)
   tt_deps_init(d);
 }
 
-cl_int tt_plan_wait_list(struct tt_deps *d, cl_context ctx, cl_uint dom, cl_uint n,
-                         const cl_event *list)
+cl_int tt_plan_check_wait_list(cl_context ctx, cl_uint n, const cl_event *list)
 {
   /* CL_INVALID_EVENT_WAIT_LIST if event_wait_list is NULL and num_events_in_wait_list > 0,
    * or event_wait_list is not NULL and num_events_in_wait_list is 0, or if event objects in
@@ -295,6 +294,15 @@ cl_int tt_plan_wait_list(struct tt_deps *d, cl_context ctx, cl_uint dom, cl_uint
    * event_wait_list are not the same. */
   for (cl_uint i = 0; i < n; i++)
     TT_RETURN_IF(list[i]->context != ctx, CL_INVALID_CONTEXT);
+  return CL_SUCCESS;
+}
+
+cl_int tt_plan_wait_list(struct tt_deps *d, cl_context ctx, cl_uint dom, cl_uint n,
+                         const cl_event *list)
+{
+  cl_int err = tt_plan_check_wait_list(ctx, n, list);
+  if (err != CL_SUCCESS)
+    return err;
   for (cl_uint i = 0; i < n; i++) {
     tt_event_share_with(list[i], ctx->domains[dom].rank);
     /* User events and events of other ranks' commands are set by Tutti, possibly to an

@@ -57,6 +57,8 @@ void tt_plan_unlock(void);
  * CL_INVALID_EVENT_WAIT_LIST or CL_INVALID_CONTEXT. */
 cl_int tt_plan_wait_list(struct tt_deps *d, cl_context ctx, cl_uint domain, cl_uint n,
                          const cl_event *list);
+/* Those checks alone (commands made of several, checked before any is planned). */
+cl_int tt_plan_check_wait_list(cl_context ctx, cl_uint n, const cl_event *list);
 
 /* A command on queue q (domain dom, native queue nq) uses [off, off+len) of m (a buffer or
  * sub-buffer; off is relative to m). reads: the command needs the current bytes (a transfer
