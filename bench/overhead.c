@@ -30,9 +30,12 @@ static const char *src =
     }                                                                                             \
   } while (0)
 
+#define MAXDEV 8
+
 struct setup {
   cl_context ctx;
-  cl_command_queue q;
+  cl_command_queue q, qs[MAXDEV]; /* q: the first device's; qs: one per device (--devices) */
+  cl_uint ndev;
   cl_kernel heavy, tiny;
   cl_mem big, small;
 };
@@ -44,15 +47,25 @@ static double now(void)
   return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-static void open_platform(cl_platform_id p, struct setup *s, size_t nbig)
+static void open_platform(cl_platform_id p, struct setup *s, size_t nbig, cl_uint ndev)
 {
-  cl_device_id d;
+  cl_device_id d[MAXDEV];
+  cl_uint have = 0;
   cl_int err;
-  CHECK(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &d, NULL));
-  s->ctx = clCreateContext(NULL, 1, &d, NULL, NULL, &err);
+  CHECK(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, ndev, d, &have));
+  if (have < ndev) {
+    fprintf(stderr, "overhead: --devices %u but the platform shows %u (POCL_DEVICES=\"pthread "
+                    "pthread\" shows two)\n", ndev, have);
+    exit(1);
+  }
+  s->ndev = ndev;
+  s->ctx = clCreateContext(NULL, ndev, d, NULL, NULL, &err);
   CHECK(err);
-  s->q = clCreateCommandQueue(s->ctx, d, 0, &err);
-  CHECK(err);
+  for (cl_uint i = 0; i < ndev; i++) {
+    s->qs[i] = clCreateCommandQueue(s->ctx, d[i], 0, &err);
+    CHECK(err);
+  }
+  s->q = s->qs[0];
   cl_program prog = clCreateProgramWithSource(s->ctx, 1, &src, NULL, &err);
   CHECK(err);
   CHECK(clBuildProgram(prog, 0, NULL, NULL, NULL, NULL));
@@ -75,9 +88,16 @@ static double run_heavy(struct setup *s, size_t n, int iters)
 {
   CHECK(clSetKernelArg(s->heavy, 0, sizeof s->big, &s->big));
   CHECK(clSetKernelArg(s->heavy, 1, sizeof iters, &iters));
+  /* Over several devices: an equal share of the items each, then every queue finished. */
+  size_t share = n / s->ndev;
   double t = now();
-  CHECK(clEnqueueNDRangeKernel(s->q, s->heavy, 1, NULL, &n, NULL, 0, NULL, NULL));
-  CHECK(clFinish(s->q));
+  for (cl_uint i = 0; i < s->ndev; i++) {
+    size_t off = i * share, cnt = i + 1 == s->ndev ? n - off : share;
+    CHECK(clEnqueueNDRangeKernel(s->qs[i], s->heavy, 1, &off, &cnt, NULL, 0, NULL, NULL));
+    CHECK(clFlush(s->qs[i]));
+  }
+  for (cl_uint i = 0; i < s->ndev; i++)
+    CHECK(clFinish(s->qs[i]));
   return now() - t;
 }
 
@@ -117,7 +137,9 @@ static double median(double *v, int n)
 int main(int argc, char **argv)
 {
   const char *baseline = NULL;
+  const char *only = NULL;
   int rounds = 9, tiny = 20000, iters = 20000;
+  cl_uint ndev = 1;
   size_t nheavy = 1 << 16;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--baseline") && i + 1 < argc)
@@ -130,11 +152,20 @@ int main(int argc, char **argv)
       iters = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--items") && i + 1 < argc)
       nheavy = strtoul(argv[++i], NULL, 0);
+    else if (!strcmp(argv[i], "--devices") && i + 1 < argc)
+      ndev = (cl_uint)atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--only") && i + 1 < argc &&
+             (!strcmp(argv[i + 1], "tutti") || !strcmp(argv[i + 1], "baseline")))
+      only = argv[++i];
     else {
       fprintf(stderr, "usage: overhead [--baseline NAME] [--rounds N] [--tiny N] [--heavy ITERS] "
-                      "[--items N]\n");
+                      "[--items N] [--devices N] [--only tutti|baseline]\n");
       return 2;
     }
+  }
+  if (ndev < 1 || ndev > MAXDEV) {
+    fprintf(stderr, "overhead: --devices takes 1 to %d\n", MAXDEV);
+    return 2;
   }
   if (rounds < 1 || rounds > 99)
     rounds = 9;
@@ -153,6 +184,23 @@ int main(int argc, char **argv)
       strcpy(bname, name);
     }
   }
+  if (only) {
+    /* One platform alone, the kernel-bound case only: for comparing runs made apart (Tutti
+     * under tutti-run, the backend without it; bench/run-binding.sh). */
+    cl_platform_id p = !strcmp(only, "tutti") ? tutti : base;
+    if (!p) {
+      fprintf(stderr, "overhead: the loader shows no %s platform\n", only);
+      return 1;
+    }
+    struct setup s1;
+    open_platform(p, &s1, nheavy, ndev);
+    run_heavy(&s1, nheavy, 10);
+    double h[99];
+    for (int r = 0; r < rounds; r++)
+      h[r] = run_heavy(&s1, nheavy, iters);
+    printf("kernel-bound %s, %u device(s): %.4f s\n", only, ndev, median(h, rounds));
+    return 0;
+  }
   if (!tutti || !base) {
     fprintf(stderr, "overhead: the loader must show Tutti and the baseline platform "
                     "(found Tutti: %s, baseline: %s); see bench/run-overhead.sh\n",
@@ -160,8 +208,8 @@ int main(int argc, char **argv)
     return 1;
   }
   struct setup sb, st;
-  open_platform(base, &sb, nheavy);
-  open_platform(tutti, &st, nheavy);
+  open_platform(base, &sb, nheavy, ndev);
+  open_platform(tutti, &st, nheavy, ndev);
   /* Warm up both (first launches compile and allocate). */
   run_heavy(&sb, nheavy, 10);
   run_heavy(&st, nheavy, 10);

@@ -140,6 +140,7 @@ static cl_context make_context(const cl_context_properties *properties, cl_uint 
       dm->bp = devices[i]->bp;
       dm->first_device = devices[i];
       dm->host_unified = -1;
+      dm->direct = -1;
     }
   }
   for (cl_uint k = 0; k < c->ndomains; k++) {

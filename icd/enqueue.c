@@ -142,7 +142,7 @@ static cl_int cmd_use(struct cmd *c, cl_mem m, size_t off, size_t len, bool read
  * then the next ranks in turn, each forwarding a piece as it arrives), so that the owner's
  * link carries the bytes once, as in a pipelined broadcast. Small reads go straight from the
  * owner to every rank (one hop). */
-#define SPREAD_PIECE ((size_t)4 << 20)
+#define SPREAD_PIECE (tt_env()->piece)
 #define SPREAD_CHAIN_FROM ((size_t)1 << 20)
 
 static size_t spread_pieces(size_t len)

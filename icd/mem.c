@@ -50,6 +50,15 @@ static void CL_CALLBACK native_destructor(cl_mem native, void *data)
   destructor_step(data);
 }
 
+/* Buffers in memory of Tutti's (tt_plan_direct_memory) start at a page. */
+#define DIRECT_ALIGN ((size_t)4096)
+
+static void CL_CALLBACK free_direct(cl_mem native, void *mem)
+{
+  (void)native;
+  free(mem);
+}
+
 static bool one_bit_at_most(cl_mem_flags f)
 {
   return (f & (f - 1)) == 0;
@@ -105,6 +114,7 @@ static void destroy_mem(struct tt_object *o)
     free(r);
   }
   free(m->native);
+  free(m->direct); /* the memory itself goes with the backend's buffers (free_direct) */
   if (m->parent)
     TT_RELEASE(m->parent);
   TT_RELEASE(m->context);
@@ -169,7 +179,33 @@ cl_mem CL_API_CALL tt_clCreateBuffer(cl_context context, cl_mem_flags flags, siz
     struct tt_domain *dm = &context->domains[i];
     if (!dm->local)
       continue;
-    m->native[i] = dm->bp->d->clCreateBuffer(dm->native, flags, size, host_ptr, &err);
+    cl_mem_flags nflags = flags;
+    void *nptr = host_ptr;
+    if (!(flags & CL_MEM_USE_HOST_PTR) && tt_plan_direct_memory(context, i)) {
+      /* The buffer lives in memory of Tutti's: transfers between ranks move it directly. */
+      TT_GOTO_IF(!m->direct && !(m->direct = calloc(context->ndomains, sizeof *m->direct)),
+                 CL_OUT_OF_HOST_MEMORY);
+      nptr = m->direct[i] = aligned_alloc(DIRECT_ALIGN, (size + DIRECT_ALIGN - 1) &
+                                                            ~(size_t)(DIRECT_ALIGN - 1));
+      TT_GOTO_IF(!nptr, CL_OUT_OF_HOST_MEMORY);
+      if (flags & CL_MEM_COPY_HOST_PTR)
+        memcpy(nptr, host_ptr, size);
+      nflags = (flags & ~(cl_mem_flags)(CL_MEM_COPY_HOST_PTR | CL_MEM_ALLOC_HOST_PTR)) |
+               CL_MEM_USE_HOST_PTR;
+    }
+    m->native[i] = dm->bp->d->clCreateBuffer(dm->native, nflags, size, nptr, &err);
+    if (nptr != host_ptr) {
+      /* The memory goes when the backend's buffer does (its commands may outlive ours). */
+      if (m->native[i] && (err = dm->bp->d->clSetMemObjectDestructorCallback(
+                               m->native[i], free_direct, nptr)) != CL_SUCCESS) {
+        dm->bp->d->clReleaseMemObject(m->native[i]);
+        m->native[i] = NULL;
+      }
+      if (!m->native[i]) {
+        free(nptr);
+        m->direct[i] = NULL;
+      }
+    }
     if (!m->native[i]) {
       TT_LOG(TT_LOG_ERR, "clCreateBuffer: %zu bytes on %s: %s", size, dm->bp->short_name,
              tt_error_name(err));

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "runtime/env.h"
+#include <errno.h>
 
 #include <pthread.h>
 #include <stdio.h>
@@ -62,6 +63,37 @@ cl_device_type tt_env_parse_device_type(const char *s)
   return (cl_device_type)-1;
 }
 
+int tt_env_parse_bytes(const char *s, size_t *out)
+{
+  if (!s || *s < '0' || *s > '9')
+    return -1;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno)
+    return -1;
+  int shift = 0;
+  switch (*end) {
+  case 'k': case 'K': shift = 10; break;
+  case 'm': case 'M': shift = 20; break;
+  case 'g': case 'G': shift = 30; break;
+  case 't': case 'T': shift = 40; break;
+  case '\0': break;
+  default: return -1;
+  }
+  if (shift) {
+    end++;
+    if (*end == 'i' || *end == 'I')
+      end++;
+    if (*end == 'b' || *end == 'B')
+      end++;
+  }
+  if (*end || (shift && v > (~0ULL >> shift)))
+    return -1;
+  *out = (size_t)(v << shift);
+  return 0;
+}
+
 static const char *nonempty(const char *name)
 {
   const char *v = getenv(name);
@@ -110,6 +142,15 @@ static void read_env(void)
       env.staging = 0;
     else if (strcasecmp(staging, "auto") != 0)
       fprintf(stderr, "[tutti] TUTTI_STAGING=%s is not one of auto, on, off: ignored\n", staging);
+  }
+  env.piece = (size_t)4 << 20;
+  const char *piece = nonempty("TUTTI_PIECE");
+  if (piece) {
+    size_t v = 0;
+    if (tt_env_parse_bytes(piece, &v) != 0 || v < ((size_t)4 << 10) || v > ((size_t)1 << 30))
+      fprintf(stderr, "[tutti] TUTTI_PIECE=%s is not a size from 4K to 1G: 4M it is\n", piece);
+    else
+      env.piece = v;
   }
   const char *aggregate = getenv("TUTTI_AGGREGATE");
   if (aggregate && *aggregate) {

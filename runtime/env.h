@@ -32,12 +32,18 @@ struct tt_env {
   const char *trace;          /* TUTTI_TRACE: file for the job's trace, or NULL */
   cl_device_type aggregate;   /* TUTTI_AGGREGATE: 0 none, else the type of the devices the
                                * aggregate device spans (CL_DEVICE_TYPE_ALL: all) */
+  size_t piece;               /* TUTTI_PIECE: bytes per piece of a transfer between ranks */
   unsigned stress;            /* TUTTI_STRESS: 0 off, else the seed of random delays in the
                                * progress thread and MPI polling (finds races in tests) */
 };
 
 /* Reads the environment once (thread safe); later calls return the same settings. */
 const struct tt_env *tt_env(void);
+
+/* Parses a size in bytes with an optional K, M, G or T suffix (powers of 1024; "KiB",
+ * "MB" and the like are read alike). Returns 0 and *out, or -1 for anything else. Exposed
+ * for the unit tests. */
+int tt_env_parse_bytes(const char *s, size_t *out);
 
 /* Parses a TUTTI_DEBUG value ("err,warn,plan" or "all"); unknown words are reported through
  * *bad (first one) and ignored. Exposed for the unit tests. */

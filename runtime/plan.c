@@ -514,11 +514,13 @@ static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
   return f->err != CL_SUCCESS;
 }
 
-/* Transfers between ranks travel in pieces, so that the source, the network and the
- * destination overlap. Each piece is mapped, not copied: where a backend keeps buffers in
- * host memory (PoCL) MPI then reads and writes the buffer itself; elsewhere the map is the
- * backend's own (often pinned, DMA) copy. */
-#define PIECE_BYTES ((size_t)4 << 20)
+/* Transfers between ranks travel in pieces (TUTTI_PIECE bytes, 4 MiB by default), so that
+ * the source, the network and the destination overlap. A transfer of several pieces between
+ * buffers in host memory (PoCL) maps each piece: MPI then reads and writes the buffer itself.
+ * A transfer of one piece goes through a host copy instead (a read into it, then one
+ * message; on the other side a receive posted at once, then a write), which takes no map,
+ * unmap or callback round trips. Buffers in device memory go through pinned staging. */
+#define PIECE_BYTES (tt_env()->piece)
 
 struct piece {
   struct xfer what;    /* first: the transport describes operations by it */
@@ -662,8 +664,16 @@ static struct piece *map_piece(struct fetch *f, cl_uint dom, size_t off, size_t 
 /* Backends that keep buffers in device memory (GPUs) move pieces through pinned host
  * memory of their own (a buffer allocated with CL_MEM_ALLOC_HOST_PTR and mapped once): their
  * reads and writes are then DMA at the link's speed, where a map of a device buffer is a slow
- * pageable copy. A piece that finds no free slot takes the map path. */
-#define STAGING_SLOTS 16
+ * pageable copy. A piece that finds no free slot takes the map path. Up to 16 slots of a
+ * piece each, 64 MiB at most (2 slots at least). */
+#define STAGING_MAX_SLOTS 16
+#define STAGING_BYTES ((size_t)64 << 20)
+
+static int staging_slots(void)
+{
+  size_t n = STAGING_BYTES / PIECE_BYTES;
+  return n < 2 ? 2 : n > STAGING_MAX_SLOTS ? STAGING_MAX_SLOTS : (int)n;
+}
 
 struct tt_staging {
   cl_mem buffer;
@@ -676,7 +686,8 @@ struct tt_staging {
 struct staged {
   struct xfer what; /* first: the transport describes operations by it */
   struct tt_staging *st;
-  int slot;
+  int slot;           /* of st, or -1: the piece has host memory of its own (own) */
+  unsigned char *own;
   size_t len;
   int peer;
   uint64_t id;
@@ -698,6 +709,64 @@ static bool device_memory(cl_context ctx, cl_uint dom)
   return !dm->host_unified;
 }
 
+/* Does the backend run its commands on the very host memory of a CL_MEM_USE_HOST_PTR
+ * buffer? A fill must show in that memory and a store there in a read, with no map between. */
+static bool probe_direct(struct tt_domain *dm)
+{
+  const size_t n = 4096;
+  unsigned char *mem = aligned_alloc(n, n), back[64];
+  cl_int err = mem ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+  cl_command_queue q = NULL;
+  cl_mem b = NULL;
+  bool ok = false;
+  if (mem)
+    q = dm->bp->d->clCreateCommandQueue(dm->native, dm->first_device->native, 0, &err);
+  if (q)
+    b = dm->bp->d->clCreateBuffer(dm->native, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, n, mem,
+                                  &err);
+  if (b) {
+    const unsigned char pattern = 0x5a;
+    memset(mem, 0, n);
+    ok = dm->bp->d->clEnqueueFillBuffer(q, b, &pattern, 1, 0, n, 0, NULL, NULL) == CL_SUCCESS &&
+         dm->bp->d->clFinish(q) == CL_SUCCESS;
+    for (size_t i = 0; ok && i < n; i++)
+      ok = mem[i] == pattern;
+    memset(mem + 64, 0xa5, sizeof back);
+    ok = ok && dm->bp->d->clEnqueueReadBuffer(q, b, CL_TRUE, 64, sizeof back, back, 0, NULL,
+                                              NULL) == CL_SUCCESS;
+    for (size_t i = 0; ok && i < sizeof back; i++)
+      ok = back[i] == 0xa5;
+    dm->bp->d->clReleaseMemObject(b);
+    dm->bp->d->clFinish(q);
+  }
+  if (q)
+    dm->bp->d->clReleaseCommandQueue(q);
+  /* The backend may keep the memory until its own release completes: one page, kept. */
+  if (!b)
+    free(mem);
+  TT_LOG(TT_LOG_MM, "%s: buffers %s in host memory of Tutti's (%s)", dm->bp->short_name,
+         ok ? "live" : "do not live", b ? "probed" : tt_error_name(err));
+  return ok;
+}
+
+bool tt_plan_direct_memory(cl_context ctx, cl_uint dom)
+{
+  struct tt_domain *dm = &ctx->domains[dom];
+  if (dm->direct >= 0)
+    return dm->direct;
+  static pthread_mutex_t probing = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&probing);
+  if (dm->direct < 0) {
+    bool several = false;
+    for (cl_uint i = 0; i < ctx->ndomains; i++)
+      several |= !ctx->domains[i].local;
+    dm->direct = dm->local && several && tt_env()->staging < 0 && !device_memory(ctx, dom) &&
+                 probe_direct(dm);
+  }
+  pthread_mutex_unlock(&probing);
+  return dm->direct;
+}
+
 /* A free slot of the domain's pinned staging (made on first use), or -1. */
 static int staging_slot(cl_context ctx, cl_uint dom, struct tt_staging **out)
 {
@@ -710,11 +779,11 @@ static int staging_slot(cl_context ctx, cl_uint dom, struct tt_staging **out)
     struct tt_nqueue *q = dm->unmaps;
     if (err == CL_SUCCESS)
       st->buffer = dm->bp->d->clCreateBuffer(dm->native, CL_MEM_ALLOC_HOST_PTR,
-                                             STAGING_SLOTS * PIECE_BYTES, NULL, &err);
+                                             staging_slots() * PIECE_BYTES, NULL, &err);
     if (err == CL_SUCCESS)
       st->host = dm->bp->d->clEnqueueMapBuffer(q->native, st->buffer, CL_TRUE,
                                                CL_MAP_READ | CL_MAP_WRITE, 0,
-                                               STAGING_SLOTS * PIECE_BYTES, 0, NULL, NULL, &err);
+                                               staging_slots() * PIECE_BYTES, 0, NULL, NULL, &err);
     if (err != CL_SUCCESS) {
       TT_LOG(TT_LOG_MM, "no pinned staging on %s: %s", dm->bp->short_name, tt_error_name(err));
       if (st && st->buffer)
@@ -726,7 +795,7 @@ static int staging_slot(cl_context ctx, cl_uint dom, struct tt_staging **out)
     tt_nqueue_ref(q);
     st->q = q;
     pthread_mutex_init(&st->lock, NULL);
-    st->free_slots = STAGING_SLOTS == 32 ? ~0u : (1u << STAGING_SLOTS) - 1;
+    st->free_slots = (1u << staging_slots()) - 1;
     dm->staging = st;
   }
   struct tt_staging *st = dm->staging;
@@ -741,15 +810,18 @@ static int staging_slot(cl_context ctx, cl_uint dom, struct tt_staging **out)
 
 static void staged_free(struct staged *s)
 {
-  pthread_mutex_lock(&s->st->lock);
-  s->st->free_slots |= 1u << s->slot;
-  pthread_mutex_unlock(&s->st->lock);
+  if (s->slot >= 0) {
+    pthread_mutex_lock(&s->st->lock);
+    s->st->free_slots |= 1u << s->slot;
+    pthread_mutex_unlock(&s->st->lock);
+  }
+  free(s->own);
   free(s);
 }
 
 static void *slot_ptr(const struct staged *s)
 {
-  return s->st->host + (size_t)s->slot * PIECE_BYTES;
+  return s->own ? s->own : s->st->host + (size_t)s->slot * PIECE_BYTES;
 }
 
 static void staged_sent(void *arg, int ok)
@@ -796,26 +868,37 @@ static void CL_CALLBACK staged_written(cl_event ev, cl_int status, void *arg)
   staged_free(s);
 }
 
-/* One piece through pinned staging: send side (read, then send) or receive side (receive,
- * then write on the command's queue). Returns 0 when done, -1 when no slot was free (the
- * caller maps instead), 1 on an error (f->err). */
+/* One piece through pinned staging, or through host memory of its own (own_copy): send side
+ * (read, then send) or receive side (receive, then write on the command's queue). Returns 0
+ * when done, -1 when no slot was free (the caller maps instead), 1 on an error (f->err). */
 static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool send, int peer,
-                        uint64_t id)
+                        uint64_t id, bool own_copy)
 {
-  struct tt_staging *st;
-  int slot = staging_slot(f->ctx, dom, &st);
-  if (slot < 0)
+  struct tt_staging *st = NULL;
+  int slot = -1;
+  unsigned char *own = NULL;
+  if (own_copy) {
+    own = malloc(n);
+    if (!own) {
+      f->err = CL_OUT_OF_HOST_MEMORY;
+      return 1;
+    }
+  } else if ((slot = staging_slot(f->ctx, dom, &st)) < 0) {
     return -1;
+  }
   struct tt_domain *dm = &f->ctx->domains[dom];
   struct staged *s = calloc(1, sizeof *s);
   if (!s) {
-    pthread_mutex_lock(&st->lock);
-    st->free_slots |= 1u << slot;
-    pthread_mutex_unlock(&st->lock);
+    if (slot >= 0) {
+      pthread_mutex_lock(&st->lock);
+      st->free_slots |= 1u << slot;
+      pthread_mutex_unlock(&st->lock);
+    }
+    free(own);
     f->err = CL_OUT_OF_HOST_MEMORY;
     return 1;
   }
-  *s = (struct staged){{0}, st, slot, n, peer, id, NULL, NULL};
+  *s = (struct staged){{0}, st, slot, own, n, peer, id, NULL, NULL};
   s->what = send ? xfer_of(f, dm->rank, peer, off, n, id) : xfer_of(f, peer, dm->rank, off, n, id);
   cl_event ev = NULL;
   if (send) {
@@ -830,7 +913,8 @@ static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool
                                               slot_ptr(s), deps.n, deps.n ? deps.ev : NULL, &ev);
     tt_deps_release(&deps);
     if (f->err == CL_SUCCESS) {
-      trace_internal(dm, false, "staging: read for sending", ev, cur_cmd);
+      trace_internal(dm, false, own ? "host copy: read for sending" : "staging: read for sending",
+                     ev, cur_cmd);
       record_access(f->root, off, n, false, dom, q, ev, false);
       tt_transport_promise(1);
       if (tt_native_callback(ev, CL_COMPLETE, staged_read, s) != CL_SUCCESS) {
@@ -844,12 +928,13 @@ static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool
       f->err = dm->bp->d->clEnqueueWriteBuffer(f->nq->native, f->root->native[dom], CL_FALSE, off,
                                                n, slot_ptr(s), 1, &s->mirror, &ev);
     if (f->err == CL_SUCCESS) {
-      trace_internal(dm, true, "staging: write of received bytes", ev, cur_cmd);
+      trace_internal(dm, true, own ? "host copy: write of received bytes"
+                                   : "staging: write of received bytes", ev, cur_cmd);
       record_access(f->root, off, n, true, dom, f->nq, ev, false);
       dm->bp->d->clRetainEvent(ev);
       f->err = tt_deps_take(f->deps, ev);
       if (tt_native_callback(ev, CL_COMPLETE, staged_written, s) != CL_SUCCESS)
-        TT_WARN("a staging slot of %s stays taken", dm->bp->short_name);
+        TT_WARN("a staging slot (or host copy) of %s stays taken", dm->bp->short_name);
       dm->bp->d->clRetainEvent(s->mirror);
       tt_nqueue_ref(f->nq);
       s->wq = f->nq;
@@ -890,15 +975,155 @@ void tt_plan_domain_release(struct tt_domain *dm)
   dm->internal = dm->unmaps = NULL;
 }
 
+/* Buffers in host memory of Tutti's (tt_plan_direct_memory): the transport sends from and
+ * receives into the buffer's memory itself, once the commands the transfer must follow are
+ * complete (callbacks on their events, nothing on any queue); a user event of the domain
+ * stands for the transfer in the buffer's accesses, set when every piece has moved. */
+struct direct {
+  struct xfer what;     /* first: the transport describes operations by it */
+  cl_event done;        /* set when every piece has moved */
+  cl_mem buffer;        /* the native buffer (retained: its memory goes with it) */
+  struct tt_nqueue *nq; /* receiving: the command's queue, flushed once done is set */
+  unsigned char *base;
+  size_t len;
+  int peer;
+  uint64_t id;
+  bool send;
+  atomic_int waiting;   /* events still to complete before posting (+1 while setting up) */
+  atomic_int moving;    /* pieces still moving */
+  atomic_bool failed;
+};
+
+static void direct_moved(void *arg, int ok)
+{
+  struct direct *x = arg;
+  if (!ok)
+    atomic_store(&x->failed, true);
+  if (atomic_fetch_sub(&x->moving, 1) != 1)
+    return;
+  char s[256];
+  if (atomic_load(&x->failed))
+    TT_WARN("moving %s failed (MPI error)", xfer_str(&x->what, s, sizeof s));
+  const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(x->done);
+  d->clSetUserEventStatus(x->done, atomic_load(&x->failed) ? CL_OUT_OF_RESOURCES : CL_COMPLETE);
+  d->clReleaseEvent(x->done);
+  tt_reaper_enter(); /* the buffer's last release may run its destructors */
+  d->clReleaseMemObject(x->buffer);
+  tt_reaper_leave();
+  if (x->nq) {
+    /* Some backends start a command whose user event was set only at a flush. */
+    x->nq->d->clFlush(x->nq->native);
+    tt_nqueue_unref(x->nq);
+  }
+  free(x);
+}
+
+static void direct_post(struct direct *x)
+{
+  size_t piece = PIECE_BYTES;
+  bool send = x->send;
+  atomic_store(&x->moving, (int)((x->len + piece - 1) / piece));
+  /* x may be gone once the last piece is posted. */
+  size_t len = x->len;
+  unsigned char *base = x->base;
+  int peer = x->peer;
+  uint64_t id = x->id;
+  for (size_t at = 0; at < len; at += piece, id++) {
+    size_t n = len - at < piece ? len - at : piece;
+    int r = send ? tt_transport_isend(TT_CH_DATA, base + at, n, peer, id, direct_moved, x)
+                 : tt_transport_irecv(TT_CH_DATA, base + at, n, peer, id, direct_moved, x);
+    if (r != 0)
+      direct_moved(x, 0);
+  }
+  if (send)
+    tt_transport_promise(-1);
+}
+
+static void CL_CALLBACK direct_ready(cl_event ev, cl_int status, void *arg)
+{
+  struct direct *x = arg;
+  (void)ev;
+  (void)status; /* ordering only: a failed earlier command still frees the bytes */
+  if (atomic_fetch_sub(&x->waiting, 1) == 1)
+    direct_post(x);
+}
+
+/* A whole run of bytes from (send) or into this domain's buffer memory. */
+static int direct_run(struct fetch *f, cl_uint dom, size_t off, size_t len, bool send, int peer,
+                      uint64_t id)
+{
+  struct tt_domain *dm = &f->ctx->domains[dom];
+  struct direct *x = calloc(1, sizeof *x);
+  f->err = x ? make_queue(dm, &dm->unmaps) : CL_OUT_OF_HOST_MEMORY;
+  if (f->err == CL_SUCCESS)
+    x->done = dm->bp->d->clCreateUserEvent(dm->native, &f->err);
+  if (f->err != CL_SUCCESS) {
+    free(x);
+    return 1;
+  }
+  x->what = send ? xfer_of(f, dm->rank, peer, off, len, id) : xfer_of(f, peer, dm->rank, off, len, id);
+  x->base = (unsigned char *)f->root->direct[dom] + off;
+  x->buffer = f->root->native[dom];
+  dm->bp->d->clRetainMemObject(x->buffer);
+  x->len = len;
+  x->peer = peer;
+  x->id = id;
+  x->send = send;
+  struct tt_deps deps;
+  tt_deps_init(&deps);
+  /* No queue: every conflicting access is waited for (NULL matches none). */
+  f->err = order_after(&deps, f->ctx, dom, NULL, f->root, off, len, !send);
+  if (f->err != CL_SUCCESS) {
+    tt_deps_release(&deps);
+    dm->bp->d->clSetUserEventStatus(x->done, CL_OUT_OF_RESOURCES);
+    dm->bp->d->clReleaseEvent(x->done);
+    dm->bp->d->clReleaseMemObject(x->buffer);
+    free(x);
+    return 1;
+  }
+  /* Recorded under the unmaps' queue, as pieces are: no command takes it as ordered. */
+  record_access(f->root, off, len, !send, dom, dm->unmaps, x->done, false);
+  if (send) {
+    tt_transport_promise(1);
+  } else {
+    dm->bp->d->clRetainEvent(x->done);
+    f->err = tt_deps_take(f->deps, x->done);
+    tt_nqueue_ref(f->nq);
+    x->nq = f->nq;
+  }
+  atomic_store(&x->waiting, 1);
+  for (size_t i = 0; i < deps.n; i++) {
+    cl_int st = CL_QUEUED;
+    const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(deps.ev[i]);
+    d->clGetEventInfo(deps.ev[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+    if (st == CL_COMPLETE || st < 0)
+      continue;
+    atomic_fetch_add(&x->waiting, 1);
+    if (tt_native_callback(deps.ev[i], CL_COMPLETE, direct_ready, x) != CL_SUCCESS) {
+      d->clWaitForEvents(1, &deps.ev[i]);
+      atomic_fetch_sub(&x->waiting, 1);
+    }
+  }
+  tt_deps_release(&deps);
+  trace_internal(dm, !send, send ? "direct: send from the buffer" : "direct: receive into the buffer",
+                 x->done, cur_cmd);
+  if (atomic_fetch_sub(&x->waiting, 1) == 1)
+    direct_post(x);
+  return f->err != CL_SUCCESS;
+}
+
 /* The holder is here, the destination on another rank: map each piece for reading and send
  * it once mapped. */
 static int send_run(struct fetch *f, cl_uint src, size_t off, size_t len, int peer, uint64_t id)
 {
   struct tt_domain *sd = &f->ctx->domains[src];
-  for (size_t at = 0; at < len && f->err == CL_SUCCESS; at += PIECE_BYTES, id++) {
+  bool direct = f->root->direct && f->root->direct[src];
+  if (direct)
+    direct_run(f, src, off, len, true, peer, id);
+  for (size_t at = 0; !direct && at < len && f->err == CL_SUCCESS; at += PIECE_BYTES, id++) {
     size_t n = len - at < PIECE_BYTES ? len - at : PIECE_BYTES;
-    if (device_memory(f->ctx, src)) {
-      int r = staged_piece(f, src, off + at, n, true, peer, id);
+    if (device_memory(f->ctx, src) || (n == len && tt_env()->staging < 0)) {
+      int r = staged_piece(f, src, off + at, n, true, peer, id, !device_memory(f->ctx, src));
       if (r >= 0)
         continue;
     }
@@ -931,10 +1156,14 @@ static int send_run(struct fetch *f, cl_uint src, size_t off, size_t len, int pe
 static int recv_run(struct fetch *f, size_t off, size_t len, int peer, uint64_t id)
 {
   struct tt_domain *dd = &f->ctx->domains[f->dom];
-  for (size_t at = 0; at < len && f->err == CL_SUCCESS; at += PIECE_BYTES, id++) {
+  bool direct = f->root->direct && f->root->direct[f->dom];
+  if (direct)
+    direct_run(f, f->dom, off, len, false, peer, id);
+  for (size_t at = 0; !direct && at < len && f->err == CL_SUCCESS; at += PIECE_BYTES, id++) {
     size_t n = len - at < PIECE_BYTES ? len - at : PIECE_BYTES;
-    if (device_memory(f->ctx, f->dom)) {
-      int r = staged_piece(f, f->dom, off + at, n, false, peer, id);
+    if (device_memory(f->ctx, f->dom) || (n == len && tt_env()->staging < 0)) {
+      int r = staged_piece(f, f->dom, off + at, n, false, peer, id,
+                           !device_memory(f->ctx, f->dom));
       if (r >= 0)
         continue;
     }

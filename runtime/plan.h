@@ -101,6 +101,13 @@ cl_int tt_plan_write_back(cl_mem m, size_t off, size_t len, cl_uint dom);
 /* Releases what a context's domain holds for transfers (before its native context goes). */
 void tt_plan_domain_release(struct tt_domain *dm);
 
+/* Whether buffers of local domain dom should live in host memory that Tutti allocates
+ * (CL_MEM_USE_HOST_PTR): the context spans several ranks, the backend keeps buffers in host
+ * memory (CL_DEVICE_HOST_UNIFIED_MEMORY), TUTTI_STAGING is auto, and a probe found the
+ * backend's commands working on that very memory. Transfers between ranks then send from and
+ * receive into it directly. Decided once per domain. */
+bool tt_plan_direct_memory(cl_context ctx, cl_uint dom);
+
 /* Releases the consistency state of a root buffer. */
 void tt_plan_forget(cl_mem root);
 

@@ -81,6 +81,8 @@ struct tt_domain {
                                * wait for nothing, so nothing waits behind them */
   struct tt_staging *staging; /* pinned host memory for transfers (device-memory backends) */
   int host_unified;           /* -1 unknown, else CL_DEVICE_HOST_UNIFIED_MEMORY */
+  int direct;                 /* -1 unknown, else whether buffers live in host memory Tutti
+                               * allocates (tt_plan_direct_memory) */
   cl_device_id first_device;  /* Tutti device used for the internal queue */
 };
 
@@ -146,6 +148,9 @@ struct _cl_mem {
   cl_mem root;       /* the buffer owning consistency state (self for buffers) */
   size_t origin;     /* offset in root */
   cl_mem *native;    /* one per domain of the context */
+  void **direct;     /* buffers: per domain, the host memory its native buffer lives in when
+                      * Tutti allocated it (tt_plan_direct_memory), or NULL; whole array NULL
+                      * when none */
   /* Consistency and ordering state: only in roots, guarded by the plan lock. */
   struct tt_rangemap *latest;   /* which domains hold the newest bytes of each range */
   struct tt_access *accesses;   /* recent commands touching the buffer, for conflict order */

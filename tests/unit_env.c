@@ -32,6 +32,22 @@ int main(void)
   CHECK(tt_env_parse_device_type("") == 0);
   CHECK(tt_env_parse_device_type("fpga") == (cl_device_type)-1);
 
+  size_t v = 0;
+  CHECK(tt_env_parse_bytes("4096", &v) == 0 && v == 4096);
+  CHECK(tt_env_parse_bytes("64K", &v) == 0 && v == 64 << 10);
+  CHECK(tt_env_parse_bytes("4m", &v) == 0 && v == (size_t)4 << 20);
+  CHECK(tt_env_parse_bytes("16GiB", &v) == 0 && v == (size_t)16 << 30);
+  CHECK(tt_env_parse_bytes("2GB", &v) == 0 && v == (size_t)2 << 30);
+  CHECK(tt_env_parse_bytes("1T", &v) == 0 && v == (size_t)1 << 40);
+  v = 7;
+  CHECK(tt_env_parse_bytes("", &v) == -1 && v == 7);
+  CHECK(tt_env_parse_bytes("-1", &v) == -1);
+  CHECK(tt_env_parse_bytes("12Q", &v) == -1);
+  CHECK(tt_env_parse_bytes("4 M", &v) == -1);
+  CHECK(tt_env_parse_bytes("M", &v) == -1);
+  CHECK(tt_env_parse_bytes("99999999999999999999", &v) == -1);
+  CHECK(tt_env_parse_bytes("17179869184G", &v) == -1);
+
   CHECK(tt_backend_selected(NULL, "Portable Computing Language", "pocl"));
   CHECK(tt_backend_selected("pocl", "Portable Computing Language", "pocl"));
   CHECK(tt_backend_selected("nvidia,pocl", "Portable Computing Language", "pocl"));
