@@ -32,10 +32,11 @@ static const char *src =
 
 #define MAXDEV 8
 
+/* One device of a platform in a context of its own (--devices opens one per device: PoCL 5
+ * aborts in its kernel cache when one program runs on two devices of a context). */
 struct setup {
   cl_context ctx;
-  cl_command_queue q, qs[MAXDEV]; /* q: the first device's; qs: one per device (--devices) */
-  cl_uint ndev;
+  cl_command_queue q;
   cl_kernel heavy, tiny;
   cl_mem big, small;
 };
@@ -47,25 +48,23 @@ static double now(void)
   return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-static void open_platform(cl_platform_id p, struct setup *s, size_t nbig, cl_uint ndev)
+/* Device `which` of platform p. */
+static void open_platform(cl_platform_id p, struct setup *s, size_t nbig, cl_uint which)
 {
-  cl_device_id d[MAXDEV];
+  cl_device_id ds[MAXDEV], d;
   cl_uint have = 0;
   cl_int err;
-  CHECK(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, ndev, d, &have));
-  if (have < ndev) {
+  CHECK(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, MAXDEV, ds, &have));
+  if (have <= which) {
     fprintf(stderr, "overhead: --devices %u but the platform shows %u (POCL_DEVICES=\"pthread "
-                    "pthread\" shows two)\n", ndev, have);
+                    "pthread\" shows two)\n", which + 1, have);
     exit(1);
   }
-  s->ndev = ndev;
-  s->ctx = clCreateContext(NULL, ndev, d, NULL, NULL, &err);
+  d = ds[which];
+  s->ctx = clCreateContext(NULL, 1, &d, NULL, NULL, &err);
   CHECK(err);
-  for (cl_uint i = 0; i < ndev; i++) {
-    s->qs[i] = clCreateCommandQueue(s->ctx, d[i], 0, &err);
-    CHECK(err);
-  }
-  s->q = s->qs[0];
+  s->q = clCreateCommandQueue(s->ctx, d, 0, &err);
+  CHECK(err);
   cl_program prog = clCreateProgramWithSource(s->ctx, 1, &src, NULL, &err);
   CHECK(err);
   CHECK(clBuildProgram(prog, 0, NULL, NULL, NULL, NULL));
@@ -84,21 +83,26 @@ static void open_platform(cl_platform_id p, struct setup *s, size_t nbig, cl_uin
   CHECK(clFinish(s->q));
 }
 
+/* The heavy kernel on ndev devices at once (s[0..ndev-1]), n items each. */
+static double run_heavy_on(struct setup *s, cl_uint ndev, size_t n, int iters)
+{
+  for (cl_uint i = 0; i < ndev; i++) {
+    CHECK(clSetKernelArg(s[i].heavy, 0, sizeof s[i].big, &s[i].big));
+    CHECK(clSetKernelArg(s[i].heavy, 1, sizeof iters, &iters));
+  }
+  double t = now();
+  for (cl_uint i = 0; i < ndev; i++) {
+    CHECK(clEnqueueNDRangeKernel(s[i].q, s[i].heavy, 1, NULL, &n, NULL, 0, NULL, NULL));
+    CHECK(clFlush(s[i].q));
+  }
+  for (cl_uint i = 0; i < ndev; i++)
+    CHECK(clFinish(s[i].q));
+  return now() - t;
+}
+
 static double run_heavy(struct setup *s, size_t n, int iters)
 {
-  CHECK(clSetKernelArg(s->heavy, 0, sizeof s->big, &s->big));
-  CHECK(clSetKernelArg(s->heavy, 1, sizeof iters, &iters));
-  /* Over several devices: an equal share of the items each, then every queue finished. */
-  size_t share = n / s->ndev;
-  double t = now();
-  for (cl_uint i = 0; i < s->ndev; i++) {
-    size_t off = i * share, cnt = i + 1 == s->ndev ? n - off : share;
-    CHECK(clEnqueueNDRangeKernel(s->qs[i], s->heavy, 1, &off, &cnt, NULL, 0, NULL, NULL));
-    CHECK(clFlush(s->qs[i]));
-  }
-  for (cl_uint i = 0; i < s->ndev; i++)
-    CHECK(clFinish(s->qs[i]));
-  return now() - t;
+  return run_heavy_on(s, 1, n, iters);
 }
 
 static double run_tiny_kernels(struct setup *s, int count)
@@ -159,7 +163,7 @@ int main(int argc, char **argv)
       only = argv[++i];
     else {
       fprintf(stderr, "usage: overhead [--baseline NAME] [--rounds N] [--tiny N] [--heavy ITERS] "
-                      "[--items N] [--devices N] [--only tutti|baseline]\n");
+                      "[--items N] [--only tutti|baseline [--devices N]]\n");
       return 2;
     }
   }
@@ -192,13 +196,16 @@ int main(int argc, char **argv)
       fprintf(stderr, "overhead: the loader shows no %s platform\n", only);
       return 1;
     }
-    struct setup s1;
-    open_platform(p, &s1, nheavy, ndev);
-    run_heavy(&s1, nheavy, 10);
+    struct setup s1[MAXDEV];
+    size_t share = nheavy / ndev;
+    for (cl_uint i = 0; i < ndev; i++)
+      open_platform(p, &s1[i], share, i);
+    run_heavy_on(s1, ndev, share, 10);
     double h[99];
     for (int r = 0; r < rounds; r++)
-      h[r] = run_heavy(&s1, nheavy, iters);
+      h[r] = run_heavy_on(s1, ndev, share, iters);
     printf("kernel-bound %s, %u device(s): %.4f s\n", only, ndev, median(h, rounds));
+    fflush(stdout);
     return 0;
   }
   if (!tutti || !base) {
@@ -208,8 +215,8 @@ int main(int argc, char **argv)
     return 1;
   }
   struct setup sb, st;
-  open_platform(base, &sb, nheavy, ndev);
-  open_platform(tutti, &st, nheavy, ndev);
+  open_platform(base, &sb, nheavy, 0);
+  open_platform(tutti, &st, nheavy, 0);
   /* Warm up both (first launches compile and allocate). */
   run_heavy(&sb, nheavy, 10);
   run_heavy(&st, nheavy, 10);
