@@ -131,6 +131,9 @@ static cl_context make_context(const cl_context_properties *properties, cl_uint 
   for (cl_uint i = 0; i < num_devices; i++) {
     if (tt_context_has_device(c, devices[i]))
       continue;
+    /* A rank other than its node's first opens its backends at its first context. */
+    err = tt_cluster_device_load(devices[i]);
+    TT_GOTO_IF(err != CL_SUCCESS, err);
     c->devices[c->ndevices++] = devices[i];
     if (tt_context_domain_of(c, devices[i]) == c->ndomains) {
       struct tt_domain *dm = &c->domains[c->ndomains++];

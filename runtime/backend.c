@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,8 +54,51 @@ static void make_short_name(struct tt_backend_platform *bp)
   }
 }
 
+static const char *const vendors[] = {"nvidia", "pocl", "amd", "intel"};
+
+/* The vendor a library's file name shows ("libnvidia-opencl.so.1": nvidia), or NULL. */
+static const char *vendor_of_library(const char *path)
+{
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  for (size_t i = 0; i < sizeof vendors / sizeof vendors[0]; i++)
+    if (strcasestr(base, vendors[i]))
+      return vendors[i];
+  return NULL;
+}
+
+/* Whether TUTTI_BACKENDS names vendors only ("pocl,nvidia"), not parts of platform names
+ * ("Portable"): only then can a library be left out by its file name. */
+static bool backends_by_vendor(const char *list)
+{
+  if (!list || !*list)
+    return false;
+  for (const char *s = list; *s;) {
+    size_t n = strcspn(s, ",");
+    bool known = n == 0;
+    for (size_t i = 0; i < sizeof vendors / sizeof vendors[0] && !known; i++)
+      known = strlen(vendors[i]) == n && !strncasecmp(s, vendors[i], n);
+    if (!known)
+      return false;
+    s += n;
+    if (*s == ',')
+      s++;
+  }
+  return true;
+}
+
 static void load_library(const char *path, int quiet)
 {
+  /* Opening a driver costs a quarter of a second or more for some (PoCL 5 relocating LLVM,
+   * NVIDIA's platform query starting CUDA), in every rank: a library whose name shows a
+   * vendor that TUTTI_BACKENDS leaves out is not opened at all. */
+  const char *vendor = vendor_of_library(path);
+  if (vendor && backends_by_vendor(tt_env()->backends) &&
+      !tt_backend_selected(tt_env()->backends, vendor, vendor)) {
+    TT_LOG(TT_LOG_BACKEND, "backend library %s not opened: TUTTI_BACKENDS=%s leaves out %s",
+           path, tt_env()->backends, vendor);
+    return;
+  }
   void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!dl) {
     if (!quiet)

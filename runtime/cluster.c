@@ -29,6 +29,7 @@ static MPI_Comm world = MPI_COMM_NULL;
 static atomic_uint_fast64_t next_id = 1;
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_bool init_done;
+static atomic_bool backends_opened; /* tt_cluster_device_load opened them here */
 
 /* Device queries whose answers travel with a device's description: every standard one of
  * OpenCL 1.0 to 3.0 and the vendors' (NVIDIA 0x4000.., AMD 0x4030.., Intel 0x4190..); those a
@@ -41,6 +42,7 @@ static const struct {
  * {u32 total, header, queries}. */
 struct desc_header {
   cl_uint bp_index;
+  cl_uint native_index; /* the device's place among its backend platform's devices */
   cl_device_type type;
   char host[64];
   char backend[32];
@@ -164,6 +166,7 @@ static void describe(struct _cl_device_id *d, unsigned char **buf, size_t *len, 
   struct desc_header h;
   memset(&h, 0, sizeof h);
   h.bp_index = d->bp_index;
+  h.native_index = d->native_index;
   h.type = d->type;
   memcpy(h.host, d->host, sizeof h.host);
   memcpy(h.backend, d->backend, sizeof h.backend);
@@ -217,6 +220,120 @@ static bool mine(cl_uint j, cl_uint n, int local_rank, int local_size)
   return j == (cl_uint)local_rank % n;
 }
 
+/* The node's catalogue (local rank 0, or a job of one rank): {u32 nbp, per backend its
+ * {short name, name, library, u32 devices}, u32 ndevices, per device its description}. */
+struct catalogue_backend {
+  char short_name[32];
+  char name[128];
+  char library[256];
+  cl_uint ndevices;
+};
+
+static struct catalogue_backend *node_backends;
+static cl_uint nnode_backends;
+
+static void node_catalogue(unsigned char **buf, size_t *len)
+{
+  size_t cap = 0;
+  cl_uint nbp = tt_backend_discover(), ndev = 0;
+  append(buf, len, &cap, &nbp, sizeof nbp);
+  for (cl_uint i = 0; i < nbp; i++) {
+    struct tt_backend_platform *bp = tt_backend_get(i);
+    struct catalogue_backend b;
+    memset(&b, 0, sizeof b);
+    snprintf(b.short_name, sizeof b.short_name, "%s", bp->short_name);
+    snprintf(b.name, sizeof b.name, "%s", bp->name);
+    snprintf(b.library, sizeof b.library, "%s", bp->library ? bp->library : "");
+    b.ndevices = bp->ndevices;
+    append(buf, len, &cap, &b, sizeof b);
+    ndev += bp->ndevices;
+  }
+  append(buf, len, &cap, &ndev, sizeof ndev);
+  cl_device_type forced = tt_env()->device_type;
+  for (cl_uint i = 0; i < nbp; i++) {
+    struct tt_backend_platform *bp = tt_backend_get(i);
+    for (cl_uint k = 0; k < bp->ndevices; k++) {
+      struct _cl_device_id d;
+      memset(&d, 0, sizeof d);
+      d.bp = bp;
+      d.bp_index = i;
+      d.native_index = k;
+      d.native = bp->devices[k];
+      cl_device_type t = CL_DEVICE_TYPE_CPU;
+      TT_NCALL(bp, clGetDeviceInfo, d.native, CL_DEVICE_TYPE, sizeof t, &t, NULL);
+      d.type = forced ? forced : t & ~(cl_device_type)CL_DEVICE_TYPE_DEFAULT;
+      snprintf(d.host, sizeof d.host, "%s", hostname);
+      snprintf(d.backend, sizeof d.backend, "%s", bp->short_name);
+      snprintf(d.backend_platform, sizeof d.backend_platform, "%s", bp->name);
+      describe(&d, buf, len, &cap);
+    }
+  }
+}
+
+/* Keeps the catalogue's backends (CL_PLATFORM_TUTTI_BACKENDS); returns its device count. */
+static cl_uint catalogue_parse(const unsigned char *cat)
+{
+  cl_uint nbp;
+  memcpy(&nbp, cat, sizeof nbp);
+  node_backends = calloc(nbp ? nbp : 1, sizeof *node_backends);
+  if (node_backends) {
+    memcpy(node_backends, cat + sizeof nbp, nbp * sizeof *node_backends);
+    nnode_backends = nbp;
+  }
+  cl_uint ndev;
+  memcpy(&ndev, cat + sizeof nbp + nbp * sizeof(struct catalogue_backend), sizeof ndev);
+  return ndev;
+}
+
+static const unsigned char *catalogue_devices(const unsigned char *cat)
+{
+  cl_uint nbp;
+  memcpy(&nbp, cat, sizeof nbp);
+  return cat + sizeof nbp + nbp * sizeof(struct catalogue_backend) + sizeof(cl_uint);
+}
+
+size_t tt_cluster_backends_text(char *buf, size_t cap)
+{
+  size_t len = 0;
+  if (cap)
+    buf[0] = 0;
+  for (cl_uint i = 0; i < nnode_backends && len < cap; i++) {
+    struct catalogue_backend *b = &node_backends[i];
+    len += (size_t)snprintf(buf + len, cap - len, "%s%s: %s (%s), %u device%s", i ? "\n" : "",
+                            b->short_name, b->name, b->library, b->ndevices,
+                            b->ndevices == 1 ? "" : "s");
+  }
+  return len;
+}
+
+cl_int tt_cluster_device_load(cl_device_id d)
+{
+  if (!d->actual || d->bp)
+    return CL_SUCCESS;
+  static pthread_mutex_t loading = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&loading);
+  cl_int err = CL_SUCCESS;
+  if (!d->bp) {
+    bool first = tt_backend_discover() && !atomic_exchange(&backends_opened, true);
+    /* The drivers' exit handlers are now registered: Tutti's must run before them. */
+    if (first && tt_cluster_distributed())
+      atexit(at_exit);
+    struct tt_backend_platform *bp =
+        d->bp_index < tt_backend_discover() ? tt_backend_get(d->bp_index) : NULL;
+    if (!bp || strcmp(bp->name, d->backend_platform) || d->native_index >= bp->ndevices) {
+      TT_WARN("rank %d opened its backends but found no device %u of '%s' there, as the first "
+              "rank of its node did (is the environment the same for every rank of a node?)",
+              my_rank, d->native_index, d->backend_platform);
+      err = CL_DEVICE_NOT_AVAILABLE;
+    } else {
+      d->native = bp->devices[d->native_index];
+      d->bp = bp;
+    }
+  }
+  pthread_mutex_unlock(&loading);
+  return err;
+}
+
 /* MPI and the transport, without the devices: the first OpenCL call or the host layer's
  * first agreement (runtime/host.c) starts them. Caller holds init_lock. */
 static bool job_started, job_distributed;
@@ -247,42 +364,63 @@ static void init(void)
   if (distributed)
     tt_log_crash_handler();
   int local_rank = 0, local_size = 1;
+  MPI_Comm node = MPI_COMM_NULL;
   if (distributed) {
-    MPI_Comm node;
     MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, my_rank, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &local_rank);
     MPI_Comm_size(node, &local_size);
-    MPI_Comm_free(&node);
   }
-  /* This rank's devices. */
-  cl_uint nbp = tt_backend_discover();
-  if (distributed)
+  /* The node's devices: in a job of several ranks, local rank 0 alone opens the backends and
+   * describes them to the node (opening a driver costs a quarter of a second or more per
+   * process); every rank takes its share from that catalogue and opens its backends only
+   * when it first needs them (tt_cluster_device_load). */
+  unsigned char *cat = NULL;
+  size_t catlen = 0;
+  if (!distributed || local_rank == 0)
+    node_catalogue(&cat, &catlen);
+  if (distributed) {
+    unsigned long long n = catlen;
+    MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, node);
+    if (local_rank != 0 && !(cat = malloc(n ? n : 1))) {
+      TT_WARN("out of memory for the node's device catalogue");
+      MPI_Abort(world, 1);
+    }
+    catlen = n;
+    for (size_t at = 0; at < catlen; at += (size_t)1 << 30)
+      MPI_Bcast(cat + at, (int)(catlen - at < ((size_t)1 << 30) ? catlen - at : (size_t)1 << 30),
+                MPI_BYTE, 0, node);
+    MPI_Comm_free(&node);
     atexit(at_exit);
-  cl_uint nlocal_all = 0;
-  for (cl_uint i = 0; i < nbp; i++)
-    nlocal_all += tt_backend_get(i)->ndevices;
+  }
+  cl_uint nlocal_all = catalogue_parse(cat);
   struct _cl_device_id *own = calloc(nlocal_all ? nlocal_all : 1, sizeof *own);
-  cl_uint nown = 0, j = 0;
-  cl_device_type forced = tt_env()->device_type;
-  for (cl_uint i = 0; i < nbp; i++) {
-    struct tt_backend_platform *bp = tt_backend_get(i);
-    for (cl_uint k = 0; k < bp->ndevices; k++, j++) {
-      if (distributed && !mine(j, nlocal_all, local_rank, local_size))
-        continue;
+  cl_uint nown = 0;
+  const unsigned char *q = catalogue_devices(cat);
+  for (cl_uint j = 0; j < nlocal_all; j++) {
+    cl_uint total;
+    memcpy(&total, q, sizeof total);
+    if (!distributed || mine(j, nlocal_all, local_rank, local_size)) {
+      struct desc_header h;
+      memcpy(&h, q + sizeof total, sizeof h);
       struct _cl_device_id *d = &own[nown++];
       d->rank = my_rank;
       d->actual = true;
-      d->bp = bp;
-      d->bp_index = i;
-      d->native = bp->devices[k];
-      cl_device_type t = CL_DEVICE_TYPE_CPU;
-      TT_NCALL(bp, clGetDeviceInfo, d->native, CL_DEVICE_TYPE, sizeof t, &t, NULL);
-      d->type = forced ? forced : t & ~(cl_device_type)CL_DEVICE_TYPE_DEFAULT;
-      snprintf(d->host, sizeof d->host, "%s", hostname);
-      snprintf(d->backend, sizeof d->backend, "%s", bp->short_name);
-      snprintf(d->backend_platform, sizeof d->backend_platform, "%s", bp->name);
+      d->bp_index = h.bp_index;
+      d->native_index = h.native_index;
+      d->type = h.type;
+      memcpy(d->host, h.host, sizeof d->host);
+      memcpy(d->backend, h.backend, sizeof d->backend);
+      memcpy(d->backend_platform, h.backend_platform, sizeof d->backend_platform);
+      d->info = malloc(total);
+      if (d->info)
+        memcpy(d->info, q, total);
+      d->info_len = d->info ? total : 0;
+      if (!distributed || local_rank == 0)
+        tt_cluster_device_load(d); /* opened already: just the handles */
     }
+    q += total;
   }
+  free(cat);
   if (!distributed) {
     table = own;
     ntable = nown;
@@ -292,7 +430,7 @@ static void init(void)
     cl_uint count = nown;
     append(&buf, &len, &cap, &count, sizeof count);
     for (cl_uint i = 0; i < nown; i++)
-      describe(&own[i], &buf, &len, &cap);
+      append(&buf, &len, &cap, own[i].info, own[i].info_len);
     void *all = NULL;
     size_t *lens = NULL;
     if (tt_transport_allgatherv(buf, len, &all, &lens) != 0) {
@@ -322,8 +460,10 @@ static void init(void)
         struct desc_header h;
         memcpy(&h, q + sizeof total, sizeof h);
         struct _cl_device_id *d = &table[t];
-        if (r == my_rank)
+        if (r == my_rank) {
           *d = own[i];
+          free(own[i].info);
+        }
         d->rank = r;
         d->actual = r == my_rank;
         d->bp_index = h.bp_index;

@@ -28,6 +28,16 @@ cl_device_id tt_cluster_device(cl_uint i);
 
 /* A virtual device's answer to a device query, from its owner's description: CL_SUCCESS, or
  * CL_INVALID_VALUE when the owner could not answer it. */
+/* Opens this rank's backends if it has not yet (ranks other than a node's first take their
+ * devices' descriptions from it) and sets an actual device's native handles. Every use of
+ * d->bp or d->native must come after it; clCreateContext calls it. CL_DEVICE_NOT_AVAILABLE
+ * when the backends opened here do not show the device the node's first rank described. */
+cl_int tt_cluster_device_load(cl_device_id d);
+
+/* The node's backends as CL_PLATFORM_TUTTI_BACKENDS tells them ("pocl: NAME (LIBRARY), N
+ * devices" per line); returns the length. */
+size_t tt_cluster_backends_text(char *buf, size_t cap);
+
 cl_int tt_cluster_device_info(cl_device_id d, cl_device_info param, size_t size, void *value,
                               size_t *size_ret);
 

@@ -301,7 +301,10 @@ static void metadata(struct out *o, int me)
     if (!d->actual)
       continue;
     char name[128] = "";
-    d->bp->d->clGetDeviceInfo(d->native, CL_DEVICE_NAME, sizeof name - 1, name, NULL);
+    if (d->bp)
+      d->bp->d->clGetDeviceInfo(d->native, CL_DEVICE_NAME, sizeof name - 1, name, NULL);
+    else /* not opened on this rank (yet): its node's description */
+      tt_cluster_device_info(d, CL_DEVICE_NAME, sizeof name - 1, name, NULL);
     event(o);
     put(o, "\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"args\":{\"name\":"
            "\"device %u: %s (%s)\"}", me, i + 1, i, esc(name, e, sizeof e), d->backend);

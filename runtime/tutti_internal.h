@@ -42,8 +42,9 @@ struct _cl_device_id {
   bool actual;          /* owned by this rank */
   cl_device_type type;  /* as presented (TUTTI_DEVICE_TYPE, DEFAULT bit) */
   cl_uint bp_index;     /* index of its backend platform on the owning rank */
-  struct tt_backend_platform *bp; /* actual devices only */
-  cl_device_id native;            /* actual devices only */
+  cl_uint native_index; /* its place among that platform's devices */
+  struct tt_backend_platform *bp; /* actual devices only, once loaded (tt_cluster_device_load) */
+  cl_device_id native;            /* actual devices only, once loaded */
   char host[64];
   char backend[32];               /* backend short name ("pocl", "nvidia") */
   char backend_platform[128];     /* backend platform name */
