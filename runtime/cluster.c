@@ -315,9 +315,13 @@ cl_int tt_cluster_device_load(cl_device_id d)
   cl_int err = CL_SUCCESS;
   if (!d->bp) {
     bool first = tt_backend_discover() && !atomic_exchange(&backends_opened, true);
-    /* The drivers' exit handlers are now registered: Tutti's must run before them. */
-    if (first && tt_cluster_distributed())
+    /* The drivers' exit handlers are now registered: Tutti's must run before them; and
+     * their signal handlers too (NVIDIA's, Open MPI's): Tutti's stack printing goes first,
+     * then theirs. */
+    if (first && tt_cluster_distributed()) {
       atexit(at_exit);
+      tt_log_crash_handler();
+    }
     struct tt_backend_platform *bp =
         d->bp_index < tt_backend_discover() ? tt_backend_get(d->bp_index) : NULL;
     if (!bp || strcmp(bp->name, d->backend_platform) || d->native_index >= bp->ndevices) {

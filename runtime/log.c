@@ -92,8 +92,13 @@ void tt_log_crash_handler(void)
   tt_log_file();
   void *warm[1];
   backtrace(warm, 1); /* loads libgcc now, not inside the handler */
+  /* Called again once drivers installed handlers of their own (they then run after Tutti's);
+   * a signal whose handler is still Tutti's keeps the one it had before. */
   for (size_t i = 0; i < sizeof crash_sigs / sizeof crash_sigs[0]; i++) {
-    struct sigaction sa;
+    struct sigaction now, sa;
+    if (sigaction(crash_sigs[i], NULL, &now) == 0 && (now.sa_flags & SA_SIGINFO) &&
+        now.sa_sigaction == crashed)
+      continue;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = crashed;
     sa.sa_flags = SA_SIGINFO;
