@@ -180,8 +180,8 @@ cl_int CL_API_CALL tt_clFinish(cl_command_queue command_queue)
     cl_int err = tt_clEnqueueMarkerWithWaitList(command_queue, 0, NULL, &m);
     if (err != CL_SUCCESS)
       return err;
-    tt_event_batch(command_queue);
-    tt_event_wait(m);
+    struct tt_batch *b = tt_event_batch(command_queue);
+    tt_event_batch_waited(b, m, tt_event_wait(m));
     tt_event_wait_spreads(command_queue, UINT64_MAX);
     TT_RELEASE(m);
     return CL_SUCCESS;

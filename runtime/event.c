@@ -567,14 +567,15 @@ void tt_event_track(cl_event e)
     TT_WARN("out of memory tracking event #%llu: its status may stay behind on ranks that "
             "do not run it", (unsigned long long)e->gid);
   if (full)
-    tt_event_batch(q);
+    tt_event_batch_waited(tt_event_batch(q), NULL, CL_COMPLETE);
 }
 
 struct batch {
   cl_event *ev;
   size_t n;
   cl_int *status;
-  atomic_int pending; /* sends still under way (owner) */
+  atomic_int pending; /* owner: sends under way, plus the callback and a waiting host thread */
+  atomic_bool sent;   /* owner: the statuses went out (from whichever saw the end first) */
 };
 
 static void batch_free(struct batch *b)
@@ -593,23 +594,33 @@ static void batch_sent(void *arg, int ok)
     batch_free(b);
 }
 
-/* Owner: the last event of the batch completed, so did every earlier one of the queue. */
+/* Owner: the last event of the batch completed, so did every earlier one of the queue; the
+ * statuses go out once, from the backend's callback or from a host thread whose own wait on
+ * that event ended first (tt_event_batch_waited): a backend may call back tens of
+ * microseconds later. Either drops its hold on b. */
+static void batch_fire(struct batch *b, cl_int status)
+{
+  if (!atomic_exchange(&b->sent, true)) {
+    for (size_t i = 0; i < b->n; i++)
+      b->status[i] = final_status(b->ev[i], i + 1 == b->n ? status : CL_COMPLETE);
+    int me = tt_cluster_rank(), n = tt_cluster_size();
+    atomic_fetch_add(&b->pending, n - 1); /* one per send */
+    for (int r = 0; r < n; r++)
+      if (r != me &&
+          tt_transport_isend(TT_CH_BATCH, b->status, b->n * sizeof *b->status, r,
+                             b->ev[b->n - 1]->gid, batch_sent, b) != 0) {
+        TT_WARN("sending the statuses of %zu events to rank %d failed", b->n, r);
+        batch_sent(b, 0);
+      }
+    tt_transport_promise(-1);
+  }
+  batch_sent(b, 1);
+}
+
 static void CL_CALLBACK batch_ready(cl_event last, cl_int status, void *arg)
 {
-  struct batch *b = arg;
-  for (size_t i = 0; i < b->n; i++)
-    b->status[i] = final_status(b->ev[i], i + 1 == b->n ? status : CL_COMPLETE);
-  int me = tt_cluster_rank(), n = tt_cluster_size();
-  atomic_init(&b->pending, n); /* one per send, one for this function */
-  for (int r = 0; r < n; r++)
-    if (r != me &&
-        tt_transport_isend(TT_CH_BATCH, b->status, b->n * sizeof *b->status, r,
-                           b->ev[b->n - 1]->gid, batch_sent, b) != 0) {
-      TT_WARN("sending the statuses of %zu events to rank %d failed", b->n, r);
-      batch_sent(b, 0);
-    }
-  batch_sent(b, 1);
-  tt_transport_promise(-1);
+  (void)last;
+  batch_fire(arg, status);
 }
 
 /* Elsewhere: the owner's statuses arrived. Reads whose bytes come here complete when they
@@ -630,14 +641,14 @@ static void describe_batch(void *arg, char *buf, size_t cap)
            (unsigned long long)b->ev[b->n - 1]->gid);
 }
 
-void tt_event_batch(cl_command_queue q)
+struct tt_batch *tt_event_batch(cl_command_queue q)
 {
   pthread_mutex_lock(&q->obj.lock);
   struct tt_events l = q->tracked;
   q->tracked = (struct tt_events){NULL, 0, 0};
   pthread_mutex_unlock(&q->obj.lock);
   if (!l.n)
-    return;
+    return NULL;
   struct batch *b = calloc(1, sizeof *b);
   cl_int *status = calloc(l.n, sizeof *status);
   if (!b || !status) {
@@ -647,7 +658,7 @@ void tt_event_batch(cl_command_queue q)
     for (size_t i = 0; i < l.n; i++)
       TT_RELEASE(l.ev[i]);
     free(l.ev);
-    return;
+    return NULL;
   }
   static bool described;
   if (!described) {
@@ -660,13 +671,29 @@ void tt_event_batch(cl_command_queue q)
   cl_event last = l.ev[l.n - 1];
   if (last->owner == tt_cluster_rank()) {
     tt_transport_promise(1);
+    /* Held by the callback and by the caller (tt_event_batch_waited). */
+    atomic_init(&b->pending, 2);
     if (tt_event_add_callback(last, CL_COMPLETE, batch_ready, b) != CL_SUCCESS)
       batch_ready(last, tt_event_wait(last), b);
-  } else if (tt_transport_irecv(TT_CH_BATCH, b->status, b->n * sizeof *b->status, last->owner,
-                                last->gid, batch_arrived, b) != 0) {
+    return (struct tt_batch *)b;
+  }
+  if (tt_transport_irecv(TT_CH_BATCH, b->status, b->n * sizeof *b->status, last->owner,
+                         last->gid, batch_arrived, b) != 0) {
     TT_WARN("receiving the statuses of %zu events from rank %d failed", b->n, last->owner);
     batch_arrived(b, 0);
   }
+  return NULL;
+}
+
+void tt_event_batch_waited(struct tt_batch *handle, cl_event waited, cl_int status)
+{
+  struct batch *b = (struct batch *)handle;
+  if (!b)
+    return;
+  if (waited == b->ev[b->n - 1] && status <= CL_COMPLETE)
+    batch_fire(b, status);
+  else
+    batch_sent(b, 1);
 }
 
 void tt_event_spread_pending(cl_event e)
@@ -713,7 +740,7 @@ static void CL_CALLBACK let_go(cl_event e, cl_int status, void *arg)
 
 void tt_event_release_queue(cl_command_queue q)
 {
-  tt_event_batch(q);
+  tt_event_batch_waited(tt_event_batch(q), NULL, CL_COMPLETE);
   pthread_mutex_lock(&q->obj.lock);
   struct tt_events l = q->spreads;
   q->spreads = (struct tt_events){NULL, 0, 0};

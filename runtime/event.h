@@ -61,7 +61,13 @@ cl_int tt_event_command_status(cl_event e);
  * - tt_event_wait_spreads(q, seq): waits until the reads of q up to command seq are done
  *   here (bytes arrived; on the owner, sent). */
 void tt_event_track(cl_event e);
-void tt_event_batch(cl_command_queue q);
+/* On the owner it returns the batch, held for the caller, who must hand it to
+ * tt_event_batch_waited (NULL elsewhere, and when there was nothing to send). */
+struct tt_batch;
+struct tt_batch *tt_event_batch(cl_command_queue q);
+/* Drops the caller's hold; when the caller's own wait on the batch's last event ended
+ * (waited, with its status), the statuses go out now rather than at the backend's callback. */
+void tt_event_batch_waited(struct tt_batch *b, cl_event waited, cl_int status);
 void tt_event_spread_pending(cl_event e);
 void tt_event_wait_spreads(cl_command_queue q, uint64_t seq);
 /* At the program's clReleaseCommandQueue (every rank alike): the tracked events go out as
