@@ -220,6 +220,27 @@ static bool mine(cl_uint j, cl_uint n, int local_rank, int local_size)
   return j == (cl_uint)local_rank % n;
 }
 
+/* Fills a device of the table from its description (owner rank r; actual: r is this one). */
+static void from_description(struct _cl_device_id *d, const unsigned char *desc, int r, bool actual)
+{
+  cl_uint total;
+  struct desc_header h;
+  memcpy(&total, desc, sizeof total);
+  memcpy(&h, desc + sizeof total, sizeof h);
+  d->rank = r;
+  d->actual = actual;
+  d->bp_index = h.bp_index;
+  d->native_index = h.native_index;
+  d->type = h.type;
+  memcpy(d->host, h.host, sizeof d->host);
+  memcpy(d->backend, h.backend, sizeof d->backend);
+  memcpy(d->backend_platform, h.backend_platform, sizeof d->backend_platform);
+  d->info = malloc(total);
+  if (d->info)
+    memcpy(d->info, desc, total);
+  d->info_len = d->info ? total : 0;
+}
+
 /* The node's catalogue (local rank 0, or a job of one rank): {u32 nbp, per backend its
  * {short name, name, library, u32 devices}, u32 ndevices, per device its description}. */
 struct catalogue_backend {
@@ -404,21 +425,8 @@ static void init(void)
     cl_uint total;
     memcpy(&total, q, sizeof total);
     if (!distributed || mine(j, nlocal_all, local_rank, local_size)) {
-      struct desc_header h;
-      memcpy(&h, q + sizeof total, sizeof h);
       struct _cl_device_id *d = &own[nown++];
-      d->rank = my_rank;
-      d->actual = true;
-      d->bp_index = h.bp_index;
-      d->native_index = h.native_index;
-      d->type = h.type;
-      memcpy(d->host, h.host, sizeof d->host);
-      memcpy(d->backend, h.backend, sizeof d->backend);
-      memcpy(d->backend_platform, h.backend_platform, sizeof d->backend_platform);
-      d->info = malloc(total);
-      if (d->info)
-        memcpy(d->info, q, total);
-      d->info_len = d->info ? total : 0;
+      from_description(d, q, my_rank, true);
       if (!distributed || local_rank == 0)
         tt_cluster_device_load(d); /* opened already: just the handles */
     }
@@ -461,23 +469,14 @@ static void init(void)
       for (cl_uint i = 0; i < c; i++, t++) {
         cl_uint total;
         memcpy(&total, q, sizeof total);
-        struct desc_header h;
-        memcpy(&h, q + sizeof total, sizeof h);
         struct _cl_device_id *d = &table[t];
         if (r == my_rank) {
-          *d = own[i];
+          /* Its backend handles, when opened already. */
+          d->bp = own[i].bp;
+          d->native = own[i].native;
           free(own[i].info);
         }
-        d->rank = r;
-        d->actual = r == my_rank;
-        d->bp_index = h.bp_index;
-        d->type = h.type;
-        memcpy(d->host, h.host, sizeof d->host);
-        memcpy(d->backend, h.backend, sizeof d->backend);
-        memcpy(d->backend_platform, h.backend_platform, sizeof d->backend_platform);
-        d->info = malloc(total);
-        memcpy(d->info, q, total);
-        d->info_len = total;
+        from_description(d, q, r, r == my_rank);
         q += total;
       }
       p += lens[r];
