@@ -99,6 +99,7 @@ static void check_departed(void)
 #define LARGE_MESSAGE ((size_t)64 << 10)
 #define HOT_NS 2000000LL
 #define HOT_FEW_CORES_NS 250000LL
+#define LARGE_BURST 128
 static int large_inflight;
 static int64_t large_activity_ns;
 /* While the host waits, only where the rank has cores to spare (4 or more in its affinity):
@@ -192,6 +193,16 @@ static void *progress_main(void *unused)
     }
     int n = 0;
     int err = MPI_Testsome(nreqs, reqs, &n, idx, st);
+    /* While a large message moves, MPI advances it by a fragment or so per call: a burst of
+     * calls keeps it moving at the wire's speed (256 MiB between two ranks of a 16-core host:
+     * 0.75-0.79 of MPI_Send with one call per turn of this loop, 0.90-0.92 with bursts of
+     * 16, 0.89-0.98 with 32, 0.93-0.95 with 128, 0.97-0.98 with 256). Threads posting
+     * messages wait for the lock meanwhile (1 MiB copies took 0.28-0.42 ms with any of them,
+     * the host's noise). */
+    for (int k = 0; k < LARGE_BURST && large_inflight > 0 && err == MPI_SUCCESS &&
+                    (n == 0 || n == MPI_UNDEFINED);
+         k++)
+      err = MPI_Testsome(nreqs, reqs, &n, idx, st);
     int ndone = 0;
     if (err != MPI_SUCCESS) {
       TT_WARN("MPI_Testsome failed (%d): a rank may have died", err);
