@@ -403,6 +403,8 @@ static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_typ
       c->d->clReleaseEvent(native);
     return err;
   }
+  if (c->actual)
+    atomic_fetch_add_explicit(&c->nq->issued, 1, memory_order_release);
   note_cmd(c, native, type, false);
   if (c->spread) {
     cl_event e = spread_event(c, native, type);
@@ -534,6 +536,39 @@ static cl_int read_in_pieces(struct cmd *c, cl_mem native, size_t offset, size_t
   return err;
 }
 
+/* A read of up to a piece of a buffer that lives in host memory of Tutti's
+ * (tt_plan_direct_memory), on a queue with nothing issued since it was last empty and with
+ * nothing left to wait for, is a copy: no command of the backend (PoCL's blocking read of 64
+ * bytes takes 35-40 us on a 16-core host; a 64-byte read reaching 4 ranks then 25 us in all).
+ * Its event is a user event, complete; not on queues that profile. */
+static bool read_from_host(struct cmd *c, cl_mem m, size_t off, size_t size, void *ptr,
+                           cl_event *ev)
+{
+  cl_mem root = m->root;
+  /* Larger reads keep their pieces: sends overlap the copy (read_in_pieces). */
+  if (!c->actual || size > SPREAD_PIECE || !root->direct || !root->direct[c->dom] || c->deps.gate ||
+      (c->q->props & CL_QUEUE_PROFILING_ENABLE) ||
+      atomic_load_explicit(&c->nq->issued, memory_order_acquire) !=
+          atomic_load_explicit(&c->nq->drained, memory_order_acquire))
+    return false;
+  for (cl_uint i = 0; i < c->deps.n; i++) {
+    cl_int st = CL_QUEUED;
+    if (c->d->clGetEventInfo(c->deps.ev[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st,
+                             NULL) != CL_SUCCESS || st != CL_COMPLETE)
+      return false;
+  }
+  cl_int err = CL_SUCCESS;
+  cl_event done = c->d->clCreateUserEvent(c->ctx->domains[c->dom].native, &err);
+  if (!done)
+    return false;
+  memcpy(ptr, (const unsigned char *)root->direct[c->dom] + m->origin + off, size);
+  c->d->clSetUserEventStatus(done, CL_COMPLETE);
+  *ev = done;
+  /* The queue stays empty: nothing was issued on it. */
+  atomic_fetch_sub_explicit(&c->nq->issued, 1, memory_order_relaxed);
+  return true;
+}
+
 cl_int CL_API_CALL tt_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer,
                                           cl_bool blocking_read, size_t offset, size_t size,
                                           void *ptr, cl_uint num_events_in_wait_list,
@@ -554,7 +589,9 @@ cl_int CL_API_CALL tt_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem
   TRY_CMD(&c, cmd_use(&c, buffer, offset, size, true, false));
   cl_event ev = NULL;
   cl_int err = CL_SUCCESS;
-  if (c.actual && c.spread && size > SPREAD_PIECE)
+  if (read_from_host(&c, buffer, offset, size, ptr, &ev))
+    ; /* done: the bytes were in host memory already */
+  else if (c.actual && c.spread && size > SPREAD_PIECE)
     err = read_in_pieces(&c, buffer->native[c.dom], offset, size, ptr, &ev);
   else if (c.actual)
     err = c.d->clEnqueueReadBuffer(c.nq->native, buffer->native[c.dom], native_blocking(&c, blocking_read), offset, size, ptr,

@@ -180,8 +180,16 @@ cl_int CL_API_CALL tt_clFinish(cl_command_queue command_queue)
     cl_int err = tt_clEnqueueMarkerWithWaitList(command_queue, 0, NULL, &m);
     if (err != CL_SUCCESS)
       return err;
+    /* Once the marker is reached, everything issued up to it is done (icd/enqueue.c reads
+     * from host memory on an empty queue). */
+    uint_fast64_t issued = command_queue->device->actual
+                               ? atomic_load_explicit(&command_queue->nq->issued, memory_order_acquire)
+                               : 0;
     struct tt_batch *b = tt_event_batch(command_queue);
-    tt_event_batch_waited(b, m, tt_event_wait(m));
+    cl_int status = tt_event_wait(m);
+    tt_event_batch_waited(b, m, status);
+    if (command_queue->device->actual && status == CL_COMPLETE)
+      atomic_store_explicit(&command_queue->nq->drained, issued, memory_order_release);
     tt_event_wait_spreads(command_queue, UINT64_MAX);
     TT_RELEASE(m);
     return CL_SUCCESS;

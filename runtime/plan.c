@@ -37,6 +37,8 @@ struct tt_nqueue *tt_nqueue_new(const cl_icd_dispatch *d, cl_command_queue nativ
   q->d = d;
   q->may_fail = false;
   atomic_init(&q->refs, 1);
+  atomic_init(&q->issued, 0);
+  atomic_init(&q->drained, 0);
   return q;
 }
 

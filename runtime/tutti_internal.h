@@ -66,6 +66,9 @@ struct tt_nqueue {
    * issued here: the backend may fail the commands after it too (runtime/plan.h). Plan
    * lock; never cleared. */
   bool may_fail;
+  /* Commands issued on it, and that count when a clFinish on it last ended: equal, nothing
+   * has been issued since the queue was last empty. */
+  atomic_uint_fast64_t issued, drained;
 };
 
 /* A memory domain of a context: the devices of one backend platform on one rank (or one
