@@ -1158,13 +1158,13 @@ cl_int tt_enqueue_check_launch(cl_command_queue q, cl_kernel kernel, cl_uint wor
 cl_int tt_enqueue_launch(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,
                          const size_t *global_work_offset, const size_t *global_work_size,
                          const size_t *local_work_size, const struct tt_launch_use *uses,
-                         size_t nuses, cl_uint num_events_in_wait_list,
+                         size_t nuses, bool part, cl_uint num_events_in_wait_list,
                          const cl_event *event_wait_list, cl_event *event)
 {
   struct cmd c;
   cmd_init(&c, command_queue);
   c.label = kernel->name;
-  c.part = uses != NULL;
+  c.part = part;
   pthread_mutex_lock(&kernel->obj.lock);
   if (!c.actual && num_events_in_wait_list == 0) {
     cl_mem stack[16] = {NULL};
@@ -1250,8 +1250,8 @@ cl_int tt_enqueue_kernel(cl_command_queue command_queue, cl_kernel kernel, cl_ui
   if (err != CL_SUCCESS)
     return err;
   return tt_enqueue_launch(command_queue, kernel, work_dim, global_work_offset, global_work_size,
-                           local_work_size, NULL, 0, num_events_in_wait_list, event_wait_list,
-                           event);
+                           local_work_size, NULL, 0, false, num_events_in_wait_list,
+                           event_wait_list, event);
 }
 
 cl_int CL_API_CALL tt_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,

@@ -169,10 +169,12 @@ cl_int tt_enqueue_kernel(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
                          const size_t *global_work_offset, const size_t *global_work_size,
                          const size_t *local_work_size, cl_uint num_events_in_wait_list,
                          const cl_event *event_wait_list, cl_event *event);
+/* A launch whose buffers are exactly uses (NULL: the kernel's arguments, whole); part: a part
+ * of a split launch (the bytes it fetches count as halo bytes, TUTTI_STATS). */
 cl_int tt_enqueue_launch(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
                          const size_t *global_work_offset, const size_t *global_work_size,
                          const size_t *local_work_size, const struct tt_launch_use *uses,
-                         size_t nuses, cl_uint num_events_in_wait_list,
+                         size_t nuses, bool part, cl_uint num_events_in_wait_list,
                          const cl_event *event_wait_list, cl_event *event);
 
 /* Slots Tutti does not implement (images, samplers, GL/D3D sharing, OpenCL 2.x). */

@@ -798,8 +798,8 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
       if (q->device->actual)
         atomic_fetch_add_explicit(&tt_stats_device(q->device->index)->parts, 1,
                                   memory_order_relaxed);
-      err = tt_enqueue_launch(q, run, dim, poff, pgws, lws3, s->uses[p].u, s->uses[p].n, nwait,
-                              wait, evs ? &evs[(*nevs)++] : NULL);
+      err = tt_enqueue_launch(q, run, dim, poff, pgws, lws3, s->uses[p].u, s->uses[p].n, true,
+                              nwait, wait, evs ? &evs[(*nevs)++] : NULL);
     }
   }
   /* Arguments back as the program set them. */
@@ -832,7 +832,7 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
           atomic_fetch_add_explicit(&tt_stats_device(q0->device->index)->reduce_bytes,
                                     rg->r[j].len, memory_order_relaxed);
         if (err == CL_SUCCESS)
-          err = tt_enqueue_launch(q0, ck, 1, NULL, &n, NULL, u, 2, 0, NULL,
+          err = tt_enqueue_launch(q0, ck, 1, NULL, &n, NULL, u, 2, false, 0, NULL,
                                   evs ? &evs[(*nevs)++] : NULL);
       }
     }
@@ -938,8 +938,8 @@ cl_int CL_API_CALL tt_clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues,
       TT_WARN("kernel '%s' runs whole on its first queue: %s", kernel->name, s.why);
     split_free(&s);
     return tt_enqueue_launch(queues[0], kernel, work_dim, global_work_offset, global_work_size,
-                             local_work_size, NULL, 0, num_events_in_wait_list, event_wait_list,
-                             event);
+                             local_work_size, NULL, 0, false, num_events_in_wait_list,
+                             event_wait_list, event);
   }
   size_t most = s.nparts + 1, nevs = 0;
   for (size_t i = 0; i < s.nparts * s.nrules; i++)

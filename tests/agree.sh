@@ -2,6 +2,7 @@
 # (a loaded machine), and with TUTTI_STRESS (random delays in the progress thread and MPI
 # polling); each run repeats the FFT pattern 300 times. Prints TAP (sourced by
 # tests/agree-N.test, which may set $groups_run to the groups it runs, default all).
+. "$top_srcdir/tests/tap.sh"
 groups=9
 echo "1..$((3 * groups))"
 n=0
@@ -22,17 +23,6 @@ for mode in plain busy stress; do
   fi
   rc=$?
   stop_busy
-  lines=$(echo "$out" | grep -E '^(not )?ok [0-9]+ - ')
-  i=1
-  while [ $i -le $groups ]; do
-    n=$((n + 1))
-    line=$(echo "$lines" | grep -E "^(not )?ok $i - " | head -n 1)
-    if [ -z "$line" ]; then
-      echo "not ok $n - group $i did not report ($mode, exit $rc)"
-    else
-      echo "$line" | sed "s/ok $i - /ok $n - /; s/)\$/, $mode)/"
-    fi
-    i=$((i + 1))
-  done
+  renumber "$out" "$groups" "$mode" "$rc"
   echo "$out" | grep -E '^# |rank [0-9]+|tutti' | grep -v '^# TUTTI' | head -n 40 | sed 's/^/# /'
 done

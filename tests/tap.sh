@@ -1,0 +1,19 @@
+# Sourced by the test scripts that run a TAP-printing program several times (tests/agree.sh,
+# tests/cluster.sh). renumber OUT COUNT NOTE RC prints the program's "ok I - ..." lines of
+# groups 1..COUNT found in OUT, numbered on from $n (which it advances), with NOTE added inside
+# each line's closing parenthesis; a group that printed nothing is "not ok", with the exit
+# status RC.
+renumber() {
+  lines=$(echo "$1" | grep -E '^(not )?ok [0-9]+ - ')
+  i=1
+  while [ "$i" -le "$2" ]; do
+    n=$((n + 1))
+    line=$(echo "$lines" | grep -E "^(not )?ok $i - " | head -n 1)
+    if [ -z "$line" ]; then
+      echo "not ok $n - group $i did not report ($3, exit $4)"
+    else
+      echo "$line" | sed "s/ok $i - /ok $n - /; s/)\$/, $3)/"
+    fi
+    i=$((i + 1))
+  done
+}
