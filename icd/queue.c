@@ -177,7 +177,7 @@ cl_int CL_API_CALL tt_clFinish(cl_command_queue command_queue)
      * their error) afterwards; then every rank waits until the bytes of the queue's reads
      * are in its host memory (and sent, on the owner). */
     cl_event m = NULL;
-    cl_int err = tt_clEnqueueMarkerWithWaitList(command_queue, 0, NULL, &m);
+    cl_int err = tt_enqueue_finish_marker(command_queue, &m);
     if (err != CL_SUCCESS)
       return err;
     /* Once the marker is reached, everything issued up to it is done (icd/enqueue.c reads
