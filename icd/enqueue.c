@@ -50,6 +50,7 @@ struct cmd {
   const cl_event *wait;
   const char *label; /* the kernel's name, else the entry point's (traces, messages) */
   bool part;         /* a part of a split launch (icd/split.c) */
+  bool on_host;      /* done by Tutti on the host, nothing issued on the queue (read_from_host) */
 };
 
 static uint64_t cmd_seq;
@@ -403,7 +404,7 @@ static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_typ
       c->d->clReleaseEvent(native);
     return err;
   }
-  if (c->actual)
+  if (c->actual && !c->on_host)
     atomic_fetch_add_explicit(&c->nq->issued, 1, memory_order_release);
   note_cmd(c, native, type, false);
   if (c->spread) {
@@ -564,8 +565,7 @@ static bool read_from_host(struct cmd *c, cl_mem m, size_t off, size_t size, voi
   memcpy(ptr, (const unsigned char *)root->direct[c->dom] + m->origin + off, size);
   c->d->clSetUserEventStatus(done, CL_COMPLETE);
   *ev = done;
-  /* The queue stays empty: nothing was issued on it. */
-  atomic_fetch_sub_explicit(&c->nq->issued, 1, memory_order_relaxed);
+  c->on_host = true; /* the queue stays empty */
   return true;
 }
 
@@ -1281,14 +1281,12 @@ cl_int CL_API_CALL tt_clEnqueueNativeKernel(cl_command_queue command_queue,
 }
 
 /* Markers and barriers: on an in-order native queue both wait for everything before them. */
-/* clFinish's marker on its owner (tt_enqueue_finish_marker): a user event, set once the
- * native queue is finished, rather than a command of the backend after the queue's last one
- * (PoCL runs it some 37 us later on a 16-core host). */
-static _Thread_local bool finish_marker;
-static _Thread_local cl_event finish_reached;
-
+/* reached: for clFinish's marker (tt_enqueue_finish_marker), whose native event on its owner
+ * is a user event handed back there (retained), set once the native queue is finished,
+ * rather than a command of the backend after the queue's last one (PoCL runs that some 37
+ * us later on a 16-core host). */
 static cl_int marker_one(cl_command_queue q, cl_uint n, const cl_event *list, cl_event *event,
-                         cl_command_type type)
+                         cl_command_type type, cl_event *reached)
 {
   struct cmd c;
   cmd_init_at(&c, q, type == CL_COMMAND_MARKER ? "tt_clEnqueueMarker" : "tt_clEnqueueBarrier");
@@ -1297,11 +1295,11 @@ static cl_int marker_one(cl_command_queue q, cl_uint n, const cl_event *list, cl
     return discarded;
   cl_int err = cmd_begin(&c, n, list);
   cl_event ev = NULL;
-  if (err == CL_SUCCESS && c.actual && finish_marker && !c.deps.n && event) {
+  if (err == CL_SUCCESS && c.actual && reached) {
     ev = c.d->clCreateUserEvent(c.ctx->domains[c.dom].native, &err);
     if (ev) {
       c.d->clRetainEvent(ev);
-      finish_reached = ev;
+      *reached = ev;
     }
   } else if (err == CL_SUCCESS && c.actual) {
     err = type == CL_COMMAND_BARRIER
@@ -1311,14 +1309,37 @@ static cl_int marker_one(cl_command_queue q, cl_uint n, const cl_event *list, cl
   return cmd_end(&c, err, ev, type, event, false);
 }
 
+/* A marker or barrier; on a queue of the aggregate device one on every member, then the
+ * queue's own after them all (icd/aggregate.c). */
+static cl_int marker(cl_command_queue q, cl_uint n, const cl_event *list, cl_event *event,
+                     cl_command_type type)
+{
+  if (q->nmembers < 2)
+    return marker_one(q, n, list, event, type, NULL);
+  cl_uint total = q->nmembers - 1 + n;
+  cl_event *all = calloc(total, sizeof *all);
+  TT_RETURN_IF(!all, CL_OUT_OF_HOST_MEMORY);
+  cl_int err = CL_SUCCESS;
+  for (cl_uint i = 1; i < q->nmembers && err == CL_SUCCESS; i++)
+    err = marker_one(q->members[i], n, list, &all[i - 1], type, NULL);
+  if (err == CL_SUCCESS) {
+    if (n)
+      memcpy(all + q->nmembers - 1, list, n * sizeof *all);
+    err = marker_one(q, total, all, event, type, NULL);
+  }
+  for (cl_uint i = 0; i + 1 < q->nmembers; i++)
+    if (all[i])
+      TT_RELEASE(all[i]);
+  free(all);
+  return err;
+}
+
 cl_int tt_enqueue_finish_marker(cl_command_queue q, cl_event *event)
 {
-  finish_marker = q->nmembers < 2;
-  finish_reached = NULL;
-  cl_int err = tt_clEnqueueMarkerWithWaitList(q, 0, NULL, event);
-  finish_marker = false;
-  cl_event reached = finish_reached;
-  finish_reached = NULL;
+  cl_event reached = NULL;
+  /* An aggregate queue's marker follows its members' (marker()). */
+  cl_int err = q->nmembers < 2 ? marker_one(q, 0, NULL, event, CL_COMMAND_MARKER, &reached)
+                               : marker(q, 0, NULL, event, CL_COMMAND_MARKER);
   if (reached) {
     /* Everything before the marker is done when the native queue is. */
     const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(reached);
@@ -1329,31 +1350,6 @@ cl_int tt_enqueue_finish_marker(cl_command_queue q, cl_event *event)
     d->clSetUserEventStatus(reached, fin == CL_SUCCESS ? CL_COMPLETE : fin);
     d->clReleaseEvent(reached);
   }
-  return err;
-}
-
-/* A marker or barrier; on a queue of the aggregate device one on every member, then the
- * queue's own after them all (icd/aggregate.c). */
-static cl_int marker(cl_command_queue q, cl_uint n, const cl_event *list, cl_event *event,
-                     cl_command_type type)
-{
-  if (q->nmembers < 2)
-    return marker_one(q, n, list, event, type);
-  cl_uint total = q->nmembers - 1 + n;
-  cl_event *all = calloc(total, sizeof *all);
-  TT_RETURN_IF(!all, CL_OUT_OF_HOST_MEMORY);
-  cl_int err = CL_SUCCESS;
-  for (cl_uint i = 1; i < q->nmembers && err == CL_SUCCESS; i++)
-    err = marker_one(q->members[i], n, list, &all[i - 1], type);
-  if (err == CL_SUCCESS) {
-    if (n)
-      memcpy(all + q->nmembers - 1, list, n * sizeof *all);
-    err = marker_one(q, total, all, event, type);
-  }
-  for (cl_uint i = 0; i + 1 < q->nmembers; i++)
-    if (all[i])
-      TT_RELEASE(all[i]);
-  free(all);
   return err;
 }
 

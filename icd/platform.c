@@ -68,19 +68,9 @@ cl_int CL_API_CALL tt_clGetPlatformInfo(cl_platform_id platform, cl_platform_inf
     n = tt_cluster_rank();
     return TT_INFO(n);
   case CL_PLATFORM_TUTTI_BACKENDS: {
+    /* The node's, as its first rank opened them (this rank may not have yet). */
     char list[4096] = "";
-    size_t len = 0;
-    if (tt_cluster_distributed()) {
-      /* The node's first rank opened them: this one may not have yet. */
-      tt_cluster_backends_text(list, sizeof list);
-      return TT_INFO_STR(list);
-    }
-    for (cl_uint i = 0; i < tt_backend_discover() && len < sizeof list; i++) {
-      struct tt_backend_platform *bp = tt_backend_get(i);
-      len += (size_t)snprintf(list + len, sizeof list - len, "%s%s: %s (%s), %u device%s",
-                              i ? "\n" : "", bp->short_name, bp->name, bp->library,
-                              bp->ndevices, bp->ndevices == 1 ? "" : "s");
-    }
+    tt_cluster_backends_text(list, sizeof list);
     return TT_INFO_STR(list);
   }
   default:

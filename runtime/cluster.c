@@ -157,8 +157,10 @@ static void append(unsigned char **buf, size_t *len, size_t *cap, const void *p,
   *len += n;
 }
 
-/* Appends the description of one actual device. */
-static void describe(struct _cl_device_id *d, unsigned char **buf, size_t *len, size_t *cap)
+/* Appends the description of one actual device: its header, and with answers, its answers
+ * to every device query (read in jobs of several ranks; one rank asks its backends). */
+static void describe(struct _cl_device_id *d, bool answers, unsigned char **buf, size_t *len,
+                     size_t *cap)
 {
   size_t start = *len;
   cl_uint total = 0;
@@ -173,7 +175,7 @@ static void describe(struct _cl_device_id *d, unsigned char **buf, size_t *len, 
   memcpy(h.backend_platform, d->backend_platform, sizeof h.backend_platform);
   append(buf, len, cap, &h, sizeof h);
   unsigned char value[8192];
-  for (size_t r = 0; r < sizeof info_ranges / sizeof info_ranges[0]; r++)
+  for (size_t r = 0; answers && r < sizeof info_ranges / sizeof info_ranges[0]; r++)
     for (cl_uint p = info_ranges[r].first; p < info_ranges[r].last; p++) {
       size_t size = 0;
       if (d->bp->d->clGetDeviceInfo(d->native, p, 0, NULL, &size) != CL_SUCCESS ||
@@ -253,7 +255,7 @@ struct catalogue_backend {
 static struct catalogue_backend *node_backends;
 static cl_uint nnode_backends;
 
-static void node_catalogue(unsigned char **buf, size_t *len)
+static void node_catalogue(bool answers, unsigned char **buf, size_t *len)
 {
   size_t cap = 0;
   cl_uint nbp = tt_backend_discover(), ndev = 0;
@@ -286,7 +288,7 @@ static void node_catalogue(unsigned char **buf, size_t *len)
       snprintf(d.host, sizeof d.host, "%s", hostname);
       snprintf(d.backend, sizeof d.backend, "%s", bp->short_name);
       snprintf(d.backend_platform, sizeof d.backend_platform, "%s", bp->name);
-      describe(&d, buf, len, &cap);
+      describe(&d, answers, buf, len, &cap);
     }
   }
 }
@@ -402,7 +404,7 @@ static void init(void)
   unsigned char *cat = NULL;
   size_t catlen = 0;
   if (!distributed || local_rank == 0)
-    node_catalogue(&cat, &catlen);
+    node_catalogue(distributed, &cat, &catlen);
   if (distributed) {
     unsigned long long n = catlen;
     MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, node);
