@@ -107,6 +107,14 @@ void tt_ann_pragmas_free(struct tt_ann_pragma *p, size_t n);
  * no definition of that kernel is found. */
 long tt_ann_kernel_params(const char *src, const char *name, struct tt_ann_param **out);
 
+/* The source with kernel `name`'s pointer parameters flagged in rebase[] (nparams entries)
+ * taking windows that start inside their buffers: each is renamed __tutti_wI, a parameter
+ * `ulong __tutti_oI` is appended for it (in parameter order), and the body starts by
+ * declaring the parameter as written, as __tutti_wI - __tutti_oI (the window's first element
+ * index), so absolute indexing works unchanged. Line numbers stay. Returns malloc'ed text, or
+ * NULL when the kernel's text cannot be edited so (comments in its parameter list, arrays). */
+char *tt_ann_rebase(const char *src, const char *name, const bool *rebase, size_t nparams);
+
 /* The -D macros of build options that have integer values (-DN=4, -D N=4, -DFLAG as 1). */
 size_t tt_ann_macros(const char *options, struct tt_ann_macro **out);
 

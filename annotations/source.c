@@ -443,3 +443,110 @@ size_t tt_ann_macros(const char *options, struct tt_ann_macro **out)
   *out = list;
   return n;
 }
+
+/* Appends n bytes of s to a growing string; false without memory. */
+static bool put(char **out, size_t *len, size_t *cap, const char *s, size_t n)
+{
+  if (*len + n + 1 > *cap) {
+    size_t c = (*len + n + 1) * 2;
+    char *g = realloc(*out, c);
+    if (!g)
+      return false;
+    *out = g;
+    *cap = c;
+  }
+  memcpy(*out + *len, s, n);
+  *len += n;
+  (*out)[*len] = 0;
+  return true;
+}
+
+char *tt_ann_rebase(const char *src, const char *name, const bool *rebase, size_t nparams)
+{
+  char found[128];
+  const char *params = src;
+  do
+    params = next_kernel(params, found, sizeof found);
+  while (params && strcmp(found, name));
+  if (!params)
+    return NULL;
+  /* Each parameter's text [b, e), and the list's closing parenthesis. */
+  const char *b[64], *e[64];
+  size_t n = 0;
+  const char *p = params, *s = params;
+  int depth = 0;
+  for (;; p++) {
+    const char *t = skip_noise(p);
+    if (t != p) {
+      /* Comments in a rebased declaration would be copied into the body: not edited. */
+      return NULL;
+    }
+    if (!*p)
+      return NULL;
+    if (*p == '(')
+      depth++;
+    else if (*p == ')' && depth)
+      depth--;
+    else if (depth == 0 && (*p == ',' || *p == ')')) {
+      if (n == 64)
+        return NULL;
+      b[n] = s;
+      e[n++] = p;
+      if (*p == ')')
+        break;
+      s = p + 1;
+    }
+  }
+  const char *close = p;
+  if (n != nparams)
+    return NULL;
+  /* The body's opening brace (attributes may come between). */
+  const char *brace = strchr(close, '{');
+  if (!brace || memchr(close, ';', (size_t)(brace - close)))
+    return NULL;
+  char *out = NULL;
+  size_t len = 0, cap = 0;
+  bool ok = put(&out, &len, &cap, src, (size_t)(params - src));
+  char buf[96];
+  for (size_t i = 0; i < n && ok; i++) {
+    if (i)
+      ok = put(&out, &len, &cap, ",", 1);
+    if (!rebase[i]) {
+      ok = ok && put(&out, &len, &cap, b[i], (size_t)(e[i] - b[i]));
+      continue;
+    }
+    /* The name is the parameter's last identifier: rename it. */
+    const char *ne = e[i];
+    while (ne > b[i] && !ident_char(ne[-1]))
+      ne--;
+    const char *nb = ne;
+    while (nb > b[i] && ident_char(nb[-1]))
+      nb--;
+    if (ne != e[i] && strspn(ne, " \t\r\n") != (size_t)(e[i] - ne))
+      ok = false; /* something after the name (an array): not edited */
+    snprintf(buf, sizeof buf, "__tutti_w%zu", i);
+    ok = ok && nb < ne && put(&out, &len, &cap, b[i], (size_t)(nb - b[i])) &&
+         put(&out, &len, &cap, buf, strlen(buf)) && put(&out, &len, &cap, ne, (size_t)(e[i] - ne));
+  }
+  for (size_t i = 0; i < n && ok; i++)
+    if (rebase[i]) {
+      snprintf(buf, sizeof buf, ", ulong __tutti_o%zu", i);
+      ok = put(&out, &len, &cap, buf, strlen(buf));
+    }
+  ok = ok && put(&out, &len, &cap, close, (size_t)(brace + 1 - close));
+  /* The parameter's own declaration, on the brace's line, pointing back by the window's
+   * start: absolute indices then land in the window. */
+  for (size_t i = 0; i < n && ok; i++)
+    if (rebase[i]) {
+      for (const char *c = b[i]; c < e[i] && ok; c++)
+        ok = put(&out, &len, &cap, isspace((unsigned char)*c) ? " " : c, 1);
+      snprintf(buf, sizeof buf, " = __tutti_w%zu - __tutti_o%zu;", i, i);
+      ok = ok && put(&out, &len, &cap, buf, strlen(buf));
+    }
+  ok = ok && put(&out, &len, &cap, brace + 1, strlen(brace + 1));
+  if (!ok) {
+    free(out);
+    return NULL;
+  }
+  return out;
+}

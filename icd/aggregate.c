@@ -125,6 +125,8 @@ cl_int tt_aggregate_device_info(cl_device_id agg, cl_device_info param_name,
     size = sizeof(cl_uint), how = COMBINE_SUM;
     break;
   case CL_DEVICE_GLOBAL_MEM_SIZE:
+  /* A buffer larger than any member spreads over them (windows, runtime/window.h). */
+  case CL_DEVICE_MAX_MEM_ALLOC_SIZE:
     size = sizeof(cl_ulong), how = COMBINE_SUM;
     break;
   /* The members' smallest limits; alignment: the largest any member needs. */
@@ -133,7 +135,6 @@ cl_int tt_aggregate_device_info(cl_device_id agg, cl_device_info param_name,
   case CL_DEVICE_PROFILING_TIMER_RESOLUTION:
     size = sizeof(size_t), how = COMBINE_MIN;
     break;
-  case CL_DEVICE_MAX_MEM_ALLOC_SIZE:
   case CL_DEVICE_LOCAL_MEM_SIZE:
   case CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE:
   case CL_DEVICE_GLOBAL_MEM_CACHE_SIZE:

@@ -12,6 +12,7 @@
 
 #include "runtime/event.h"
 #include "runtime/plan.h"
+#include "runtime/window.h"
 #include "runtime/stats.h"
 #include "runtime/trace.h"
 #include "runtime/transport.h"
@@ -136,6 +137,23 @@ static cl_int cmd_use(struct cmd *c, cl_mem m, size_t off, size_t len, bool read
   }
   c->uses[c->nuses++] = (struct use){m, off, len, reads, writes};
   return tt_plan_use(&c->deps, c->ctx, c->dom, c->nq, m, off, len, reads, writes);
+}
+
+/* The native buffer holding m's bytes [*off, *off+len) in an actual command's domain, once
+ * its uses are planned; *off becomes their offset in it (runtime/window.h). whole: the
+ * command addresses the buffer otherwise than by one byte range (rectangles, maps,
+ * migrations), so a windowed buffer gets one window over all its bytes there. */
+static cl_mem native_at(struct cmd *c, cl_mem m, size_t *off, size_t len, bool whole,
+                        cl_int *err)
+{
+  struct tt_place p;
+  *err = whole ? tt_window_place(m, c->dom, 0, m->size, &p)
+               : tt_window_place(m, c->dom, *off, len, &p);
+  if (*err != CL_SUCCESS)
+    return NULL;
+  if (!whole)
+    *off = p.off;
+  return p.native;
 }
 
 /* Reads reaching every rank travel in pieces: the owner sends a piece as soon as its part of
@@ -545,12 +563,13 @@ static cl_int read_in_pieces(struct cmd *c, cl_mem native, size_t offset, size_t
 static bool read_from_host(struct cmd *c, cl_mem m, size_t off, size_t size, void *ptr,
                            cl_event *ev)
 {
-  cl_mem root = m->root;
   /* Larger reads keep their pieces: sends overlap the copy (read_in_pieces). */
-  if (!c->actual || size > SPREAD_PIECE || !root->direct || !root->direct[c->dom] || c->deps.gate ||
+  struct tt_place at;
+  if (!c->actual || size > SPREAD_PIECE || c->deps.gate ||
       (c->q->props & CL_QUEUE_PROFILING_ENABLE) ||
       atomic_load_explicit(&c->nq->issued, memory_order_acquire) !=
-          atomic_load_explicit(&c->nq->drained, memory_order_acquire))
+          atomic_load_explicit(&c->nq->drained, memory_order_acquire) ||
+      tt_window_place(m, c->dom, off, size, &at) != CL_SUCCESS || !at.host)
     return false;
   for (cl_uint i = 0; i < c->deps.n; i++) {
     cl_int st = CL_QUEUED;
@@ -562,7 +581,7 @@ static bool read_from_host(struct cmd *c, cl_mem m, size_t off, size_t size, voi
   cl_event done = c->d->clCreateUserEvent(c->ctx->domains[c->dom].native, &err);
   if (!done)
     return false;
-  memcpy(ptr, (const unsigned char *)root->direct[c->dom] + m->origin + off, size);
+  memcpy(ptr, at.host, size);
   c->d->clSetUserEventStatus(done, CL_COMPLETE);
   *ev = done;
   c->on_host = true; /* the queue stays empty */
@@ -589,12 +608,16 @@ cl_int CL_API_CALL tt_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem
   TRY_CMD(&c, cmd_use(&c, buffer, offset, size, true, false));
   cl_event ev = NULL;
   cl_int err = CL_SUCCESS;
+  size_t at = offset;
+  cl_mem nat = NULL;
   if (read_from_host(&c, buffer, offset, size, ptr, &ev))
     ; /* done: the bytes were in host memory already */
+  else if (c.actual && !(nat = native_at(&c, buffer, &at, size, false, &err)))
+    ;
   else if (c.actual && c.spread && size > SPREAD_PIECE)
-    err = read_in_pieces(&c, buffer->native[c.dom], offset, size, ptr, &ev);
+    err = read_in_pieces(&c, nat, at, size, ptr, &ev);
   else if (c.actual)
-    err = c.d->clEnqueueReadBuffer(c.nq->native, buffer->native[c.dom], native_blocking(&c, blocking_read), offset, size, ptr,
+    err = c.d->clEnqueueReadBuffer(c.nq->native, nat, native_blocking(&c, blocking_read), at, size, ptr,
                                    c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, blocking_read));
   err = cmd_end(&c, err, ev, CL_COMMAND_READ_BUFFER, event, blocking_read);
   for (size_t i = 0; i < c.npiece_ev; i++)
@@ -624,7 +647,10 @@ cl_int CL_API_CALL tt_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_me
   TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
   TRY_CMD(&c, cmd_use(&c, buffer, offset, size, false, true));
   cl_event ev = NULL;
-  cl_int err = !c.actual ? CL_SUCCESS : c.d->clEnqueueWriteBuffer(c.nq->native, buffer->native[c.dom], native_blocking(&c, blocking_write), offset, size,
+  cl_int err = CL_SUCCESS;
+  cl_mem nat = c.actual ? native_at(&c, buffer, &offset, size, false, &err) : NULL;
+  if (nat)
+    err = c.d->clEnqueueWriteBuffer(c.nq->native, nat, native_blocking(&c, blocking_write), offset, size,
                                          ptr, c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, blocking_write));
   return cmd_end(&c, err, ev, CL_COMMAND_WRITE_BUFFER, event, blocking_write);
 }
@@ -657,8 +683,11 @@ cl_int CL_API_CALL tt_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem
   TRY_CMD(&c, cmd_use(&c, src_buffer, src_offset, size, true, false));
   TRY_CMD(&c, cmd_use(&c, dst_buffer, dst_offset, size, false, true));
   cl_event ev = NULL;
-  cl_int err = !c.actual ? CL_SUCCESS : c.d->clEnqueueCopyBuffer(c.nq->native, src_buffer->native[c.dom],
-                                        dst_buffer->native[c.dom], src_offset, dst_offset, size,
+  cl_int err = CL_SUCCESS;
+  cl_mem sn = c.actual ? native_at(&c, src_buffer, &src_offset, size, false, &err) : NULL;
+  cl_mem dn = sn ? native_at(&c, dst_buffer, &dst_offset, size, false, &err) : NULL;
+  if (dn)
+    err = c.d->clEnqueueCopyBuffer(c.nq->native, sn, dn, src_offset, dst_offset, size,
                                         c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, false));
   return cmd_end(&c, err, ev, CL_COMMAND_COPY_BUFFER, event, false);
 }
@@ -742,7 +771,10 @@ cl_int CL_API_CALL tt_clEnqueueReadBufferRect(cl_command_queue command_queue, cl
   TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
   TRY_CMD(&c, cmd_use(&c, buffer, off, len, true, false));
   cl_event ev = NULL;
-  cl_int err = !c.actual ? CL_SUCCESS : c.d->clEnqueueReadBufferRect(c.nq->native, buffer->native[c.dom], CL_FALSE, buffer_origin, host_origin, region, buffer_row_pitch,
+  cl_int err = CL_SUCCESS;
+  cl_mem nat = c.actual ? native_at(&c, buffer, &off, len, true, &err) : NULL;
+  if (nat)
+    err = c.d->clEnqueueReadBufferRect(c.nq->native, nat, CL_FALSE, buffer_origin, host_origin, region, buffer_row_pitch,
       buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, blocking_read));
   return cmd_end(&c, err, ev, CL_COMMAND_READ_BUFFER_RECT, event, blocking_read);
 }
@@ -772,7 +804,10 @@ cl_int CL_API_CALL tt_clEnqueueWriteBufferRect(cl_command_queue command_queue, c
   /* The rectangle may leave gaps inside its span: those bytes must arrive too. */
   TRY_CMD(&c, cmd_use(&c, buffer, off, len, true, true));
   cl_event ev = NULL;
-  cl_int err = !c.actual ? CL_SUCCESS : c.d->clEnqueueWriteBufferRect(c.nq->native, buffer->native[c.dom], CL_FALSE, buffer_origin, host_origin, region, buffer_row_pitch,
+  cl_int err = CL_SUCCESS;
+  cl_mem nat = c.actual ? native_at(&c, buffer, &off, len, true, &err) : NULL;
+  if (nat)
+    err = c.d->clEnqueueWriteBufferRect(c.nq->native, nat, CL_FALSE, buffer_origin, host_origin, region, buffer_row_pitch,
       buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, blocking_write));
   return cmd_end(&c, err, ev, CL_COMMAND_WRITE_BUFFER_RECT, event, blocking_write);
 }
@@ -829,7 +864,11 @@ cl_int CL_API_CALL tt_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl
   TRY_CMD(&c, cmd_use(&c, src_buffer, soff, slen, true, false));
   TRY_CMD(&c, cmd_use(&c, dst_buffer, doff, dlen, true, true));
   cl_event ev = NULL;
-  cl_int err = !c.actual ? CL_SUCCESS : c.d->clEnqueueCopyBufferRect(c.nq->native, src_buffer->native[c.dom], dst_buffer->native[c.dom], src_origin, dst_origin, region,
+  cl_int err = CL_SUCCESS;
+  cl_mem sn = c.actual ? native_at(&c, src_buffer, &soff, slen, true, &err) : NULL;
+  cl_mem dn = sn ? native_at(&c, dst_buffer, &doff, dlen, true, &err) : NULL;
+  if (dn)
+    err = c.d->clEnqueueCopyBufferRect(c.nq->native, sn, dn, src_origin, dst_origin, region,
       src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, c.deps.n, cmd_wait_list(&c),
       want_event(&c, &ev, event, false));
   return cmd_end(&c, err, ev, CL_COMMAND_COPY_BUFFER_RECT, event, false);
@@ -861,7 +900,10 @@ cl_int CL_API_CALL tt_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem
   TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
   TRY_CMD(&c, cmd_use(&c, buffer, offset, size, false, true));
   cl_event ev = NULL;
-  cl_int err = !c.actual ? CL_SUCCESS : c.d->clEnqueueFillBuffer(c.nq->native, buffer->native[c.dom], pattern, pattern_size, offset,
+  cl_int err = CL_SUCCESS;
+  cl_mem nat = c.actual ? native_at(&c, buffer, &offset, size, false, &err) : NULL;
+  if (nat)
+    err = c.d->clEnqueueFillBuffer(c.nq->native, nat, pattern, pattern_size, offset,
                                         size, c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, false));
   return cmd_end(&c, err, ev, CL_COMMAND_FILL_BUFFER, event, false);
 }
@@ -918,8 +960,10 @@ void *CL_API_CALL tt_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem b
     err = cmd_use(&c, buffer, offset, size, !invalidate, false);
   cl_event ev = NULL;
   bool owned = false;
-  if (err == CL_SUCCESS && c.actual) {
-    p = c.d->clEnqueueMapBuffer(c.nq->native, buffer->native[c.dom], CL_FALSE, map_flags, offset,
+  size_t at = offset;
+  cl_mem nat = err == CL_SUCCESS && c.actual ? native_at(&c, buffer, &at, size, true, &err) : NULL;
+  if (nat) {
+    p = c.d->clEnqueueMapBuffer(c.nq->native, nat, CL_FALSE, map_flags, offset,
                                 size, c.deps.n, cmd_wait_list(&c),
                                 want_event(&c, &ev, event, blocking_map), &err);
   } else if (err == CL_SUCCESS) {
@@ -998,8 +1042,11 @@ cl_int CL_API_CALL tt_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl
   if (err == CL_SUCCESS)
     err = cmd_use(&c, memobj, rec->offset, rec->size, false, rec->writes);
   cl_event ev = NULL;
-  if (err == CL_SUCCESS && c.actual)
-    err = c.d->clEnqueueUnmapMemObject(c.nq->native, memobj->native[c.dom], mapped_ptr, c.deps.n,
+  size_t at = rec->offset;
+  cl_mem nat = err == CL_SUCCESS && c.actual ? native_at(&c, memobj, &at, rec->size, true, &err)
+                                             : NULL;
+  if (nat)
+    err = c.d->clEnqueueUnmapMemObject(c.nq->native, nat, mapped_ptr, c.deps.n,
                                        cmd_wait_list(&c), want_event(&c, &ev, event, false));
   if (err == CL_SUCCESS) {
     atomic_fetch_sub(&memobj->map_count, 1);
@@ -1049,9 +1096,11 @@ cl_int CL_API_CALL tt_clEnqueueMigrateMemObjects(cl_command_queue command_queue,
    * newest bytes come here now (or nothing comes, when the content may be undefined). */
   bool to_device = !(flags & CL_MIGRATE_MEM_OBJECT_HOST);
   for (cl_uint i = 0; i < num_mem_objects && err == CL_SUCCESS; i++) {
-    nm[i] = mem_objects[i]->native[c.dom];
     err = cmd_use(&c, mem_objects[i], 0, mem_objects[i]->size, to_device && !undefined,
                   undefined);
+    size_t at = 0;
+    if (err == CL_SUCCESS && c.actual)
+      nm[i] = native_at(&c, mem_objects[i], &at, mem_objects[i]->size, true, &err);
   }
   cl_event ev = NULL;
   if (err == CL_SUCCESS && c.actual)
@@ -1145,7 +1194,7 @@ cl_int tt_enqueue_check_launch(cl_command_queue q, cl_kernel kernel, cl_uint wor
     struct tt_kernel_arg *a = &kernel->args[i];
     if (!a->set || (a->mem && (!tt_object_valid(a->mem, TT_MEM) || a->mem->obj.id != a->mem_id)))
       argerr = CL_INVALID_KERNEL_ARGS;
-    else if (a->mem && q->device->actual && !a->mem->native[q->domain])
+    else if (a->mem && q->device->actual && !a->mem->native[q->domain] && !tt_windowed(a->mem))
       argerr = CL_MISALIGNED_SUB_BUFFER_OFFSET;
   }
   if (argerr == CL_SUCCESS)
@@ -1155,10 +1204,48 @@ cl_int tt_enqueue_check_launch(cl_command_queue q, cl_kernel kernel, cl_uint wor
   return CL_SUCCESS;
 }
 
+/* A launch's windowed buffer arguments, set on the native kernel: their window in the
+ * command's domain (tt_enqueue_launch says which); a rebased argument's offset argument
+ * gets the window's first element (caller holds the kernel's lock). */
+static cl_int window_args(struct cmd *c, cl_kernel k, const struct tt_launch_use *uses,
+                          size_t nuses, const struct tt_rebase *rebase)
+{
+  for (cl_uint i = 0; i < k->nargs; i++) {
+    cl_mem m = k->args[i].kind == TT_ARG_MEM ? k->args[i].mem : NULL;
+    if (!m || !tt_windowed(m))
+      continue;
+    bool rebased = rebase && i < 64 && rebase[i].offset_arg;
+    size_t lo = 0, hi = m->size;
+    if (rebased) {
+      lo = SIZE_MAX;
+      hi = 0;
+      for (size_t u = 0; u < nuses; u++)
+        if (uses[u].mem == m) {
+          lo = uses[u].off < lo ? uses[u].off : lo;
+          hi = uses[u].off + uses[u].len > hi ? uses[u].off + uses[u].len : hi;
+        }
+      if (lo >= hi)
+        lo = 0, hi = 1;
+    }
+    struct tt_place p;
+    cl_int err = tt_window_place(m, c->dom, lo, hi - lo, &p);
+    if (err == CL_SUCCESS)
+      err = c->d->clSetKernelArg(k->native[c->dom], i, sizeof p.native, &p.native);
+    if (err == CL_SUCCESS && rebased) {
+      cl_ulong first = p.window_lo / rebase[i].elem_size;
+      err = c->d->clSetKernelArg(k->native[c->dom], rebase[i].offset_arg, sizeof first, &first);
+    }
+    if (err != CL_SUCCESS)
+      return err;
+  }
+  return CL_SUCCESS;
+}
+
 cl_int tt_enqueue_launch(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,
                          const size_t *global_work_offset, const size_t *global_work_size,
                          const size_t *local_work_size, const struct tt_launch_use *uses,
-                         size_t nuses, bool part, cl_uint num_events_in_wait_list,
+                         size_t nuses, bool part, const struct tt_rebase *rebase,
+                         cl_uint num_events_in_wait_list,
                          const cl_event *event_wait_list, cl_event *event)
 {
   struct cmd c;
@@ -1199,12 +1286,14 @@ cl_int tt_enqueue_launch(cl_command_queue command_queue, cl_kernel kernel, cl_ui
     bool writes = !a->is_const && !(a->mem->flags & CL_MEM_READ_ONLY);
     err = cmd_use(&c, a->mem, 0, a->mem->size, true, writes);
   }
-  pthread_mutex_unlock(&kernel->obj.lock);
   cl_event ev = NULL;
+  if (err == CL_SUCCESS && c.actual)
+    err = window_args(&c, kernel, uses, nuses, rebase);
   if (err == CL_SUCCESS && c.actual)
     err = c.d->clEnqueueNDRangeKernel(c.nq->native, kernel->native[c.dom], work_dim, global_work_offset,
                                       global_work_size, local_work_size, c.deps.n,
                                       cmd_wait_list(&c), want_event(&c, &ev, event, false));
+  pthread_mutex_unlock(&kernel->obj.lock);
   return cmd_end(&c, err, ev, CL_COMMAND_NDRANGE_KERNEL, event, false);
 }
 
@@ -1250,7 +1339,7 @@ cl_int tt_enqueue_kernel(cl_command_queue command_queue, cl_kernel kernel, cl_ui
   if (err != CL_SUCCESS)
     return err;
   return tt_enqueue_launch(command_queue, kernel, work_dim, global_work_offset, global_work_size,
-                           local_work_size, NULL, 0, false, num_events_in_wait_list,
+                           local_work_size, NULL, 0, false, NULL, num_events_in_wait_list,
                            event_wait_list, event);
 }
 

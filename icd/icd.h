@@ -169,12 +169,21 @@ cl_int tt_enqueue_kernel(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
                          const size_t *global_work_offset, const size_t *global_work_size,
                          const size_t *local_work_size, cl_uint num_events_in_wait_list,
                          const cl_event *event_wait_list, cl_event *event);
+/* A kernel parameter taking a window of a windowed buffer (runtime/window.h): the argument
+ * that gets the window's first element index, and the element's size. */
+struct tt_rebase {
+  cl_uint offset_arg; /* 0: not rebased */
+  uint32_t elem_size;
+};
 /* A launch whose buffers are exactly uses (NULL: the kernel's arguments, whole); part: a part
- * of a split launch (the bytes it fetches count as halo bytes, TUTTI_STATS). */
+ * of a split launch (the bytes it fetches count as halo bytes, TUTTI_STATS). Windowed
+ * buffers among its arguments get a window over all their bytes in the queue's domain, or,
+ * for arguments i with rebase[i].offset_arg, the window over what uses name of them. */
 cl_int tt_enqueue_launch(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
                          const size_t *global_work_offset, const size_t *global_work_size,
                          const size_t *local_work_size, const struct tt_launch_use *uses,
-                         size_t nuses, bool part, cl_uint num_events_in_wait_list,
+                         size_t nuses, bool part, const struct tt_rebase *rebase,
+                         cl_uint num_events_in_wait_list,
                          const cl_event *event_wait_list, cl_event *event);
 
 /* clFinish's marker on q (a job of several ranks): clEnqueueMarkerWithWaitList on every rank

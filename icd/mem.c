@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "runtime/plan.h"
+#include "runtime/window.h"
 #include "runtime/rangemap.h"
 
 #define ACCESS_FLAGS (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY)
@@ -50,14 +51,6 @@ static void CL_CALLBACK native_destructor(cl_mem native, void *data)
   destructor_step(data);
 }
 
-/* Buffers in memory of Tutti's (tt_plan_direct_memory) start at a page. */
-#define DIRECT_ALIGN ((size_t)4096)
-
-static void CL_CALLBACK free_direct(cl_mem native, void *mem)
-{
-  (void)native;
-  free(mem);
-}
 
 static bool one_bit_at_most(cl_mem_flags f)
 {
@@ -84,23 +77,34 @@ static void destroy_mem(struct tt_object *o)
     tt_plan_unlock();
     tt_split_mem_free(m);
   }
+  /* Every native buffer: one per domain, or a windowed buffer's windows. */
+  cl_mem *natives = NULL;
+  size_t nn = 0;
+  if (m->root == m) {
+    tt_plan_lock();
+    tt_window_take_all(m, &natives, &nn);
+    tt_plan_unlock();
+  } else {
+    atomic_fetch_sub(&m->root->nsubs, 1);
+  }
+  if (!natives && m->native && (natives = malloc(m->context->ndomains * sizeof *natives)))
+    for (cl_uint i = 0; i < m->context->ndomains; i++)
+      if (m->native[i])
+        natives[nn++] = m->native[i];
   struct destructor_call *calls = m->destructors ? calloc(1, sizeof *calls) : NULL;
   if (calls) {
     calls->list = m->destructors;
     calls->mem = m;
     m->destructors = NULL;
-    cl_uint n = 1;
-    for (cl_uint i = 0; m->native && i < m->context->ndomains; i++)
-      n += m->native[i] != NULL;
-    atomic_init(&calls->pending, n);
-    for (cl_uint i = 0; m->native && i < m->context->ndomains; i++)
-      if (m->native[i] && m->context->domains[i].bp->d->clSetMemObjectDestructorCallback(
-                              m->native[i], native_destructor, calls) != CL_SUCCESS)
+    atomic_init(&calls->pending, (cl_uint)nn + 1);
+    for (size_t i = 0; i < nn; i++)
+      if (TT_NATIVE_DISPATCH(natives[i])->clSetMemObjectDestructorCallback(
+              natives[i], native_destructor, calls) != CL_SUCCESS)
         destructor_step(calls);
   }
-  for (cl_uint i = 0; m->native && i < m->context->ndomains; i++)
-    if (m->native[i])
-      m->context->domains[i].bp->d->clReleaseMemObject(m->native[i]);
+  for (size_t i = 0; i < nn; i++)
+    TT_NATIVE_DISPATCH(natives[i])->clReleaseMemObject(natives[i]);
+  free(natives);
   if (calls)
     destructor_step(calls);
   while (m->destructors) { /* out of memory above: they cannot run */
@@ -161,10 +165,19 @@ cl_mem CL_API_CALL tt_clCreateBuffer(cl_context context, cl_mem_flags flags, siz
     tt_device_query(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max, &max, NULL);
     fits = size <= max;
   }
-  TT_GOTO_IF(!fits, CL_INVALID_BUFFER_SIZE);
   /* CL_INVALID_HOST_PTR if host_ptr is NULL and CL_MEM_USE_HOST_PTR or CL_MEM_COPY_HOST_PTR
    * are set in flags, or if host_ptr is not NULL but they are not set. */
   bool wants_ptr = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
+  /* The aggregate device allocates up to its members' sum: such a buffer is windowed from
+   * the start (each member holds the parts it uses). Not with host memory of the program's:
+   * its bytes would have to live whole somewhere. */
+  bool spread = false;
+  if (!fits && context->aggregate && !wants_ptr) {
+    cl_ulong max = 0;
+    tt_clGetDeviceInfo(context->aggregate, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max, &max, NULL);
+    spread = size <= max;
+  }
+  TT_GOTO_IF(!fits && !spread, CL_INVALID_BUFFER_SIZE);
   TT_GOTO_IF(wants_ptr != (host_ptr != NULL), CL_INVALID_HOST_PTR);
   m = alloc_mem(context, flags ? flags : CL_MEM_READ_WRITE, size);
   TT_GOTO_IF(!m, CL_OUT_OF_HOST_MEMORY);
@@ -175,36 +188,22 @@ cl_mem CL_API_CALL tt_clCreateBuffer(cl_context context, cl_mem_flags flags, siz
   m->latest = tt_rangemap_new(size, context->ndomains >= 64 ? ~(tt_holders)0
                                                             : ((tt_holders)1 << context->ndomains) - 1);
   TT_GOTO_IF(!m->latest, CL_OUT_OF_HOST_MEMORY);
-  for (cl_uint i = 0; i < context->ndomains; i++) {
+  if (spread) {
+    tt_plan_lock();
+    tt_window_enable(m);
+    tt_plan_unlock();
+    TT_GOTO_IF(!tt_windowed(m), CL_OUT_OF_HOST_MEMORY);
+  }
+  for (cl_uint i = 0; i < context->ndomains && !spread; i++) {
     struct tt_domain *dm = &context->domains[i];
     if (!dm->local)
       continue;
-    cl_mem_flags nflags = flags;
-    void *nptr = host_ptr;
-    if (!(flags & CL_MEM_USE_HOST_PTR) && tt_plan_direct_memory(context, i)) {
-      /* The buffer lives in memory of Tutti's: transfers between ranks move it directly. */
+    void *host = NULL;
+    m->native[i] = tt_window_native_new(context, i, flags, size, host_ptr, &host, &err);
+    if (host) {
       TT_GOTO_IF(!m->direct && !(m->direct = calloc(context->ndomains, sizeof *m->direct)),
                  CL_OUT_OF_HOST_MEMORY);
-      nptr = m->direct[i] = aligned_alloc(DIRECT_ALIGN, (size + DIRECT_ALIGN - 1) &
-                                                            ~(size_t)(DIRECT_ALIGN - 1));
-      TT_GOTO_IF(!nptr, CL_OUT_OF_HOST_MEMORY);
-      if (flags & CL_MEM_COPY_HOST_PTR)
-        memcpy(nptr, host_ptr, size);
-      nflags = (flags & ~(cl_mem_flags)(CL_MEM_COPY_HOST_PTR | CL_MEM_ALLOC_HOST_PTR)) |
-               CL_MEM_USE_HOST_PTR;
-    }
-    m->native[i] = dm->bp->d->clCreateBuffer(dm->native, nflags, size, nptr, &err);
-    if (nptr != host_ptr) {
-      /* The memory goes when the backend's buffer does (its commands may outlive ours). */
-      if (m->native[i] && (err = dm->bp->d->clSetMemObjectDestructorCallback(
-                               m->native[i], free_direct, nptr)) != CL_SUCCESS) {
-        dm->bp->d->clReleaseMemObject(m->native[i]);
-        m->native[i] = NULL;
-      }
-      if (!m->native[i]) {
-        free(nptr);
-        m->direct[i] = NULL;
-      }
+      m->direct[i] = host;
     }
     if (!m->native[i]) {
       TT_LOG(TT_LOG_ERR, "clCreateBuffer: %zu bytes on %s: %s", size, dm->bp->short_name,
@@ -280,11 +279,22 @@ cl_mem CL_API_CALL tt_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
   if (buffer->host_ptr)
     m->host_ptr = (char *)buffer->host_ptr + r->origin;
   cl_mem_flags native_flags = flags & ~(cl_mem_flags)HOST_PTR_FLAGS;
+  atomic_fetch_add(&buffer->nsubs, 1);
   for (cl_uint i = 0; i < ctx->ndomains; i++) {
     struct tt_domain *dm = &ctx->domains[i];
     if (!dm->local)
       continue;
-    m->native[i] = dm->bp->d->clCreateSubBuffer(buffer->native[i], native_flags,
+    /* A windowed buffer's sub-buffers come from a window over all its bytes (which stays:
+     * windows only ever widen). */
+    struct tt_place whole = {buffer->native[i], 0, NULL, 0};
+    if (tt_windowed(buffer)) {
+      tt_plan_lock();
+      err = tt_window_place(buffer, i, 0, buffer->size, &whole);
+      tt_plan_unlock();
+      if (err != CL_SUCCESS)
+        goto out;
+    }
+    m->native[i] = dm->bp->d->clCreateSubBuffer(whole.native, native_flags,
                                                 CL_BUFFER_CREATE_TYPE_REGION, r, &err);
     if (!m->native[i]) {
       /* A backend may refuse an origin that another device of the context accepts: the

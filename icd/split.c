@@ -20,6 +20,7 @@
 #include "runtime/check.h"
 #include "runtime/plan.h"
 #include "runtime/stats.h"
+#include "runtime/window.h"
 
 /* Reads with more rows than this are fetched as their hull (never writes: a write records
  * exactly what it names). */
@@ -41,6 +42,8 @@ struct tt_variant {
   enum variant_kind kind;
   cl_uint work_dim;
   size_t off[3], gws[3], lws[3];
+  bool prelude;    /* answers the whole launch's builtins */
+  uint64_t rebase; /* parameters taking windows (bit i: parameter i) */
   size_t rule;
   cl_program program;
   cl_kernel kernel;
@@ -251,6 +254,8 @@ cl_int CL_API_CALL tt_clSetBufferDistributionTUTTI(cl_mem buffer, const cl_tutti
   tt_plan_lock();
   tt_split_mem_free(buffer);
   buffer->dist = t;
+  /* A device then holds windows of it, not all of it (when it holds nothing yet). */
+  tt_window_enable(buffer);
   tt_plan_unlock();
   return CL_SUCCESS;
 }
@@ -590,33 +595,63 @@ static cl_int build_variant(cl_kernel k, const char *src, const char *options, c
   return err;
 }
 
-/* The kernel's variant for a launch shape: the program with a prelude that answers
- * get_global_offset, get_global_size, get_num_groups and get_group_id for the whole launch
- * (a part runs with the global offset of its first work-group, so get_global_id is right
- * natively). Built once per shape; every rank builds it at the same step. */
-static cl_int shape_variant(cl_kernel k, cl_uint dim, const size_t *off, const size_t *gws,
-                            const size_t *lws, cl_kernel *out)
+/* The kernel's variant for its parts: with prelude, the program with a prelude that
+ * answers get_global_offset, get_global_size, get_num_groups and get_group_id for the whole
+ * launch of this shape (a part runs with the global offset of its first work-group, so
+ * get_global_id is right natively); with *rebase, its parameters flagged there take windows
+ * (tt_ann_rebase; *rebase becomes 0 when the source cannot be edited so). Built once per
+ * shape and parameters; every rank builds it at the same step. */
+static cl_int variant(cl_kernel k, cl_uint dim, const size_t *off, const size_t *gws,
+                      const size_t *lws, bool prelude, uint64_t *rebase, cl_kernel *out)
 {
+  static const size_t none[3] = {0, 0, 0};
+  if (!prelude) {
+    dim = 0;
+    off = gws = lws = none;
+  }
   for (struct tt_variant *v = k->variants; v; v = v->next)
-    if (v->kind == VARIANT_SHAPE && v->work_dim == dim && !memcmp(v->off, off, sizeof v->off) &&
+    if (v->kind == VARIANT_SHAPE && v->prelude == prelude && v->rebase == *rebase &&
+        v->work_dim == dim && !memcmp(v->off, off, sizeof v->off) &&
         !memcmp(v->gws, gws, sizeof v->gws) && !memcmp(v->lws, lws, sizeof v->lws)) {
       *out = v->kernel;
       return CL_SUCCESS;
     }
-  struct tt_variant *v = calloc(1, sizeof *v);
   const char *src = k->program->stripped;
+  char *edited = NULL;
+  if (*rebase) {
+    bool flags[64] = {false};
+    for (cl_uint i = 0; i < k->nargs && i < 64; i++)
+      flags[i] = *rebase >> i & 1;
+    edited = tt_ann_rebase(src, k->name, flags, k->nargs);
+    if (edited)
+      src = edited;
+    else
+      TT_LOG(TT_LOG_PLAN, "kernel '%s': its parameters cannot take windows (the source's "
+             "parameter list is not plain): its parts use whole buffers", k->name);
+    *rebase = edited ? *rebase : 0;
+    if (!*rebase && !prelude) {
+      *out = k;
+      return CL_SUCCESS;
+    }
+  }
+  struct tt_variant *v = calloc(1, sizeof *v);
   size_t len = strlen(src) + 2048;
   char *text = malloc(len);
   if (!v || !text) {
     free(v);
     free(text);
+    free(edited);
     return CL_OUT_OF_HOST_MEMORY;
   }
-  *v = (struct tt_variant){.kind = VARIANT_SHAPE, .work_dim = dim};
+  *v = (struct tt_variant){.kind = VARIANT_SHAPE, .work_dim = dim, .prelude = prelude,
+                           .rebase = *rebase};
   memcpy(v->off, off, sizeof v->off);
   memcpy(v->gws, gws, sizeof v->gws);
   memcpy(v->lws, lws, sizeof v->lws);
-  snprintf(text, len,
+  if (!prelude)
+    snprintf(text, len, "%s", src);
+  else
+    snprintf(text, len,
            "size_t __tutti_global_offset(uint d) { return d == 0 ? %zuUL : d == 1 ? %zuUL : "
            "d == 2 ? %zuUL : 0; }\n"
            "size_t __tutti_global_size(uint d) { return d == 0 ? %zuUL : d == 1 ? %zuUL : "
@@ -631,6 +666,7 @@ static cl_int shape_variant(cl_kernel k, cl_uint dim, const size_t *off, const s
            "#define get_group_id(d) __tutti_group_id(d)\n"
            "#line 1\n%s",
            off[0], off[1], off[2], gws[0], gws[1], gws[2], src);
+  free(edited);
   cl_int err = build_variant(k, text, k->program->options, k->name, v);
   free(text);
   v->next = k->variants;
@@ -749,11 +785,31 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
     gws3[d] = gws[d];
     lws3[d] = lws[d];
   }
-  if (!whole && uses_whole_launch_builtins(k->program->stripped)) {
-    err = shape_variant(k, dim, off3, gws3, lws3, &run);
-    for (cl_uint i = 0; i < k->nargs && err == CL_SUCCESS; i++)
-      err = copy_arg(k, run, i);
+  /* Windowed buffers of built-in element types take windows of what each part uses (the
+   * others, whole ones). */
+  uint64_t rebase = 0;
+  for (cl_uint i = 0; i < k->nargs && i < 64 && !whole; i++) {
+    const struct tt_kernel_arg *a = &k->args[i];
+    uint32_t es = k->params[i].size;
+    if (a->kind == TT_ARG_MEM && a->mem && tt_windowed(a->mem) && k->params[i].pointer &&
+        es && es <= 128 && !(es & (es - 1)) && reduce_rule_of(k->ann, i) == SIZE_MAX)
+      rebase |= (uint64_t)1 << i;
   }
+  bool prelude = !whole && uses_whole_launch_builtins(k->program->stripped);
+  if (prelude || rebase)
+    err = variant(k, dim, off3, gws3, lws3, prelude, &rebase, &run);
+  for (cl_uint i = 0; i < k->nargs && err == CL_SUCCESS && run != k; i++)
+    err = copy_arg(k, run, i);
+  /* Each rebased parameter's offset: the argument after the kernel's own ones, set for each
+   * part once its window is known (tt_enqueue_launch). */
+  struct tt_rebase rb[64] = {{0, 0}};
+  cl_uint extra = k->nargs;
+  for (cl_uint i = 0; i < k->nargs && i < 64 && err == CL_SUCCESS; i++)
+    if (rebase >> i & 1) {
+      cl_ulong zero = 0;
+      rb[i] = (struct tt_rebase){extra, k->params[i].size};
+      err = tt_clSetKernelArg(run, extra++, sizeof zero, &zero);
+    }
   /* Private copies of the reduced parameters, one per part; the program's own buffers, to
    * set back and to combine into (run may be k itself). */
   cl_mem *partials = calloc(s->nparts * s->nrules + 1, sizeof *partials);
@@ -799,7 +855,7 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
         atomic_fetch_add_explicit(&tt_stats_device(q->device->index)->parts, 1,
                                   memory_order_relaxed);
       err = tt_enqueue_launch(q, run, dim, poff, pgws, lws3, s->uses[p].u, s->uses[p].n, true,
-                              nwait, wait, evs ? &evs[(*nevs)++] : NULL);
+                              rebase ? rb : NULL, nwait, wait, evs ? &evs[(*nevs)++] : NULL);
     }
   }
   /* Arguments back as the program set them. */
@@ -832,7 +888,7 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
           atomic_fetch_add_explicit(&tt_stats_device(q0->device->index)->reduce_bytes,
                                     rg->r[j].len, memory_order_relaxed);
         if (err == CL_SUCCESS)
-          err = tt_enqueue_launch(q0, ck, 1, NULL, &n, NULL, u, 2, false, 0, NULL,
+          err = tt_enqueue_launch(q0, ck, 1, NULL, &n, NULL, u, 2, false, NULL, 0, NULL,
                                   evs ? &evs[(*nevs)++] : NULL);
       }
     }
@@ -938,7 +994,7 @@ cl_int CL_API_CALL tt_clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues,
       TT_WARN("kernel '%s' runs whole on its first queue: %s", kernel->name, s.why);
     split_free(&s);
     return tt_enqueue_launch(queues[0], kernel, work_dim, global_work_offset, global_work_size,
-                             local_work_size, NULL, 0, false, num_events_in_wait_list,
+                             local_work_size, NULL, 0, false, NULL, num_events_in_wait_list,
                              event_wait_list, event);
   }
   size_t most = s.nparts + 1, nevs = 0;

@@ -15,6 +15,7 @@
 #include "runtime/cluster.h"
 #include "runtime/env.h"
 #include "runtime/stats.h"
+#include "runtime/window.h"
 
 /* Accesses kept per buffer before completed ones are pruned. */
 #define ACCESS_PRUNE_AT 64
@@ -435,6 +436,12 @@ static cl_int order_after(struct tt_deps *d, cl_context ctx, cl_uint dom, struct
   return CL_SUCCESS;
 }
 
+cl_int tt_plan_order_after(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
+                           cl_mem root, size_t off, size_t len, bool writes)
+{
+  return order_after(d, ctx, dom, nq, root, off, len, writes);
+}
+
 static void CL_CALLBACK free_staging(cl_event ev, cl_int status, void *p)
 {
   free(p);
@@ -443,6 +450,22 @@ static void CL_CALLBACK free_staging(cl_event ev, cl_int status, void *p)
 
 static void record_access(cl_mem root, size_t off, size_t len, bool writes, cl_uint dom,
                           struct tt_nqueue *nq, cl_event ev, bool may_fail);
+
+/* The native buffer holding the root's bytes [off, off+len) in local domain dom (its window,
+ * runtime/window.h); *at: their offset in it, *host: their address when it lives in Tutti's
+ * memory. NULL with f->err set when no window could be made. */
+static cl_mem placed(struct fetch *f, cl_uint dom, size_t off, size_t len, size_t *at,
+                     unsigned char **host)
+{
+  struct tt_place p;
+  f->err = tt_window_place(f->root, dom, off, len, &p);
+  if (f->err != CL_SUCCESS)
+    return NULL;
+  *at = p.off;
+  if (host)
+    *host = p.host;
+  return p.native;
+}
 
 /* The holder a domain fetches from: one on the same rank if any (a copy through host memory
  * of that rank), else the lowest. Every rank decides alike: it depends on the destination
@@ -468,11 +491,15 @@ static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
   struct tt_deps sdeps;
   tt_deps_init(&sdeps);
   cl_event read_ev = NULL, bridge = NULL, write_ev = NULL;
+  size_t sat = 0, dat = 0;
+  cl_mem sn = NULL, dn = NULL;
   f->err = staging ? tt_plan_internal_queue(f->ctx, src, &sq) : CL_OUT_OF_HOST_MEMORY;
+  if (f->err == CL_SUCCESS && (sn = placed(f, src, off, len, &sat, NULL)))
+    dn = placed(f, f->dom, off, len, &dat, NULL);
   if (f->err == CL_SUCCESS)
     f->err = order_after(&sdeps, f->ctx, src, sq, f->root, off, len, false);
   if (f->err == CL_SUCCESS)
-    f->err = sd->bp->d->clEnqueueReadBuffer(sq->native, f->root->native[src], CL_FALSE, off, len,
+    f->err = sd->bp->d->clEnqueueReadBuffer(sq->native, sn, CL_FALSE, sat, len,
                                             staging, sdeps.n, sdeps.n ? sdeps.ev : NULL, &read_ev);
   tt_deps_release(&sdeps);
   if (f->err == CL_SUCCESS) {
@@ -480,8 +507,8 @@ static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
     f->err = tt_plan_bridge(f->ctx, f->dom, read_ev, true, &bridge);
   }
   if (f->err == CL_SUCCESS)
-    f->err = dd->bp->d->clEnqueueWriteBuffer(f->nq->native, f->root->native[f->dom], CL_FALSE,
-                                             off, len, staging, 1, &bridge, &write_ev);
+    f->err = dd->bp->d->clEnqueueWriteBuffer(f->nq->native, dn, CL_FALSE, dat, len, staging, 1,
+                                             &bridge, &write_ev);
   if (bridge)
     dd->bp->d->clReleaseEvent(bridge);
   if (f->err != CL_SUCCESS) {
@@ -639,19 +666,21 @@ static struct piece *map_piece(struct fetch *f, cl_uint dom, size_t off, size_t 
   }
   struct tt_deps deps;
   tt_deps_init(&deps);
-  f->err = order_after(&deps, f->ctx, dom, q, f->root, off, n, writes);
+  size_t at = 0;
+  p->buffer = placed(f, dom, off, n, &at, NULL);
+  if (f->err == CL_SUCCESS)
+    f->err = order_after(&deps, f->ctx, dom, q, f->root, off, n, writes);
   if (f->err == CL_SUCCESS)
     p->ptr = dm->bp->d->clEnqueueMapBuffer(
-        q->native, f->root->native[dom], CL_FALSE,
-        writes ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, off, n, deps.n,
-        deps.n ? deps.ev : NULL, map_ev, &f->err);
+        q->native, p->buffer, CL_FALSE, writes ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ,
+        at, n, deps.n, deps.n ? deps.ev : NULL, map_ev, &f->err);
   tt_deps_release(&deps);
   if (f->err != CL_SUCCESS) {
+    p->buffer = NULL;
     dm->bp->d->clSetUserEventStatus(p->done, CL_OUT_OF_RESOURCES);
     piece_free(p);
     return NULL;
   }
-  p->buffer = f->root->native[dom];
   p->device = dm->first_device;
   trace_internal(dm, false, writes ? "piece: map for receiving" : "piece: map for sending",
                  *map_ev, cur_cmd);
@@ -903,7 +932,11 @@ static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool
   *s = (struct staged){{0}, st, slot, own, n, peer, id, NULL, NULL};
   s->what = send ? xfer_of(f, dm->rank, peer, off, n, id) : xfer_of(f, peer, dm->rank, off, n, id);
   cl_event ev = NULL;
-  if (send) {
+  size_t at = 0;
+  cl_mem native = placed(f, dom, off, n, &at, NULL);
+  if (!native) {
+    /* Nothing issued: the slot and copy go back as they came. */
+  } else if (send) {
     struct tt_nqueue *q;
     struct tt_deps deps;
     tt_deps_init(&deps);
@@ -911,8 +944,7 @@ static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool
     if (f->err == CL_SUCCESS)
       f->err = order_after(&deps, f->ctx, dom, q, f->root, off, n, false);
     if (f->err == CL_SUCCESS)
-      f->err = dm->bp->d->clEnqueueReadBuffer(q->native, f->root->native[dom], CL_FALSE, off, n,
-                                              slot_ptr(s), deps.n, deps.n ? deps.ev : NULL, &ev);
+      f->err = dm->bp->d->clEnqueueReadBuffer(q->native, native, CL_FALSE, at, n, slot_ptr(s), deps.n, deps.n ? deps.ev : NULL, &ev);
     tt_deps_release(&deps);
     if (f->err == CL_SUCCESS) {
       trace_internal(dm, false, own ? "host copy: read for sending" : "staging: read for sending",
@@ -927,8 +959,8 @@ static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool
   } else {
     s->mirror = dm->bp->d->clCreateUserEvent(dm->native, &f->err);
     if (s->mirror)
-      f->err = dm->bp->d->clEnqueueWriteBuffer(f->nq->native, f->root->native[dom], CL_FALSE, off,
-                                               n, slot_ptr(s), 1, &s->mirror, &ev);
+      f->err = dm->bp->d->clEnqueueWriteBuffer(f->nq->native, native, CL_FALSE, at, n,
+                                               slot_ptr(s), 1, &s->mirror, &ev);
     if (f->err == CL_SUCCESS) {
       trace_internal(dm, true, own ? "host copy: write of received bytes"
                                    : "staging: write of received bytes", ev, cur_cmd);
@@ -1052,7 +1084,7 @@ static void CL_CALLBACK direct_ready(cl_event ev, cl_int status, void *arg)
 
 /* A whole run of bytes from (send) or into this domain's buffer memory. */
 static int direct_run(struct fetch *f, cl_uint dom, size_t off, size_t len, bool send, int peer,
-                      uint64_t id)
+                      uint64_t id, cl_mem native, unsigned char *host)
 {
   struct tt_domain *dm = &f->ctx->domains[dom];
   struct direct *x = calloc(1, sizeof *x);
@@ -1064,8 +1096,8 @@ static int direct_run(struct fetch *f, cl_uint dom, size_t off, size_t len, bool
     return 1;
   }
   x->what = send ? xfer_of(f, dm->rank, peer, off, len, id) : xfer_of(f, peer, dm->rank, off, len, id);
-  x->base = (unsigned char *)f->root->direct[dom] + off;
-  x->buffer = f->root->native[dom];
+  x->base = host;
+  x->buffer = native;
   dm->bp->d->clRetainMemObject(x->buffer);
   x->len = len;
   x->peer = peer;
@@ -1119,9 +1151,12 @@ static int direct_run(struct fetch *f, cl_uint dom, size_t off, size_t len, bool
 static int send_run(struct fetch *f, cl_uint src, size_t off, size_t len, int peer, uint64_t id)
 {
   struct tt_domain *sd = &f->ctx->domains[src];
-  bool direct = f->root->direct && f->root->direct[src];
+  unsigned char *host = NULL;
+  size_t at;
+  cl_mem native = placed(f, src, off, len, &at, &host);
+  bool direct = host != NULL;
   if (direct)
-    direct_run(f, src, off, len, true, peer, id);
+    direct_run(f, src, off, len, true, peer, id, native, host);
   for (size_t at = 0; !direct && at < len && f->err == CL_SUCCESS; at += PIECE_BYTES, id++) {
     size_t n = len - at < PIECE_BYTES ? len - at : PIECE_BYTES;
     if (device_memory(f->ctx, src) || (n == len && tt_env()->staging < 0)) {
@@ -1158,9 +1193,12 @@ static int send_run(struct fetch *f, cl_uint src, size_t off, size_t len, int pe
 static int recv_run(struct fetch *f, size_t off, size_t len, int peer, uint64_t id)
 {
   struct tt_domain *dd = &f->ctx->domains[f->dom];
-  bool direct = f->root->direct && f->root->direct[f->dom];
+  unsigned char *host = NULL;
+  size_t at;
+  cl_mem native = placed(f, f->dom, off, len, &at, &host);
+  bool direct = host != NULL;
   if (direct)
-    direct_run(f, f->dom, off, len, false, peer, id);
+    direct_run(f, f->dom, off, len, false, peer, id, native, host);
   for (size_t at = 0; !direct && at < len && f->err == CL_SUCCESS; at += PIECE_BYTES, id++) {
     size_t n = len - at < PIECE_BYTES ? len - at : PIECE_BYTES;
     if (device_memory(f->ctx, f->dom) || (n == len && tt_env()->staging < 0)) {
@@ -1202,6 +1240,11 @@ static int fetch_run(void *arg, size_t off, size_t len, tt_holders holders)
   struct fetch *f = arg;
   if (f->forced_src < 0 && (holders & ((tt_holders)1 << f->dom)))
     return 0;
+  if (f->forced_src < 0 && !holders) {
+    /* Bytes nobody ever wrote (a windowed buffer's): nothing to move. */
+    tt_rangemap_add(f->root->latest, off, len, (tt_holders)1 << f->dom);
+    return 0;
+  }
   cl_uint src = f->forced_src >= 0 ? (cl_uint)f->forced_src : choose_source(f->ctx, holders, f->dom);
   struct tt_domain *sd = &f->ctx->domains[src], *dd = &f->ctx->domains[f->dom];
   int stop = 0;
@@ -1235,10 +1278,17 @@ cl_int tt_plan_use(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqu
                    cl_mem m, size_t off, size_t len, bool reads, bool writes)
 {
   cl_mem root = m->root;
-  off += m->origin;
   if (len == 0)
     return CL_SUCCESS;
   bool actual = ctx->domains[dom].local;
+  struct tt_place place;
+  if (actual && tt_windowed(root)) {
+    /* The window its bytes arrive in. */
+    cl_int err = tt_window_place(m, dom, off, len, &place);
+    if (err != CL_SUCCESS)
+      return err;
+  }
+  off += m->origin;
   if (root->attached != TT_NOT_ATTACHED) {
     /* No list is kept: another domain fetches from the attached one every time. */
     if (reads && dom != root->attached) {
@@ -1332,6 +1382,12 @@ static void record_access(cl_mem root, size_t off, size_t len, bool writes, cl_u
   acc[root->naccesses++] = (struct tt_access){off, len, writes, dom, nq, ev, may_fail || nq->may_fail};
 }
 
+void tt_plan_record_order(cl_mem root, size_t off, size_t len, cl_uint dom,
+                          struct tt_nqueue *nq, cl_event ev)
+{
+  record_access(root, off, len, true, dom, nq, ev, false);
+}
+
 void tt_plan_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
                     struct tt_nqueue *nq, cl_event ev, bool may_fail)
 {
@@ -1381,6 +1437,10 @@ cl_int tt_plan_attach(cl_mem root, cl_uint dom)
   cl_context ctx = root->context;
   struct tt_domain *dm = &ctx->domains[dom];
   cl_int err = CL_SUCCESS;
+  struct tt_place place = {0};
+  /* The attached domain holds every byte: a windowed buffer's window there covers them. */
+  if (dm->local && (err = tt_window_place(root, dom, 0, root->size, &place)) != CL_SUCCESS)
+    return err;
   if (!root->written) {
     /* Nothing to copy: the attached device starts from zeros. */
     if (dm->local) {
@@ -1393,7 +1453,7 @@ cl_int tt_plan_attach(cl_mem root, cl_uint dom)
       if (err == CL_SUCCESS)
         err = order_after(&deps, ctx, dom, q, root, 0, root->size, true);
       if (err == CL_SUCCESS)
-        err = dm->bp->d->clEnqueueFillBuffer(q->native, root->native[dom], &zero, 1, 0,
+        err = dm->bp->d->clEnqueueFillBuffer(q->native, place.native, &zero, 1, 0,
                                              root->size, deps.n, deps.n ? deps.ev : NULL, &ev);
       tt_deps_release(&deps);
       if (ev) {

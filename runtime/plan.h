@@ -75,6 +75,17 @@ cl_int tt_plan_use(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqu
 void tt_plan_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
                     struct tt_nqueue *nq, cl_event ev, bool may_fail);
 
+/* Adds to d the events of earlier accesses to [off, off+len) of root that conflict with a
+ * command of queue nq in domain dom (reading, or writing when writes). Plan lock held. */
+cl_int tt_plan_order_after(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
+                           cl_mem root, size_t off, size_t len, bool writes);
+
+/* Records a command of Tutti's that rewrote [off, off+len) of root in domain dom without
+ * changing the bytes (a window widened): later commands on them wait for it, the latest
+ * holders stay. Plan lock held. */
+void tt_plan_record_order(cl_mem root, size_t off, size_t len, cl_uint dom,
+                          struct tt_nqueue *nq, cl_event ev);
+
 /* After an actual command with dependencies d was issued on nq: whether it may fail (and
  * its queue is marked so). */
 bool tt_plan_may_fail(const struct tt_deps *d, struct tt_nqueue *nq);

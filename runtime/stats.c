@@ -46,11 +46,12 @@ static void report_devices(void)
   for (unsigned i = 0; i < ndevices; i++) {
     struct tt_stats_device *d = &devices[i];
     uint64_t parts = atomic_load(&d->parts), halo = atomic_load(&d->halo_bytes),
-             red = atomic_load(&d->reduce_bytes);
-    if (parts || halo || red)
+             red = atomic_load(&d->reduce_bytes), peak = atomic_load(&d->window_peak);
+    if (parts || halo || red || peak)
       fprintf(tt_log_file(), "[tutti %d stats] device %u: split parts %llu, halo bytes %llu, "
-              "reduction bytes %llu\n", tt_cluster_rank(), i, (unsigned long long)parts,
-              (unsigned long long)halo, (unsigned long long)red);
+              "reduction bytes %llu, window bytes at most %llu\n", tt_cluster_rank(), i,
+              (unsigned long long)parts, (unsigned long long)halo, (unsigned long long)red,
+              (unsigned long long)peak);
   }
 }
 

@@ -18,9 +18,12 @@ extern struct tt_stats tt_stats;
 
 /* Per device of the job (by global index), for split launches: parts run on it (its owner
  * counts), bytes its parts fetched from other devices (halos, its owner), bytes of partial
- * reduction results combined on it. */
+ * reduction results combined on it, window bytes. */
 struct tt_stats_device {
   atomic_uint_fast64_t parts, halo_bytes, reduce_bytes;
+  /* Bytes of windows of windowed buffers held in the device's domain (its owner counts; a
+   * domain's windows count for its first device): now, and at most. */
+  atomic_uint_fast64_t window_bytes, window_peak;
 };
 struct tt_stats_device *tt_stats_device(unsigned index);
 

@@ -167,6 +167,10 @@ struct _cl_mem {
   atomic_uint map_count;
   /* clSetBufferDistributionTUTTI (roots only): how split launches place its parts. */
   struct tt_distribution *dist;
+  /* Windowed roots (runtime/window.h, plan lock): per domain, the native buffers holding its
+   * bytes there; native[] and direct[] then stay NULL. */
+  struct tt_window_set *windows;
+  atomic_uint nsubs; /* roots: sub-buffers alive (they need native buffers of the whole) */
   /* clSetMemObjectDestructorCallback, newest first (the order they run in); obj.lock. */
   struct tt_destructor *destructors;
 };

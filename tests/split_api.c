@@ -32,6 +32,11 @@ static const char *src =
     "__kernel void copy(__global const int *a, __global int *b) { size_t i = get_global_id(0); b[i] = a[i] * 2; }\n"
     "__kernel void scatter(__global const int *a, __global int *b) { size_t i = get_global_id(0); b[(i * 7) % get_global_size(0)] = a[i]; }\n"
     "__kernel void plain(__global int *b) { size_t i = get_global_id(0); b[i] += 1; }\n"
+    "#pragma tutti global i => readwrite a[i]\n"
+    "__kernel void twice(__global int *a) { size_t i = get_global_id(0); a[i] = a[i] * 2 + 1; }\n"
+    "#pragma tutti global i => read a[i-1:i+2], write b[i]\n"
+    "__kernel void stencil(__global const int *a, __global int *b)\n"
+    "{ size_t i = get_global_id(0), n = get_global_size(0); b[i] = a[i] + (i ? a[i - 1] : 0) * 2 - (i + 1 < n ? a[i + 1] : 0); }\n"
     "__kernel void red_int(__global const int *x, __global int *s, __global int *mn, __global int *mx, __global int *an, __global int *o, __global int *xo)\n"
     "{ size_t i = get_global_id(0); atomic_add(s, x[i]); atomic_min(mn, x[i]); atomic_max(mx, x[i]); atomic_and(an, x[i]); atomic_or(o, x[i]); atomic_xor(xo, x[i]); }\n"
     "__kernel void red_uint(__global const uint *x, __global uint *s, __global uint *mn, __global uint *mx)\n"
@@ -42,6 +47,121 @@ static const char *src =
     "  float a = 0, lo = INFINITY, hi = -INFINITY; long l = 0; ulong u = 0;\n"
     "  for (size_t j = 0; j < n; j++) { float v = x[g * n + j]; a += v; lo = fmin(lo, v); hi = fmax(hi, v); l += (long)v; u ^= (ulong)(g * n + j) << 20; }\n"
     "  s[g] = a; mn[g] = lo; mx[g] = hi; ls[g] = l; ux[g] = u; }\n";
+
+/* Windows: buffers with a BLOCK distribution, written and read chunk by chunk on their
+ * owners' queues, through sweeps of a stencil whose parts need their neighbours' edges.
+ * TUTTI_STATS then shows each device holding windows of its chunks, not the buffers (checked
+ * by tests/split.test with SPLIT_WINDOWS set, which runs this alone). */
+static void windows(struct app *a, cl_program p, int whole)
+{
+  cl_uint first = getenv("TUTTI_AGGREGATE") ? 1 : 0, nq = a->ndev - first;
+  cl_command_queue *qs = a->qs + first;
+  enum { W = 1 << 18, SWEEPS = 6 };
+  static int host[W], want[W], got[W], next[W];
+  for (int i = 0; i < W; i++)
+    host[i] = want[i] = (i * 13) % 97 - 40;
+  for (int s = 0; s < SWEEPS; s++) {
+    for (int i = 0; i < W; i++)
+      next[i] = want[i] + (i ? want[i - 1] : 0) * 2 - (i + 1 < W ? want[i + 1] : 0);
+    memcpy(want, next, sizeof want);
+  }
+  cl_int err;
+  cl_mem X[2];
+  cl_tutti_distribution d = {CL_TUTTI_DIST_BLOCK, 1, sizeof(int), {W, 0, 0}, {0, 0, 0}, nq,
+                             a->devs + first};
+  for (int b = 0; b < 2; b++) {
+    X[b] = clCreateBuffer(a->ctx, CL_MEM_READ_WRITE, sizeof host, NULL, &err);
+    CHECK(err);
+    CHECK(clSetBufferDistributionTUTTI(X[b], &d));
+  }
+  size_t chunk = (W + nq - 1) / nq;
+  for (cl_uint q = 0; q < nq; q++) {
+    size_t lo = q * chunk, hi = lo + chunk < W ? lo + chunk : W;
+    CHECK(clEnqueueWriteBuffer(qs[q], X[0], CL_FALSE, lo * 4, (hi - lo) * 4, host + lo, 0, NULL, NULL));
+  }
+  cl_kernel k = clCreateKernel(p, "stencil", &err);
+  CHECK(err);
+  size_t n = W;
+  for (int s = 0; s < SWEEPS; s++) {
+    CHECK(clSetKernelArg(k, 0, sizeof(cl_mem), &X[s % 2]));
+    CHECK(clSetKernelArg(k, 1, sizeof(cl_mem), &X[(s + 1) % 2]));
+    CHECK(clEnqueueSplitNDRangeKernelTUTTI(nq, qs, k, 1, NULL, &n, NULL, 0, NULL, NULL));
+  }
+  cl_mem R = X[SWEEPS % 2];
+  for (cl_uint q = 0; q < nq; q++) {
+    size_t lo = q * chunk, hi = lo + chunk < W ? lo + chunk : W;
+    CHECK(clEnqueueReadBuffer(qs[q], R, CL_TRUE, lo * 4, (hi - lo) * 4, got + lo, 0, NULL, NULL));
+  }
+  ok(!memcmp(got, want, sizeof got), "windows: stencil sweeps over BLOCK-distributed buffers, "
+                                     "chunks written and read on their owners");
+  if (whole) {
+    /* Whole reads and writes on one device gather and scatter every chunk. */
+    memset(got, 0, sizeof got);
+    CHECK(clEnqueueReadBuffer(qs[0], R, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL));
+    ok(!memcmp(got, want, sizeof got), "windows: a whole read on the first device");
+    CHECK(clEnqueueWriteBuffer(qs[nq - 1], X[0], CL_FALSE, 0, sizeof host, host, 0, NULL, NULL));
+    CHECK(clSetKernelArg(k, 0, sizeof(cl_mem), &X[0]));
+    CHECK(clSetKernelArg(k, 1, sizeof(cl_mem), &X[1]));
+    CHECK(clEnqueueSplitNDRangeKernelTUTTI(nq, qs, k, 1, NULL, &n, NULL, 0, NULL, NULL));
+    CHECK(clEnqueueReadBuffer(qs[nq - 1], X[1], CL_TRUE, 0, sizeof got, got, 0, NULL, NULL));
+    int good = 1;
+    for (int i = 0; i < W; i++)
+      good &= got[i] == host[i] + (i ? host[i - 1] : 0) * 2 - (i + 1 < W ? host[i + 1] : 0);
+    ok(good, "windows: a whole write on the last device, one sweep, a whole read there");
+  }
+  clReleaseKernel(k);
+  clReleaseMemObject(X[0]);
+  clReleaseMemObject(X[1]);
+}
+
+/* A buffer larger than any one device's CL_DEVICE_MAX_MEM_ALLOC_SIZE, through the aggregate
+ * device (which reports its members' sum): distributed, written and read chunk by chunk on
+ * the members' queues, an annotated kernel on the aggregate queue in between. */
+static void big(struct app *a, cl_program p)
+{
+  cl_ulong member = 0, sum = 0;
+  CHECK(clGetDeviceInfo(a->devs[1], CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof member, &member, NULL));
+  CHECK(clGetDeviceInfo(a->devs[0], CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof sum, &sum, NULL));
+  cl_uint nq = a->ndev - 1;
+  ok(sum >= member * nq, "big: the aggregate device allocates its members' sum");
+  size_t bytes = (size_t)member / 4 * 5 & ~(size_t)4095, n = bytes / 4;
+  int *h = malloc(bytes);
+  if (!h)
+    exit(1);
+  for (size_t i = 0; i < n; i++)
+    h[i] = (int)(i % 100003);
+  cl_int err;
+  cl_mem m = clCreateBuffer(a->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
+  is(err, CL_SUCCESS, "big: a buffer of 1.25 times a member's largest allocation");
+  cl_mem no = clCreateBuffer(a->ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h, &err);
+  is(err, CL_INVALID_BUFFER_SIZE, "big: not with the program's host memory");
+  cl_tutti_distribution d = {CL_TUTTI_DIST_BLOCK, 1, sizeof(int), {n, 0, 0}, {0, 0, 0}, nq,
+                             a->devs + 1};
+  CHECK(clSetBufferDistributionTUTTI(m, &d));
+  size_t chunk = (n + nq - 1) / nq;
+  for (cl_uint q = 0; q < nq; q++) {
+    size_t lo = q * chunk, hi = lo + chunk < n ? lo + chunk : n;
+    CHECK(clEnqueueWriteBuffer(a->qs[1 + q], m, CL_TRUE, lo * 4, (hi - lo) * 4, h + lo, 0, NULL, NULL));
+  }
+  cl_kernel k = clCreateKernel(p, "twice", &err);
+  CHECK(err);
+  CHECK(clSetKernelArg(k, 0, sizeof m, &m));
+  CHECK(clEnqueueNDRangeKernel(a->qs[0], k, 1, NULL, &n, NULL, 0, NULL, NULL));
+  memset(h, 0, bytes);
+  for (cl_uint q = 0; q < nq; q++) {
+    size_t lo = q * chunk, hi = lo + chunk < n ? lo + chunk : n;
+    CHECK(clEnqueueReadBuffer(a->qs[1 + q], m, CL_TRUE, lo * 4, (hi - lo) * 4, h + lo, 0, NULL, NULL));
+  }
+  int good = 1;
+  for (size_t i = 0; i < n; i++)
+    good &= h[i] == (int)(i % 100003) * 2 + 1;
+  ok(good, "big: an annotated kernel over it on the aggregate queue, chunks read on their owners");
+  free(h);
+  clReleaseKernel(k);
+  clReleaseMemObject(m);
+  if (no)
+    clReleaseMemObject(no);
+}
 
 int main(void)
 {
@@ -67,6 +187,21 @@ int main(void)
   cl_kernel copy = clCreateKernel(p, "copy", &err);
   CHECK(err);
   size_t n = N, local = 64;
+  if (getenv("SPLIT_WINDOWS") || getenv("SPLIT_BIG")) {
+    if (getenv("SPLIT_BIG"))
+      big(&a, p);
+    else
+      windows(&a, p, 0);
+    clReleaseKernel(copy);
+    clReleaseMemObject(A);
+    clReleaseMemObject(B);
+    clReleaseProgram(p);
+    app_close(&a);
+    if (rank0)
+      printf("1..%d\n", count);
+    return failures ? 1 : 0;
+  }
+  windows(&a, p, 1);
 
   /* clSetKernelAnnotationTUTTI. */
   is(clSetKernelAnnotationTUTTI(NULL, "global i => read a[i]"), CL_INVALID_KERNEL, "annotation: NULL kernel");

@@ -118,6 +118,26 @@ int main(void)
   struct tt_ann_param *none;
   ok(tt_ann_kernel_params(kernel_src, "not_this", &none) == -1, "kernels in comments are not kernels");
 
+  /* Rebasing parameters onto windows: renamed, an offset appended, the declaration first in
+   * the body, lines kept. */
+  const char *rsrc = "__kernel void other(__global int *x) { }\n"
+                     "__kernel void r(__global const float *restrict a,\n"
+                     "                int n, __global int *b)\n"
+                     "{\n  b[0] = a[n];\n}\n";
+  bool flags[3] = {true, false, true};
+  char *rb = tt_ann_rebase(rsrc, "r", flags, 3);
+  ok(rb && strstr(rb, "__kernel void r(__global const float *restrict __tutti_w0,\n"
+                      "                int n, __global int *__tutti_w2, ulong __tutti_o0, ulong __tutti_o2)\n"
+                      "{__global const float *restrict a = __tutti_w0 - __tutti_o0; __global int *b = "
+                      "__tutti_w2 - __tutti_o2;\n  b[0] = a[n];\n}\n") &&
+         !strncmp(rb, "__kernel void other(__global int *x) { }\n", 40),
+     "rebase: parameters renamed, offsets appended, declarations first, lines kept");
+  free(rb);
+  ok(!tt_ann_rebase(rsrc, "r", flags, 2), "rebase: a parameter count that differs is refused");
+  ok(!tt_ann_rebase("__kernel void r(__global int *a /* x */) { }", "r", flags, 1),
+     "rebase: comments in the parameter list are refused");
+  ok(!tt_ann_rebase(rsrc, "missing", flags, 3), "rebase: an unknown kernel");
+
   size_t g1[] = {16}, l1[] = {4}, l1one[] = {1};
   size_t g2[] = {8, 6}, l2[] = {2, 2}, l2one[] = {1, 1};
   struct tt_ann *a;

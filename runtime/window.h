@@ -1,0 +1,54 @@
+/* Windows (SPLIT.md, "Distributed buffers"; Lightning section 3.4): where a buffer's bytes
+ * live in a domain of this rank.
+ *
+ * An ordinary buffer has one native buffer of its full size in every local domain, made at
+ * clCreateBuffer. A distributed buffer (clSetBufferDistributionTUTTI before it held anything)
+ * is windowed instead: a domain holds native buffers covering only the ranges its commands
+ * used, made when a command first needs them. Windows of one domain never overlap or touch:
+ * a use reaching into or next to windows replaces them by one covering them all, their bytes
+ * copied over (ordered like any command on those bytes). Every byte a domain holds newest
+ * (runtime/plan.h) lies in one of its windows, so a transfer out of a domain reads one
+ * window. All of it under the plan lock. */
+#ifndef TUTTI_WINDOW_H
+#define TUTTI_WINDOW_H
+
+#include "runtime/tutti_internal.h"
+
+/* Where bytes of a buffer are in one domain. */
+struct tt_place {
+  cl_mem native;        /* the native buffer holding them */
+  size_t off;           /* their offset in it */
+  unsigned char *host;  /* their address when the native buffer lives in Tutti's memory
+                         * (tt_plan_direct_memory), else NULL */
+  size_t window_lo;     /* windowed roots: where the window starts in the buffer, else 0 */
+};
+
+/* Whether root is windowed. */
+static inline bool tt_windowed(cl_mem m)
+{
+  return m->root == m && m->windows != NULL;
+}
+
+/* [off, off+len) of m (a buffer or sub-buffer; off relative to m) in local domain dom: for a
+ * windowed root, made or widened first. Caller holds the plan lock. */
+cl_int tt_window_place(cl_mem m, cl_uint dom, size_t off, size_t len, struct tt_place *out);
+
+/* A native buffer for a buffer's bytes in local domain dom: in memory of Tutti's when the
+ * domain's buffers live there (*host then gives it; freed with the native buffer), else the
+ * backend's. flags and host_ptr as the program gave them. */
+cl_mem tt_window_native_new(cl_context ctx, cl_uint dom, cl_mem_flags flags, size_t size,
+                            void *host_ptr, void **host, cl_int *err);
+
+/* Makes root windowed, if nothing was ever written to it and nothing depends on its native
+ * buffers (sub-buffers, maps, an attachment): its native buffers go. Caller holds the plan
+ * lock. */
+void tt_window_enable(cl_mem root);
+
+/* Bytes of windows of root in domain dom. */
+size_t tt_window_bytes(cl_mem root, cl_uint dom);
+
+/* Hands the native buffers of root's windows to the caller (destroy), leaving none: *out is
+ * malloc'ed, *n of them. */
+void tt_window_take_all(cl_mem root, cl_mem **out, size_t *n);
+
+#endif
