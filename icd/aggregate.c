@@ -216,7 +216,7 @@ static int count_held(void *arg, size_t off, size_t len, tt_holders holders)
 {
   struct holding *h = arg;
   for (cl_uint i = 0; i < h->q->nmembers; i++)
-    if (holders & ((tt_holders)1 << h->q->members[i]->domain))
+    if (tt_holders_has(holders, h->q->members[i]->domain))
       h->bytes[i] += len;
   return 0;
 }

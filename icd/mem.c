@@ -185,8 +185,7 @@ cl_mem CL_API_CALL tt_clCreateBuffer(cl_context context, cl_mem_flags flags, siz
     m->host_ptr = host_ptr;
   m->written = host_ptr != NULL;
   /* Every domain starts with the same bytes (the host's, or undefined ones). */
-  m->latest = tt_rangemap_new(size, context->ndomains >= 64 ? ~(tt_holders)0
-                                                            : ((tt_holders)1 << context->ndomains) - 1);
+  m->latest = tt_rangemap_new(size, context->ndomains, 1);
   TT_GOTO_IF(!m->latest, CL_OUT_OF_HOST_MEMORY);
   if (spread) {
     tt_plan_lock();

@@ -472,12 +472,10 @@ static cl_mem placed(struct fetch *f, cl_uint dom, size_t off, size_t len, size_
  * only, never on who decides. */
 static cl_uint choose_source(cl_context ctx, tt_holders holders, cl_uint dom)
 {
-  for (tt_holders h = holders; h; h &= h - 1) {
-    cl_uint i = (cl_uint)__builtin_ctzll(h);
+  for (unsigned i = tt_holders_next(holders, 0); i != UINT_MAX; i = tt_holders_next(holders, i + 1))
     if (ctx->domains[i].rank == ctx->domains[dom].rank)
       return i;
-  }
-  return (cl_uint)__builtin_ctzll(holders);
+  return tt_holders_next(holders, 0);
 }
 
 /* Both domains on this rank: read into host staging on the holder's internal queue, then
@@ -1238,11 +1236,11 @@ static int recv_run(struct fetch *f, size_t off, size_t len, int peer, uint64_t 
 static int fetch_run(void *arg, size_t off, size_t len, tt_holders holders)
 {
   struct fetch *f = arg;
-  if (f->forced_src < 0 && (holders & ((tt_holders)1 << f->dom)))
+  if (f->forced_src < 0 && tt_holders_has(holders, f->dom))
     return 0;
-  if (f->forced_src < 0 && !holders) {
+  if (f->forced_src < 0 && tt_holders_next(holders, 0) == UINT_MAX) {
     /* Bytes nobody ever wrote (a windowed buffer's): nothing to move. */
-    tt_rangemap_add(f->root->latest, off, len, (tt_holders)1 << f->dom);
+    tt_rangemap_add(f->root->latest, off, len, f->dom);
     return 0;
   }
   cl_uint src = f->forced_src >= 0 ? (cl_uint)f->forced_src : choose_source(f->ctx, holders, f->dom);
@@ -1270,7 +1268,7 @@ static int fetch_run(void *arg, size_t off, size_t len, tt_holders holders)
     atomic_fetch_add_explicit(&tt_stats_device(cur_device->index)->halo_bytes, len,
                               memory_order_relaxed);
   if (!stop && f->forced_src < 0)
-    tt_rangemap_add(f->root->latest, off, len, (tt_holders)1 << f->dom);
+    tt_rangemap_add(f->root->latest, off, len, f->dom);
   return stop;
 }
 
@@ -1293,7 +1291,7 @@ cl_int tt_plan_use(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqu
     /* No list is kept: another domain fetches from the attached one every time. */
     if (reads && dom != root->attached) {
       struct fetch f = {d, ctx, dom, actual, nq, root, CL_SUCCESS, (int)root->attached};
-      fetch_run(&f, off, len, 0);
+      fetch_run(&f, off, len, (tt_holders){NULL, 0});
       if (f.err != CL_SUCCESS)
         return f.err;
     }
@@ -1401,7 +1399,7 @@ void tt_plan_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
   if (writes) {
     root->written = true;
     if (root->attached == TT_NOT_ATTACHED)
-      tt_rangemap_set(root->latest, off, len, (tt_holders)1 << dom);
+      tt_rangemap_set(root->latest, off, len, (int)dom);
   }
   if (nq)
     record_access(root, off, len, writes, dom, nq, ev, may_fail);
@@ -1421,7 +1419,7 @@ static cl_int bring(cl_mem root, size_t off, size_t len, cl_uint dom, int from)
   tt_deps_init(&deps);
   struct fetch f = {&deps, ctx, dom, dm->local, q, root, CL_SUCCESS, from};
   if (from >= 0)
-    fetch_run(&f, off, len, 0);
+    fetch_run(&f, off, len, (tt_holders){NULL, 0});
   else
     tt_rangemap_walk(root->latest, off, len, fetch_run, &f);
   tt_deps_release(&deps);
@@ -1466,7 +1464,7 @@ cl_int tt_plan_attach(cl_mem root, cl_uint dom)
   } else {
     err = bring(root, 0, root->size, dom, root->attached == TT_NOT_ATTACHED ? -1 : (int)root->attached);
   }
-  tt_rangemap_set(root->latest, 0, root->size, (tt_holders)1 << dom);
+  tt_rangemap_set(root->latest, 0, root->size, (int)dom);
   root->attached = dom;
   root->written = true;
   TT_LOG(TT_LOG_PLAN, "buffer #%llu attached to domain %u (rank %d)",

@@ -1,6 +1,6 @@
-/* A sorted array of runs: run i covers [start[i], start[i+1]) (the last one up to size).
- * Buffers see few runs (whole-buffer writes merge everything back into one), so an array
- * with linear edits beats a tree here. */
+/* A sorted array of runs: run i covers [start[i], start[i+1]) (the last one up to size), its
+ * holders the i-th group of `words` words of bits. Buffers see few runs (whole-buffer writes
+ * merge everything back into one), so arrays with linear edits beat a tree here. */
 #include "config.h"
 
 #include "runtime/rangemap.h"
@@ -8,45 +8,75 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct run {
-  size_t start;
-  tt_holders holders;
-};
-
 struct tt_rangemap {
   size_t size;
   size_t n, cap;
-  struct run *runs;
+  unsigned nholders, words;
+  size_t *start;
+  uint64_t *bits; /* cap * words */
 };
 
-struct tt_rangemap *tt_rangemap_new(size_t size, tt_holders initial)
+static uint64_t *bits_of(const struct tt_rangemap *m, size_t i)
+{
+  return m->bits + i * m->words;
+}
+
+static tt_holders holders_of(const struct tt_rangemap *m, size_t i)
+{
+  return (tt_holders){bits_of(m, i), m->words};
+}
+
+static int reserve(struct tt_rangemap *m, size_t extra)
+{
+  if (m->n + extra <= m->cap)
+    return 0;
+  size_t cap = m->cap * 2 > m->n + extra ? m->cap * 2 : m->n + extra;
+  size_t *s = realloc(m->start, cap * sizeof *s);
+  if (!s)
+    return -1;
+  m->start = s;
+  uint64_t *b = realloc(m->bits, cap * m->words * sizeof *b);
+  if (!b)
+    return -1;
+  m->bits = b;
+  m->cap = cap;
+  return 0;
+}
+
+struct tt_rangemap *tt_rangemap_new(size_t size, unsigned nholders, int all)
 {
   struct tt_rangemap *m = calloc(1, sizeof *m);
   if (!m)
     return NULL;
-  m->cap = 4;
-  m->runs = malloc(m->cap * sizeof *m->runs);
-  if (!m->runs) {
-    free(m);
+  m->size = size;
+  m->nholders = nholders;
+  m->words = nholders ? (nholders + 63) / 64 : 1;
+  if (reserve(m, 4)) {
+    tt_rangemap_free(m);
     return NULL;
   }
-  m->size = size;
   m->n = 1;
-  m->runs[0] = (struct run){0, initial};
+  m->start[0] = 0;
+  uint64_t *b = bits_of(m, 0);
+  for (unsigned k = 0; k < m->words; k++) {
+    unsigned left = nholders - k * 64;
+    b[k] = !all ? 0 : left >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << left) - 1;
+  }
   return m;
 }
 
 void tt_rangemap_free(struct tt_rangemap *m)
 {
   if (m) {
-    free(m->runs);
+    free(m->start);
+    free(m->bits);
     free(m);
   }
 }
 
 static size_t run_end(const struct tt_rangemap *m, size_t i)
 {
-  return i + 1 < m->n ? m->runs[i + 1].start : m->size;
+  return i + 1 < m->n ? m->start[i + 1] : m->size;
 }
 
 /* Index of the run containing byte off (off < size). */
@@ -55,7 +85,7 @@ static size_t find(const struct tt_rangemap *m, size_t off)
   size_t lo = 0, hi = m->n;
   while (hi - lo > 1) {
     size_t mid = (lo + hi) / 2;
-    if (m->runs[mid].start <= off)
+    if (m->start[mid] <= off)
       lo = mid;
     else
       hi = mid;
@@ -69,86 +99,85 @@ int tt_rangemap_walk(const struct tt_rangemap *m, size_t off, size_t len,
   if (len == 0 || off >= m->size)
     return 0;
   size_t end = off + len > m->size ? m->size : off + len;
-  for (size_t i = find(m, off); i < m->n && m->runs[i].start < end; i++) {
-    size_t s = m->runs[i].start > off ? m->runs[i].start : off;
+  for (size_t i = find(m, off); i < m->n && m->start[i] < end; i++) {
+    size_t s = m->start[i] > off ? m->start[i] : off;
     size_t e = run_end(m, i) < end ? run_end(m, i) : end;
-    int r = fn(arg, s, e - s, m->runs[i].holders);
+    int r = fn(arg, s, e - s, holders_of(m, i));
     if (r)
       return r;
   }
   return 0;
 }
 
-tt_holders tt_rangemap_common(const struct tt_rangemap *m, size_t off, size_t len)
+int tt_rangemap_holds(const struct tt_rangemap *m, size_t off, size_t len, unsigned h)
 {
   if (len == 0 || off >= m->size)
-    return 0;
+    return 1;
   size_t end = off + len > m->size ? m->size : off + len;
-  tt_holders h = ~(tt_holders)0;
-  for (size_t i = find(m, off); i < m->n && m->runs[i].start < end; i++)
-    h &= m->runs[i].holders;
-  return h;
-}
-
-static int reserve(struct tt_rangemap *m, size_t extra)
-{
-  if (m->n + extra <= m->cap)
-    return 0;
-  size_t cap = m->cap * 2 > m->n + extra ? m->cap * 2 : m->n + extra;
-  struct run *r = realloc(m->runs, cap * sizeof *r);
-  if (!r)
-    return -1;
-  m->runs = r;
-  m->cap = cap;
-  return 0;
+  for (size_t i = find(m, off); i < m->n && m->start[i] < end; i++)
+    if (!tt_holders_has(holders_of(m, i), h))
+      return 0;
+  return 1;
 }
 
 /* Makes a run start at off (0 < off < size); returns its index. Capacity is reserved. */
 static size_t split(struct tt_rangemap *m, size_t off)
 {
   size_t i = find(m, off);
-  if (m->runs[i].start == off)
+  if (m->start[i] == off)
     return i;
-  memmove(&m->runs[i + 2], &m->runs[i + 1], (m->n - i - 1) * sizeof *m->runs);
-  m->runs[i + 1] = (struct run){off, m->runs[i].holders};
+  size_t after = m->n - i - 1;
+  memmove(&m->start[i + 2], &m->start[i + 1], after * sizeof *m->start);
+  memmove(bits_of(m, i + 2), bits_of(m, i + 1), after * m->words * sizeof *m->bits);
+  m->start[i + 1] = off;
+  memcpy(bits_of(m, i + 1), bits_of(m, i), m->words * sizeof *m->bits);
   m->n++;
   return i + 1;
 }
 
 static void merge(struct tt_rangemap *m)
 {
-  size_t w = 0;
+  size_t w = 0, bytes = m->words * sizeof *m->bits;
   for (size_t i = 1; i < m->n; i++) {
-    if (m->runs[i].holders == m->runs[w].holders)
+    if (!memcmp(bits_of(m, i), bits_of(m, w), bytes))
       continue;
-    m->runs[++w] = m->runs[i];
+    w++;
+    m->start[w] = m->start[i];
+    memmove(bits_of(m, w), bits_of(m, i), bytes);
   }
   m->n = w + 1;
 }
 
-static int update(struct tt_rangemap *m, size_t off, size_t len, tt_holders h, int add)
+static int update(struct tt_rangemap *m, size_t off, size_t len, int h, int add)
 {
   if (len == 0 || off >= m->size)
     return 0;
+  if (h >= 0 && (unsigned)h >= m->nholders)
+    return -1;
   size_t end = off + len > m->size ? m->size : off + len;
   if (reserve(m, 2))
     return -1;
   size_t first = off ? split(m, off) : 0;
   size_t last = end < m->size ? split(m, end) : m->n; /* first run past the range */
-  for (size_t i = first; i < last; i++)
-    m->runs[i].holders = add ? m->runs[i].holders | h : h;
+  for (size_t i = first; i < last; i++) {
+    uint64_t *b = bits_of(m, i);
+    if (!add)
+      memset(b, 0, m->words * sizeof *b);
+    if (h >= 0)
+      b[h / 64] |= (uint64_t)1 << (h % 64);
+  }
   merge(m);
   return 0;
 }
 
-int tt_rangemap_set(struct tt_rangemap *m, size_t off, size_t len, tt_holders holders)
+int tt_rangemap_set(struct tt_rangemap *m, size_t off, size_t len, int h)
 {
-  return update(m, off, len, holders, 0);
+  return update(m, off, len, h, 0);
 }
 
-int tt_rangemap_add(struct tt_rangemap *m, size_t off, size_t len, tt_holders holders)
+int tt_rangemap_add(struct tt_rangemap *m, size_t off, size_t len, unsigned h)
 {
-  return update(m, off, len, holders, 1);
+  return update(m, off, len, (int)h, 1);
 }
 
 size_t tt_rangemap_runs(const struct tt_rangemap *m)

@@ -229,7 +229,7 @@ void tt_window_enable(cl_mem root)
   root->direct = NULL;
   root->windows = w;
   /* Nothing was written: no domain holds anything worth fetching. */
-  tt_rangemap_set(root->latest, 0, root->size, 0);
+  tt_rangemap_set(root->latest, 0, root->size, -1);
 }
 
 size_t tt_window_bytes(cl_mem root, cl_uint dom)

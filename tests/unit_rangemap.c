@@ -1,6 +1,7 @@
 /* Unit test of the interval map of latest holders (no OpenCL, no MPI). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "runtime/rangemap.h"
 
@@ -13,19 +14,32 @@ static int failures;
     }                                                                                             \
   } while (0)
 
+/* A holder set written as a list of holders, for comparisons: "0,1", "" for none. */
+static const char *list(tt_holders h, char *buf, size_t cap)
+{
+  size_t n = 0;
+  buf[0] = 0;
+  for (unsigned i = tt_holders_next(h, 0); i != UINT_MAX && n + 8 < cap; i = tt_holders_next(h, i + 1))
+    n += (size_t)snprintf(buf + n, cap - n, n ? ",%u" : "%u", i);
+  return buf;
+}
+
 struct seg {
   size_t off, len;
-  tt_holders h;
+  char h[64];
 };
 struct collect {
-  struct seg s[64];
+  struct seg s[128];
   int n;
 };
 
 static int collect(void *arg, size_t off, size_t len, tt_holders h)
 {
   struct collect *c = arg;
-  c->s[c->n++] = (struct seg){off, len, h};
+  c->s[c->n].off = off;
+  c->s[c->n].len = len;
+  list(h, c->s[c->n].h, sizeof c->s[c->n].h);
+  c->n++;
   return 0;
 }
 
@@ -35,55 +49,71 @@ static int stop_at_second(void *arg, size_t off, size_t len, tt_holders h)
   return ++*n == 2 ? 7 : 0;
 }
 
+#define IS(seg, o, l, hs) ((seg).off == (o) && (seg).len == (l) && !strcmp((seg).h, (hs)))
+
 int main(void)
 {
-  struct tt_rangemap *m = tt_rangemap_new(100, 0x3);
-  CHECK(tt_rangemap_runs(m) == 1);
-  CHECK(tt_rangemap_common(m, 0, 100) == 0x3);
+  /* 130 holders: sets three words wide. */
+  struct tt_rangemap *m = tt_rangemap_new(100, 130, 0);
+  CHECK(tt_rangemap_runs(m) == 1 && !tt_rangemap_holds(m, 0, 100, 0));
+  CHECK(tt_rangemap_add(m, 0, 100, 0) == 0 && tt_rangemap_add(m, 0, 100, 1) == 0);
+  CHECK(tt_rangemap_runs(m) == 1 && tt_rangemap_holds(m, 0, 100, 1) && !tt_rangemap_holds(m, 0, 100, 2));
 
   /* A write in the middle splits into three runs. */
-  CHECK(tt_rangemap_set(m, 40, 20, 0x4) == 0);
+  CHECK(tt_rangemap_set(m, 40, 20, 2) == 0);
   CHECK(tt_rangemap_runs(m) == 3);
   struct collect c = {.n = 0};
   tt_rangemap_walk(m, 0, 100, collect, &c);
-  CHECK(c.n == 3);
-  CHECK(c.s[0].off == 0 && c.s[0].len == 40 && c.s[0].h == 0x3);
-  CHECK(c.s[1].off == 40 && c.s[1].len == 20 && c.s[1].h == 0x4);
-  CHECK(c.s[2].off == 60 && c.s[2].len == 40 && c.s[2].h == 0x3);
-  CHECK(tt_rangemap_common(m, 30, 20) == 0);
-  CHECK(tt_rangemap_common(m, 45, 10) == 0x4);
+  CHECK(c.n == 3 && IS(c.s[0], 0, 40, "0,1") && IS(c.s[1], 40, 20, "2") && IS(c.s[2], 60, 40, "0,1"));
+  CHECK(!tt_rangemap_holds(m, 30, 20, 0) && tt_rangemap_holds(m, 45, 10, 2));
 
   /* A walk clips to the asked range. */
   c.n = 0;
   tt_rangemap_walk(m, 50, 20, collect, &c);
-  CHECK(c.n == 2 && c.s[0].off == 50 && c.s[0].len == 10 && c.s[1].off == 60 && c.s[1].len == 10);
+  CHECK(c.n == 2 && IS(c.s[0], 50, 10, "2") && IS(c.s[1], 60, 10, "0,1"));
 
-  /* Adding a holder to part of a run. */
-  CHECK(tt_rangemap_add(m, 50, 30, 0x1) == 0);
+  /* Adding a holder to part of a run; holders past the first word. */
+  CHECK(tt_rangemap_add(m, 50, 30, 0) == 0);
+  CHECK(tt_rangemap_add(m, 55, 5, 129) == 0 && tt_rangemap_add(m, 55, 5, 64) == 0);
   c.n = 0;
   tt_rangemap_walk(m, 0, 100, collect, &c);
-  CHECK(c.n == 4 && c.s[1].h == 0x4 && c.s[1].len == 10 && c.s[2].h == 0x5 && c.s[2].len == 10 &&
-        c.s[3].off == 60 && c.s[3].h == 0x3);
+  CHECK(c.n == 5 && IS(c.s[1], 40, 10, "2") && IS(c.s[2], 50, 5, "0,2") &&
+        IS(c.s[3], 55, 5, "0,2,64,129") && IS(c.s[4], 60, 40, "0,1"));
+  CHECK(tt_rangemap_holds(m, 55, 5, 129) && !tt_rangemap_holds(m, 50, 10, 129));
+  CHECK(tt_rangemap_add(m, 0, 1, 130) == -1);
 
-  /* A write covering everything merges back into one run. */
-  CHECK(tt_rangemap_set(m, 0, 100, 0x2) == 0);
-  CHECK(tt_rangemap_runs(m) == 1 && tt_rangemap_common(m, 0, 100) == 0x2);
+  /* A write covering everything merges back into one run; a write by nobody empties. */
+  CHECK(tt_rangemap_set(m, 0, 100, 127) == 0);
+  CHECK(tt_rangemap_runs(m) == 1 && tt_rangemap_holds(m, 0, 100, 127));
+  CHECK(tt_rangemap_set(m, 0, 100, -1) == 0 && !tt_rangemap_holds(m, 0, 100, 127));
+  c.n = 0;
+  tt_rangemap_walk(m, 0, 100, collect, &c);
+  CHECK(c.n == 1 && IS(c.s[0], 0, 100, ""));
+  CHECK(tt_rangemap_set(m, 0, 100, 1) == 0);
 
   /* Edges: ranges at both ends, past the end, empty. */
-  CHECK(tt_rangemap_set(m, 0, 1, 0x8) == 0);
-  CHECK(tt_rangemap_set(m, 99, 5, 0x8) == 0);
+  CHECK(tt_rangemap_set(m, 0, 1, 3) == 0);
+  CHECK(tt_rangemap_set(m, 99, 5, 3) == 0);
   CHECK(tt_rangemap_runs(m) == 3);
-  CHECK(tt_rangemap_common(m, 99, 1) == 0x8 && tt_rangemap_common(m, 1, 98) == 0x2);
-  CHECK(tt_rangemap_set(m, 100, 10, 0x1) == 0 && tt_rangemap_runs(m) == 3);
-  CHECK(tt_rangemap_set(m, 10, 0, 0x1) == 0 && tt_rangemap_runs(m) == 3);
+  CHECK(tt_rangemap_holds(m, 99, 1, 3) && tt_rangemap_holds(m, 1, 98, 1));
+  CHECK(tt_rangemap_set(m, 100, 10, 0) == 0 && tt_rangemap_runs(m) == 3);
+  CHECK(tt_rangemap_set(m, 10, 0, 0) == 0 && tt_rangemap_runs(m) == 3);
   int seen = 0;
   CHECK(tt_rangemap_walk(m, 0, 100, stop_at_second, &seen) == 7 && seen == 2);
 
   /* Many small writes: every other byte. */
   for (size_t i = 0; i < 100; i += 2)
-    CHECK(tt_rangemap_set(m, i, 1, 0x10) == 0);
+    CHECK(tt_rangemap_set(m, i, 1, 4) == 0);
   CHECK(tt_rangemap_runs(m) == 100);
-  CHECK(tt_rangemap_set(m, 0, 100, 0x1) == 0 && tt_rangemap_runs(m) == 1);
+  CHECK(tt_rangemap_set(m, 0, 100, 0) == 0 && tt_rangemap_runs(m) == 1);
+  tt_rangemap_free(m);
+
+  /* Everyone at the start, for a count that is not a multiple of 64. */
+  m = tt_rangemap_new(10, 70, 1);
+  CHECK(tt_rangemap_holds(m, 0, 10, 69) && !tt_rangemap_holds(m, 0, 10, 70));
+  c.n = 0;
+  tt_rangemap_walk(m, 0, 10, collect, &c);
+  CHECK(c.n == 1 && !strncmp(c.s[0].h, "0,1,2,", 6));
   tt_rangemap_free(m);
 
   printf("unit_rangemap: %s\n", failures ? "FAILED" : "passed");
