@@ -295,6 +295,11 @@ static bool parse_param(const char *s, size_t len, struct tt_ann_param *prm)
   int nwords = 0;
   bool star = false;
   for (char *p = buf; *p && nwords < 16;) {
+    char *t = (char *)skip_noise(p); /* comments are no words */
+    if (t != p) {
+      p = t;
+      continue;
+    }
     if (*p == '*') {
       star = true;
       p++;

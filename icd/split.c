@@ -599,12 +599,19 @@ static cl_int build_variant(cl_kernel k, const char *src, const char *options, c
  * answers get_global_offset, get_global_size, get_num_groups and get_group_id for the whole
  * launch of this shape (a part runs with the global offset of its first work-group, so
  * get_global_id is right natively); with *rebase, its parameters flagged there take windows
- * (tt_ann_rebase; *rebase becomes 0 when the source cannot be edited so). Built once per
- * shape and parameters; every rank builds it at the same step. */
+ * (tt_ann_rebase; *rebase becomes 0, for this and later launches, when the source cannot be
+ * edited so); k itself when neither is left. Built once per shape and parameters; every rank
+ * builds it at the same step. */
 static cl_int variant(cl_kernel k, cl_uint dim, const size_t *off, const size_t *gws,
                       const size_t *lws, bool prelude, uint64_t *rebase, cl_kernel *out)
 {
   static const size_t none[3] = {0, 0, 0};
+  if (k->rebase_refused)
+    *rebase = 0;
+  if (!prelude && !*rebase) {
+    *out = k;
+    return CL_SUCCESS;
+  }
   if (!prelude) {
     dim = 0;
     off = gws = lws = none;
@@ -623,16 +630,13 @@ static cl_int variant(cl_kernel k, cl_uint dim, const size_t *off, const size_t 
     for (cl_uint i = 0; i < k->nargs && i < 64; i++)
       flags[i] = *rebase >> i & 1;
     edited = tt_ann_rebase(src, k->name, flags, k->nargs);
-    if (edited)
-      src = edited;
-    else
+    if (!edited) {
       TT_LOG(TT_LOG_PLAN, "kernel '%s': its parameters cannot take windows (the source's "
              "parameter list is not plain): its parts use whole buffers", k->name);
-    *rebase = edited ? *rebase : 0;
-    if (!*rebase && !prelude) {
-      *out = k;
-      return CL_SUCCESS;
+      k->rebase_refused = true;
+      return variant(k, dim, off, gws, lws, prelude, rebase, out);
     }
+    src = edited;
   }
   struct tt_variant *v = calloc(1, sizeof *v);
   size_t len = strlen(src) + 2048;
@@ -796,8 +800,7 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
       rebase |= (uint64_t)1 << i;
   }
   bool prelude = !whole && uses_whole_launch_builtins(k->program->stripped);
-  if (prelude || rebase)
-    err = variant(k, dim, off3, gws3, lws3, prelude, &rebase, &run);
+  err = variant(k, dim, off3, gws3, lws3, prelude, &rebase, &run);
   for (cl_uint i = 0; i < k->nargs && err == CL_SUCCESS && run != k; i++)
     err = copy_arg(k, run, i);
   /* Each rebased parameter's offset: the argument after the kernel's own ones, set for each

@@ -240,6 +240,7 @@ struct _cl_kernel {
   char *ann_text;
   struct tt_variant *variants;
   bool warned_whole; /* the one warning of launches run whole */
+  bool rebase_refused; /* its source's parameters cannot take windows (tt_ann_rebase) */
 };
 
 struct tt_callback;

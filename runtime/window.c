@@ -166,12 +166,8 @@ static cl_int window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, struc
     s->w = g;
     s->cap = cap;
   }
-  /* Replace w[i .. j-1] by the one window. */
-  size_t keep = j > i ? j - i - 1 : 0;
-  if (j == i)
-    memmove(&s->w[i + 1], &s->w[i], (s->n - i) * sizeof *s->w);
-  else if (keep)
-    memmove(&s->w[i + 1], &s->w[j], (s->n - j) * sizeof *s->w);
+  /* Replace w[i .. j-1] (none: insert at i) by the one window. */
+  memmove(&s->w[i + 1], &s->w[j > i ? j : i], (s->n - (j > i ? j : i)) * sizeof *s->w);
   s->n = s->n + 1 - (j - i);
   s->w[i] = w;
   count(root, dom, delta);
@@ -185,7 +181,9 @@ static cl_int window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, struc
 cl_int tt_window_place(cl_mem m, cl_uint dom, size_t off, size_t len, struct tt_place *out)
 {
   cl_mem root = m->root;
-  if (!tt_windowed(root)) {
+  /* A sub-buffer has a native buffer of its own (a windowed root's is cut from a window over
+   * the whole buffer, which stays). */
+  if (!tt_windowed(root) || m != root) {
     out->native = m->native[dom];
     out->off = off;
     out->host = root->direct && root->direct[dom]
@@ -195,8 +193,7 @@ cl_int tt_window_place(cl_mem m, cl_uint dom, size_t off, size_t len, struct tt_
     return CL_SUCCESS;
   }
   size_t lo = off & ~(WINDOW_ALIGN - 1);
-  size_t hi = off + (len ? len : 1);
-  hi = hi > root->size - WINDOW_ALIGN ? root->size : (hi + WINDOW_ALIGN - 1) & ~(WINDOW_ALIGN - 1);
+  size_t hi = (off + (len ? len : 1) + WINDOW_ALIGN - 1) & ~(WINDOW_ALIGN - 1);
   if (hi > root->size)
     hi = root->size;
   struct tt_window *w = NULL;

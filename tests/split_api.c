@@ -35,6 +35,9 @@ static const char *src =
     "#pragma tutti global i => readwrite a[i]\n"
     "__kernel void twice(__global int *a) { size_t i = get_global_id(0); a[i] = a[i] * 2 + 1; }\n"
     "#pragma tutti global i => read a[i-1:i+2], write b[i]\n"
+    "__kernel void stencil_c(__global const int *a /* a comment: whole windows */, __global int *b)\n"
+    "{ size_t i = get_global_id(0), n = get_global_size(0); b[i] = a[i] + (i ? a[i - 1] : 0) * 2 - (i + 1 < n ? a[i + 1] : 0); }\n"
+    "#pragma tutti global i => read a[i-1:i+2], write b[i]\n"
     "__kernel void stencil(__global const int *a, __global int *b)\n"
     "{ size_t i = get_global_id(0), n = get_global_size(0); b[i] = a[i] + (i ? a[i - 1] : 0) * 2 - (i + 1 < n ? a[i + 1] : 0); }\n"
     "__kernel void red_int(__global const int *x, __global int *s, __global int *mn, __global int *mx, __global int *an, __global int *o, __global int *xo)\n"
@@ -108,6 +111,27 @@ static void windows(struct app *a, cl_program p, int whole)
     for (int i = 0; i < W; i++)
       good &= got[i] == host[i] + (i ? host[i - 1] : 0) * 2 - (i + 1 < W ? host[i + 1] : 0);
     ok(good, "windows: a whole write on the last device, one sweep, a whole read there");
+    /* A kernel whose parameters cannot be rewritten runs its parts on whole windows. */
+    cl_kernel kc = clCreateKernel(p, "stencil_c", &err);
+    CHECK(err);
+    CHECK(clSetKernelArg(kc, 0, sizeof(cl_mem), &X[0]));
+    CHECK(clSetKernelArg(kc, 1, sizeof(cl_mem), &X[1]));
+    CHECK(clEnqueueFillBuffer(qs[0], X[1], (int[]){0}, sizeof(int), 0, sizeof host, 0, NULL, NULL));
+    CHECK(clEnqueueSplitNDRangeKernelTUTTI(nq, qs, kc, 1, NULL, &n, NULL, 0, NULL, NULL));
+    int got2[64];
+    CHECK(clEnqueueReadBuffer(qs[0], X[1], CL_TRUE, 0, sizeof got, got, 0, NULL, NULL));
+    good = 1;
+    for (int i = 0; i < W; i++)
+      good &= got[i] == host[i] + (i ? host[i - 1] : 0) * 2 - (i + 1 < W ? host[i + 1] : 0);
+    ok(good, "windows: parts of a kernel with a comment in its parameters (whole windows)");
+    clReleaseKernel(kc);
+    /* A sub-buffer of a distributed buffer reads its own bytes. */
+    cl_buffer_region rg = {(size_t)W / 2 * 4 + 65536, sizeof got2};
+    cl_mem sub = clCreateSubBuffer(X[1], CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &rg, &err);
+    CHECK(err);
+    CHECK(clEnqueueReadBuffer(qs[nq - 1], sub, CL_TRUE, 0, sizeof got2, got2, 0, NULL, NULL));
+    ok(!memcmp(got2, got + rg.origin / 4, sizeof got2), "windows: a sub-buffer reads its own bytes");
+    clReleaseMemObject(sub);
   }
   clReleaseKernel(k);
   clReleaseMemObject(X[0]);

@@ -134,6 +134,11 @@ int main(void)
      "rebase: parameters renamed, offsets appended, declarations first, lines kept");
   free(rb);
   ok(!tt_ann_rebase(rsrc, "r", flags, 2), "rebase: a parameter count that differs is refused");
+  struct tt_ann_param *cp;
+  ok(tt_ann_kernel_params("__kernel void r(__global int *a /* the input */, int n) { }", "r", &cp) == 2 &&
+         !strcmp(cp[0].name, "a") && cp[0].pointer && !strcmp(cp[1].name, "n"),
+     "kernel signature: a comment after a parameter's name is no part of it");
+  free(cp);
   ok(!tt_ann_rebase("__kernel void r(__global int *a /* x */) { }", "r", flags, 1),
      "rebase: comments in the parameter list are refused");
   ok(!tt_ann_rebase(rsrc, "missing", flags, 3), "rebase: an unknown kernel");
