@@ -139,21 +139,25 @@ static cl_int cmd_use(struct cmd *c, cl_mem m, size_t off, size_t len, bool read
   return tt_plan_use(&c->deps, c->ctx, c->dom, c->nq, m, off, len, reads, writes);
 }
 
-/* The native buffer holding m's bytes [*off, *off+len) in an actual command's domain, once
- * its uses are planned; *off becomes their offset in it (runtime/window.h). whole: the
- * command addresses the buffer otherwise than by one byte range (rectangles, maps,
- * migrations), so a windowed buffer gets one window over all its bytes there. */
-static cl_mem native_at(struct cmd *c, cl_mem m, size_t *off, size_t len, bool whole,
-                        cl_int *err)
+/* The native buffer holding m's bytes [*off, *off+len) in the command's domain, once its
+ * uses are planned; *off becomes their offset in it (runtime/window.h). NULL for a virtual
+ * command (*err CL_SUCCESS) or when no window could be made (*err says why). */
+static cl_mem native_at(struct cmd *c, cl_mem m, size_t *off, size_t len, cl_int *err)
 {
   struct tt_place p;
-  *err = whole ? tt_window_place(m, c->dom, 0, m->size, &p)
-               : tt_window_place(m, c->dom, *off, len, &p);
-  if (*err != CL_SUCCESS)
+  *err = CL_SUCCESS;
+  if (!c->actual || (*err = tt_window_place(m, c->dom, *off, len, &p)) != CL_SUCCESS)
     return NULL;
-  if (!whole)
-    *off = p.off;
+  *off = p.off;
   return p.native;
+}
+
+/* The same for a command that addresses m otherwise than by one byte range (rectangles,
+ * maps, migrations): a windowed buffer gets one window over all its bytes, offsets stay. */
+static cl_mem native_whole(struct cmd *c, cl_mem m, cl_int *err)
+{
+  size_t off = 0;
+  return native_at(c, m, &off, m->size, err);
 }
 
 /* Reads reaching every rank travel in pieces: the owner sends a piece as soon as its part of
@@ -612,11 +616,11 @@ cl_int CL_API_CALL tt_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem
   cl_mem nat = NULL;
   if (read_from_host(&c, buffer, offset, size, ptr, &ev))
     ; /* done: the bytes were in host memory already */
-  else if (c.actual && !(nat = native_at(&c, buffer, &at, size, false, &err)))
-    ;
-  else if (c.actual && c.spread && size > SPREAD_PIECE)
+  else if (!(nat = native_at(&c, buffer, &at, size, &err)))
+    ; /* virtual, or no window */
+  else if (c.spread && size > SPREAD_PIECE)
     err = read_in_pieces(&c, nat, at, size, ptr, &ev);
-  else if (c.actual)
+  else
     err = c.d->clEnqueueReadBuffer(c.nq->native, nat, native_blocking(&c, blocking_read), at, size, ptr,
                                    c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, blocking_read));
   err = cmd_end(&c, err, ev, CL_COMMAND_READ_BUFFER, event, blocking_read);
@@ -648,7 +652,7 @@ cl_int CL_API_CALL tt_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_me
   TRY_CMD(&c, cmd_use(&c, buffer, offset, size, false, true));
   cl_event ev = NULL;
   cl_int err = CL_SUCCESS;
-  cl_mem nat = c.actual ? native_at(&c, buffer, &offset, size, false, &err) : NULL;
+  cl_mem nat = native_at(&c, buffer, &offset, size, &err);
   if (nat)
     err = c.d->clEnqueueWriteBuffer(c.nq->native, nat, native_blocking(&c, blocking_write), offset, size,
                                          ptr, c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, blocking_write));
@@ -684,8 +688,8 @@ cl_int CL_API_CALL tt_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem
   TRY_CMD(&c, cmd_use(&c, dst_buffer, dst_offset, size, false, true));
   cl_event ev = NULL;
   cl_int err = CL_SUCCESS;
-  cl_mem sn = c.actual ? native_at(&c, src_buffer, &src_offset, size, false, &err) : NULL;
-  cl_mem dn = sn ? native_at(&c, dst_buffer, &dst_offset, size, false, &err) : NULL;
+  cl_mem sn = native_at(&c, src_buffer, &src_offset, size, &err);
+  cl_mem dn = sn ? native_at(&c, dst_buffer, &dst_offset, size, &err) : NULL;
   if (dn)
     err = c.d->clEnqueueCopyBuffer(c.nq->native, sn, dn, src_offset, dst_offset, size,
                                         c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, false));
@@ -772,7 +776,7 @@ cl_int CL_API_CALL tt_clEnqueueReadBufferRect(cl_command_queue command_queue, cl
   TRY_CMD(&c, cmd_use(&c, buffer, off, len, true, false));
   cl_event ev = NULL;
   cl_int err = CL_SUCCESS;
-  cl_mem nat = c.actual ? native_at(&c, buffer, &off, len, true, &err) : NULL;
+  cl_mem nat = native_whole(&c, buffer, &err);
   if (nat)
     err = c.d->clEnqueueReadBufferRect(c.nq->native, nat, CL_FALSE, buffer_origin, host_origin, region, buffer_row_pitch,
       buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, blocking_read));
@@ -805,7 +809,7 @@ cl_int CL_API_CALL tt_clEnqueueWriteBufferRect(cl_command_queue command_queue, c
   TRY_CMD(&c, cmd_use(&c, buffer, off, len, true, true));
   cl_event ev = NULL;
   cl_int err = CL_SUCCESS;
-  cl_mem nat = c.actual ? native_at(&c, buffer, &off, len, true, &err) : NULL;
+  cl_mem nat = native_whole(&c, buffer, &err);
   if (nat)
     err = c.d->clEnqueueWriteBufferRect(c.nq->native, nat, CL_FALSE, buffer_origin, host_origin, region, buffer_row_pitch,
       buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, blocking_write));
@@ -865,8 +869,8 @@ cl_int CL_API_CALL tt_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl
   TRY_CMD(&c, cmd_use(&c, dst_buffer, doff, dlen, true, true));
   cl_event ev = NULL;
   cl_int err = CL_SUCCESS;
-  cl_mem sn = c.actual ? native_at(&c, src_buffer, &soff, slen, true, &err) : NULL;
-  cl_mem dn = sn ? native_at(&c, dst_buffer, &doff, dlen, true, &err) : NULL;
+  cl_mem sn = native_whole(&c, src_buffer, &err);
+  cl_mem dn = sn ? native_whole(&c, dst_buffer, &err) : NULL;
   if (dn)
     err = c.d->clEnqueueCopyBufferRect(c.nq->native, sn, dn, src_origin, dst_origin, region,
       src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, c.deps.n, cmd_wait_list(&c),
@@ -901,7 +905,7 @@ cl_int CL_API_CALL tt_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem
   TRY_CMD(&c, cmd_use(&c, buffer, offset, size, false, true));
   cl_event ev = NULL;
   cl_int err = CL_SUCCESS;
-  cl_mem nat = c.actual ? native_at(&c, buffer, &offset, size, false, &err) : NULL;
+  cl_mem nat = native_at(&c, buffer, &offset, size, &err);
   if (nat)
     err = c.d->clEnqueueFillBuffer(c.nq->native, nat, pattern, pattern_size, offset,
                                         size, c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, false));
@@ -960,8 +964,7 @@ void *CL_API_CALL tt_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem b
     err = cmd_use(&c, buffer, offset, size, !invalidate, false);
   cl_event ev = NULL;
   bool owned = false;
-  size_t at = offset;
-  cl_mem nat = err == CL_SUCCESS && c.actual ? native_at(&c, buffer, &at, size, true, &err) : NULL;
+  cl_mem nat = err == CL_SUCCESS ? native_whole(&c, buffer, &err) : NULL;
   if (nat) {
     p = c.d->clEnqueueMapBuffer(c.nq->native, nat, CL_FALSE, map_flags, offset,
                                 size, c.deps.n, cmd_wait_list(&c),
@@ -1042,9 +1045,7 @@ cl_int CL_API_CALL tt_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl
   if (err == CL_SUCCESS)
     err = cmd_use(&c, memobj, rec->offset, rec->size, false, rec->writes);
   cl_event ev = NULL;
-  size_t at = rec->offset;
-  cl_mem nat = err == CL_SUCCESS && c.actual ? native_at(&c, memobj, &at, rec->size, true, &err)
-                                             : NULL;
+  cl_mem nat = err == CL_SUCCESS ? native_whole(&c, memobj, &err) : NULL;
   if (nat)
     err = c.d->clEnqueueUnmapMemObject(c.nq->native, nat, mapped_ptr, c.deps.n,
                                        cmd_wait_list(&c), want_event(&c, &ev, event, false));
@@ -1098,9 +1099,8 @@ cl_int CL_API_CALL tt_clEnqueueMigrateMemObjects(cl_command_queue command_queue,
   for (cl_uint i = 0; i < num_mem_objects && err == CL_SUCCESS; i++) {
     err = cmd_use(&c, mem_objects[i], 0, mem_objects[i]->size, to_device && !undefined,
                   undefined);
-    size_t at = 0;
-    if (err == CL_SUCCESS && c.actual)
-      nm[i] = native_at(&c, mem_objects[i], &at, mem_objects[i]->size, true, &err);
+    if (err == CL_SUCCESS)
+      nm[i] = native_whole(&c, mem_objects[i], &err);
   }
   cl_event ev = NULL;
   if (err == CL_SUCCESS && c.actual)

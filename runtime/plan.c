@@ -452,8 +452,9 @@ static void record_access(cl_mem root, size_t off, size_t len, bool writes, cl_u
                           struct tt_nqueue *nq, cl_event ev, bool may_fail);
 
 /* The native buffer holding the root's bytes [off, off+len) in local domain dom (its window,
- * runtime/window.h); *at: their offset in it, *host: their address when it lives in Tutti's
- * memory. NULL with f->err set when no window could be made. */
+ * runtime/window.h); *at (unless NULL): their offset in it, *host (unless NULL): their
+ * address when it lives in Tutti's memory. NULL with f->err set when no window could be
+ * made. */
 static cl_mem placed(struct fetch *f, cl_uint dom, size_t off, size_t len, size_t *at,
                      unsigned char **host)
 {
@@ -461,7 +462,8 @@ static cl_mem placed(struct fetch *f, cl_uint dom, size_t off, size_t len, size_
   f->err = tt_window_place(f->root, dom, off, len, &p);
   if (f->err != CL_SUCCESS)
     return NULL;
-  *at = p.off;
+  if (at)
+    *at = p.off;
   if (host)
     *host = p.host;
   return p.native;
@@ -1150,8 +1152,7 @@ static int send_run(struct fetch *f, cl_uint src, size_t off, size_t len, int pe
 {
   struct tt_domain *sd = &f->ctx->domains[src];
   unsigned char *host = NULL;
-  size_t at;
-  cl_mem native = placed(f, src, off, len, &at, &host);
+  cl_mem native = placed(f, src, off, len, NULL, &host);
   bool direct = host != NULL;
   if (direct)
     direct_run(f, src, off, len, true, peer, id, native, host);
@@ -1192,8 +1193,7 @@ static int recv_run(struct fetch *f, size_t off, size_t len, int peer, uint64_t 
 {
   struct tt_domain *dd = &f->ctx->domains[f->dom];
   unsigned char *host = NULL;
-  size_t at;
-  cl_mem native = placed(f, f->dom, off, len, &at, &host);
+  cl_mem native = placed(f, f->dom, off, len, NULL, &host);
   bool direct = host != NULL;
   if (direct)
     direct_run(f, f->dom, off, len, false, peer, id, native, host);
