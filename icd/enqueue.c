@@ -51,6 +51,7 @@ struct cmd {
   const cl_event *wait;
   const char *label; /* the kernel's name, else the entry point's (traces, messages) */
   bool part;         /* a part of a split launch (icd/split.c) */
+  bool own_event;    /* the event is Tutti's, not the program's: it joins no status batch */
   bool on_host;      /* done by Tutti on the host, nothing issued on the queue (read_from_host) */
 };
 
@@ -377,7 +378,9 @@ static cl_event handed(const struct cmd *c, cl_event e)
 {
   if (e) {
     e->seq = c->seq;
-    tt_event_track(e);
+    /* Every rank tracks the same events: those the program asked for on each of them. */
+    if (!c->own_event)
+      tt_event_track(e);
   }
   return e;
 }
@@ -988,8 +991,10 @@ void *CL_API_CALL tt_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem b
   }
   /* Tutti's copy must outlive the bytes arriving into it: keep the map's event. */
   cl_event done = NULL;
-  if (rec && owned && c.spread && !event)
+  if (rec && owned && c.spread && !event) {
     event = &done;
+    c.own_event = true; /* only ranks that copy have it */
+  }
   err = cmd_end(&c, err, ev, CL_COMMAND_MAP_BUFFER, event, blocking_map);
   if (rec && owned && c.spread && err == CL_SUCCESS) {
     rec->done = *event;

@@ -187,11 +187,17 @@ cl_mem CL_API_CALL tt_clCreateBuffer(cl_context context, cl_mem_flags flags, siz
   /* Every domain starts with the same bytes (the host's, or undefined ones). */
   m->latest = tt_rangemap_new(size, context->ndomains, 1);
   TT_GOTO_IF(!m->latest, CL_OUT_OF_HOST_MEMORY);
+  /* With budgets of device memory (TUTTI_DEVICE_MEM) a buffer is windowed from the start too,
+   * so that it can leave the device; the program's bytes wait in this rank's memory. */
+  spread = spread || tt_window_spill_new(m);
   if (spread) {
     tt_plan_lock();
-    tt_window_enable(m);
+    if (flags & CL_MEM_COPY_HOST_PTR)
+      err = tt_window_enable_copy(m, host_ptr);
+    else
+      tt_window_enable(m);
     tt_plan_unlock();
-    TT_GOTO_IF(!tt_windowed(m), CL_OUT_OF_HOST_MEMORY);
+    TT_GOTO_IF(err != CL_SUCCESS || !tt_windowed(m), CL_OUT_OF_HOST_MEMORY);
   }
   for (cl_uint i = 0; i < context->ndomains && !spread; i++) {
     struct tt_domain *dm = &context->domains[i];

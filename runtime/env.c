@@ -94,6 +94,46 @@ int tt_env_parse_bytes(const char *s, size_t *out)
   return 0;
 }
 
+int tt_env_device_mem(const char *s, unsigned index, size_t *out)
+{
+  int found = 0;
+  bool paired = false;
+  char item[64];
+  while (s && *s) {
+    size_t n = strcspn(s, ",");
+    if (n == 0 || n >= sizeof item)
+      return -1;
+    memcpy(item, s, n);
+    item[n] = '\0';
+    char *eq = strchr(item, '=');
+    size_t v;
+    if (eq) {
+      *eq = '\0';
+      char *end;
+      errno = 0;
+      unsigned long dev = strtoul(item, &end, 10);
+      if (errno || end == item || *end || tt_env_parse_bytes(eq + 1, &v) != 0 || v == 0)
+        return -1;
+      if (dev == index) {
+        *out = v;
+        found = 1;
+        paired = true;
+      }
+    } else {
+      if (tt_env_parse_bytes(item, &v) != 0 || v == 0)
+        return -1;
+      if (!paired) {
+        *out = v;
+        found = 1;
+      }
+    }
+    s += n;
+    if (*s == ',' && !*++s)
+      return -1;
+  }
+  return found;
+}
+
 static const char *nonempty(const char *name)
 {
   const char *v = getenv(name);
@@ -164,6 +204,23 @@ static void read_env(void)
       fprintf(stderr, "[tutti] TUTTI_AGGREGATE=%s is not one of gpu, cpu, all: no aggregate "
               "device\n", aggregate);
   }
+  env.device_mem = nonempty("TUTTI_DEVICE_MEM");
+  size_t ignored;
+  if (env.device_mem && tt_env_device_mem(env.device_mem, 0, &ignored) < 0) {
+    fprintf(stderr, "[tutti] TUTTI_DEVICE_MEM=%s is not a size (512M) or device=size pairs "
+            "(0=1G,2=256M): no budgets\n", env.device_mem);
+    env.device_mem = NULL;
+  }
+  const char *host_mem = nonempty("TUTTI_HOST_MEM");
+  if (host_mem && tt_env_parse_bytes(host_mem, &env.host_mem) != 0) {
+    fprintf(stderr, "[tutti] TUTTI_HOST_MEM=%s is not a size: no limit\n", host_mem);
+    env.host_mem = 0;
+  }
+  env.spill_dir = nonempty("TUTTI_SPILL_DIR");
+  if (!env.spill_dir)
+    env.spill_dir = nonempty("TMPDIR");
+  if (!env.spill_dir)
+    env.spill_dir = "/tmp";
   const char *domains = getenv("TUTTI_DOMAINS");
   if (domains && *domains) {
     if (!strcasecmp(domains, "device"))

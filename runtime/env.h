@@ -35,6 +35,11 @@ struct tt_env {
   size_t piece;               /* TUTTI_PIECE: bytes per piece of a transfer between ranks */
   unsigned stress;            /* TUTTI_STRESS: 0 off, else the seed of random delays in the
                                * progress thread and MPI polling (finds races in tests) */
+  const char *device_mem;     /* TUTTI_DEVICE_MEM as given (checked), or NULL: budgets of
+                               * device memory (tt_env_device_mem) */
+  size_t host_mem;            /* TUTTI_HOST_MEM: bytes of evicted data a rank keeps in its
+                               * memory before the rest goes to files; 0: no limit */
+  const char *spill_dir;      /* TUTTI_SPILL_DIR: where those files go (TMPDIR, else /tmp) */
 };
 
 /* Reads the environment once (thread safe); later calls return the same settings. */
@@ -44,6 +49,12 @@ const struct tt_env *tt_env(void);
  * "MB" and the like are read alike). Returns 0 and *out, or -1 for anything else. Exposed
  * for the unit tests. */
 int tt_env_parse_bytes(const char *s, size_t *out);
+
+/* The budget a TUTTI_DEVICE_MEM value s gives device `index` (global device index): a size
+ * for every device ("512M"), `index=size` pairs for some ("0=1G,3=256M"), or both ("1G,2=64M",
+ * a pair winning over the plain size). Returns 1 and *out when s names a budget for it, 0
+ * when not, -1 when s is malformed. Exposed for the unit tests. */
+int tt_env_device_mem(const char *s, unsigned index, size_t *out);
 
 /* Parses a TUTTI_DEBUG value ("err,warn,plan" or "all"); unknown words are reported through
  * *bad (first one) and ignored. Exposed for the unit tests. */

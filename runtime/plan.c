@@ -98,8 +98,11 @@ static const char *cur_name = "a command";
 static cl_device_id cur_device;
 static bool cur_part;
 
+uint64_t tt_plan_epoch;
+
 void tt_plan_command(uint64_t seq, const char *name, cl_device_id device, bool part)
 {
+  tt_plan_epoch++;
   cur_cmd = seq;
   cur_name = name;
   cur_device = device;
@@ -116,6 +119,11 @@ static void trace_internal(struct tt_domain *dm, bool own_queue, const char *wha
   cl_device_id dev = own_queue && cur_device && cur_device->actual ? cur_device : dm->first_device;
   if (dev)
     tt_trace_command(dev, what, TT_TRACE_INTERNAL, cmd, ev, dm->bp->d);
+}
+
+void tt_plan_trace(struct tt_domain *dm, const char *what, cl_event ev)
+{
+  trace_internal(dm, false, what, ev, cur_cmd);
 }
 
 /* What a piece of a transfer between ranks carries, for messages: both ranks, the buffer,
@@ -1002,6 +1010,7 @@ void tt_plan_domain_release(struct tt_domain *dm)
     free(st);
     dm->staging = NULL;
   }
+  tt_window_domain_release(dm);
   if (dm->internal)
     tt_nqueue_unref(dm->internal);
   if (dm->unmaps)

@@ -50,6 +50,11 @@ void tt_plan_lock(void);
  * it is a part of a split launch (the bytes it fetches count as halo bytes). */
 void tt_plan_command(uint64_t seq, const char *name, cl_device_id device, bool part);
 void tt_plan_unlock(void);
+/* Counts tt_plan_command calls: what was used since the last one belongs to the command
+ * being planned (its windows stay on the device until it is issued). Plan lock. */
+extern uint64_t tt_plan_epoch;
+/* Traces a command Tutti issued on dom's internal queue for the command being planned. */
+void tt_plan_trace(struct tt_domain *dm, const char *what, cl_event ev);
 
 /* Adds the user's wait list of a command of domain `domain` (owned by that domain's rank),
  * translated into native events when the command is actual; the owners of the events that

@@ -52,6 +52,13 @@ static void report_devices(void)
               "reduction bytes %llu, window bytes at most %llu\n", tt_cluster_rank(), i,
               (unsigned long long)parts, (unsigned long long)halo, (unsigned long long)red,
               (unsigned long long)peak);
+    uint64_t ev = atomic_load(&d->evicted);
+    if (ev)
+      fprintf(tt_log_file(), "[tutti %d stats] device %u: evicted bytes %llu, written back "
+              "%llu, re-fetched %llu, to files %llu\n", tt_cluster_rank(), i,
+              (unsigned long long)ev, (unsigned long long)atomic_load(&d->written_back),
+              (unsigned long long)atomic_load(&d->refetched),
+              (unsigned long long)atomic_load(&d->to_files));
   }
 }
 

@@ -24,6 +24,10 @@ struct tt_stats_device {
   /* Bytes of windows of windowed buffers held in the device's domain (its owner counts; a
    * domain's windows count for its first device): now, and at most. */
   atomic_uint_fast64_t window_bytes, window_peak;
+  /* Spilling (runtime/window.h): bytes of windows taken off the device, bytes of them read
+   * into host memory first (the device held their newest copy), bytes written back into the
+   * device from there, bytes of host copies that went to files (TUTTI_HOST_MEM). */
+  atomic_uint_fast64_t evicted, written_back, refetched, to_files;
 };
 struct tt_stats_device *tt_stats_device(unsigned index);
 

@@ -27,6 +27,7 @@ struct tt_ann_param;
 struct tt_ann_pragma;
 struct tt_variant;
 struct tt_distribution;
+struct tt_spill;
 
 struct _cl_platform_id {
   struct tt_object obj;
@@ -88,6 +89,12 @@ struct tt_domain {
   int direct;                 /* -1 unknown, else whether buffers live in host memory Tutti
                                * allocates (tt_plan_direct_memory) */
   cl_device_id first_device;  /* Tutti device used for the internal queue */
+  /* Spilling (runtime/window.h, plan lock): bytes of windows on the domain's devices, and
+   * the most Tutti keeps there (0 until first needed). */
+  size_t held, budget;
+  /* Host copies of evicted windows that came back: free for the next eviction read, which
+   * goes on the internal queue after their writes (runtime/window.c). */
+  struct tt_spill *spill_blocks;
 };
 
 struct _cl_context {
@@ -105,6 +112,9 @@ struct _cl_context {
   cl_device_id aggregate;
   cl_uint nuser_devices;
   cl_device_id *user_devices;
+  /* Its windowed buffers (runtime/window.h, plan lock): where eviction looks. */
+  cl_mem *windowed;
+  size_t nwindowed, capwindowed;
 };
 
 /* A growable list of retained events. */

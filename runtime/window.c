@@ -1,12 +1,20 @@
-/* Windows: a windowed buffer's native buffers in each domain (runtime/window.h). */
+/* Windows: a windowed buffer's native buffers in each domain, and their eviction
+ * (runtime/window.h). */
 #include "config.h"
 
 #include "runtime/window.h"
 
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "runtime/backend.h"
+#include "runtime/env.h"
+#include "runtime/event.h"
 #include "runtime/log.h"
 #include "runtime/plan.h"
 #include "runtime/rangemap.h"
@@ -20,16 +28,82 @@
 /* Buffers in memory of Tutti's start at a page. */
 #define HOST_ALIGN ((size_t)4096)
 
+/* An evicted window's bytes in this rank's memory: the ranges its domain held newest when it
+ * went, at their offsets in the window. */
+struct tt_spill {
+  struct tt_spill *next; /* in a domain's spill_blocks */
+  unsigned char *mem;
+  size_t len;
+  bool file;     /* a mapping of an unlinked file in TUTTI_SPILL_DIR (TUTTI_HOST_MEM reached) */
+  cl_event read; /* the last read into it (in-order queue: all of them), or NULL */
+};
+
 struct tt_window {
   size_t lo, hi;
-  cl_mem native;
+  cl_mem native;        /* NULL while evicted */
   unsigned char *host;
+  uint64_t used;        /* when a command last used it (an order of places, alike per rank) */
+  uint64_t epoch;       /* tt_plan_epoch of that command: pinned while it is planned */
+  struct tt_spill *spill; /* evicted, with bytes its domain held newest */
 };
 
 struct tt_window_set {
   struct tt_window *w; /* sorted by lo; disjoint and not touching */
   size_t n, cap;
 };
+
+/* Places so far (the LRU clock). Plan lock. */
+static uint64_t clock_now;
+
+/* Bytes of spill copies in this rank's memory (freed from backend callbacks). */
+static atomic_size_t host_held;
+
+/* Host copies freed lately, kept for the next of their size: a sweep over data larger than a
+ * device evicts and brings back windows of a few sizes over and over, and fresh memory costs
+ * a page fault per page. They count in host_held. */
+#define SPARE_BLOCKS 4
+static struct {
+  void *mem;
+  size_t len;
+} spare_blocks[SPARE_BLOCKS];
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *block_take(size_t len)
+{
+  void *mem = NULL;
+  pthread_mutex_lock(&spare_lock);
+  for (int i = 0; i < SPARE_BLOCKS && !mem; i++)
+    if (spare_blocks[i].mem && spare_blocks[i].len == len) {
+      mem = spare_blocks[i].mem;
+      spare_blocks[i].mem = NULL;
+    }
+  pthread_mutex_unlock(&spare_lock);
+  return mem;
+}
+
+/* Keeps mem for a later block_take, or frees it (and the oldest kept one when full). */
+static void block_give(void *mem, size_t len)
+{
+  pthread_mutex_lock(&spare_lock);
+  int i = 0;
+  while (i < SPARE_BLOCKS && spare_blocks[i].mem)
+    i++;
+  void *out = NULL;
+  size_t outlen = 0;
+  if (i == SPARE_BLOCKS) {
+    out = spare_blocks[0].mem;
+    outlen = spare_blocks[0].len;
+    memmove(&spare_blocks[0], &spare_blocks[1], (SPARE_BLOCKS - 1) * sizeof spare_blocks[0]);
+    i = SPARE_BLOCKS - 1;
+  }
+  spare_blocks[i].mem = mem;
+  spare_blocks[i].len = len;
+  pthread_mutex_unlock(&spare_lock);
+  if (out) {
+    free(out);
+    atomic_fetch_sub(&host_held, outlen);
+  }
+}
 
 static void CL_CALLBACK free_host(cl_mem native, void *mem)
 {
@@ -42,6 +116,9 @@ cl_mem tt_window_native_new(cl_context ctx, cl_uint dom, cl_mem_flags flags, siz
 {
   struct tt_domain *dm = &ctx->domains[dom];
   *host = NULL;
+  /* Tutti reads and writes its native buffers for transfers and eviction whatever the
+   * program said of its own access (checked at Tutti's entry points). */
+  flags &= ~(cl_mem_flags)(CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS);
   if ((flags & CL_MEM_USE_HOST_PTR) || !tt_plan_direct_memory(ctx, dom))
     return dm->bp->d->clCreateBuffer(dm->native, flags, size, host_ptr, err);
   /* The buffer lives in memory of Tutti's: transfers between ranks move it directly. */
@@ -70,6 +147,7 @@ cl_mem tt_window_native_new(cl_context ctx, cl_uint dom, cl_mem_flags flags, siz
 /* Windows held in a domain count for its first device (TUTTI_STATS). */
 static void count(cl_mem root, cl_uint dom, int64_t delta)
 {
+  root->context->domains[dom].held += (size_t)delta;
   cl_device_id dev = root->context->domains[dom].first_device;
   if (!dev)
     return;
@@ -79,6 +157,330 @@ static void count(cl_mem root, cl_uint dom, int64_t delta)
   uint64_t peak = atomic_load_explicit(&s->window_peak, memory_order_relaxed);
   while (now > peak && !atomic_compare_exchange_weak(&s->window_peak, &peak, now))
     ;
+}
+
+
+static struct tt_stats_device *stats_of(cl_context ctx, cl_uint dom)
+{
+  cl_device_id dev = ctx->domains[dom].first_device;
+  return tt_stats_device(dev ? dev->index : UINT32_MAX);
+}
+
+/* Room for len bytes in this rank's memory: malloc'ed while TUTTI_HOST_MEM allows, else a
+ * mapping of a file made and unlinked at once in TUTTI_SPILL_DIR (gone however the process
+ * ends). */
+static struct tt_spill *spill_new(size_t len, struct tt_stats_device *st, struct tt_domain *dm)
+{
+  /* A block whose write back into the device is on dm's internal queue, before the reads
+   * into it this one is for. */
+  for (struct tt_spill **p = dm ? &dm->spill_blocks : NULL; p && *p; p = &(*p)->next)
+    if ((*p)->len == len) {
+      struct tt_spill *sp = *p;
+      *p = sp->next;
+      sp->next = NULL;
+      return sp;
+    }
+  struct tt_spill *sp = calloc(1, sizeof *sp);
+  if (!sp)
+    return NULL;
+  sp->len = len;
+  if ((sp->mem = block_take(len)))
+    return sp;
+  size_t limit = tt_env()->host_mem;
+  size_t before = atomic_fetch_add(&host_held, len);
+  if ((!limit || before + len <= limit) && (sp->mem = malloc(len)))
+    return sp;
+  atomic_fetch_sub(&host_held, len);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/tutti-spill-XXXXXX", tt_env()->spill_dir);
+  int fd = mkstemp(path);
+  if (fd >= 0) {
+    unlink(path);
+    void *p = ftruncate(fd, (off_t)len) == 0
+                  ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                  : MAP_FAILED;
+    if (p != MAP_FAILED) {
+      sp->mem = p;
+      sp->file = true;
+    }
+    close(fd);
+  }
+  if (!sp->mem) {
+    TT_WARN("no room for %zu evicted bytes: in memory (TUTTI_HOST_MEM %zu, %zu "
+           "held) nor in a file in %s (TUTTI_SPILL_DIR): %s", len, limit, before, tt_env()->spill_dir,
+           strerror(errno));
+    free(sp);
+    return NULL;
+  }
+  atomic_fetch_add_explicit(&st->to_files, len, memory_order_relaxed);
+  return sp;
+}
+
+static void spill_free(struct tt_spill *sp)
+{
+  if (sp->file)
+    munmap(sp->mem, sp->len);
+  else
+    block_give(sp->mem, sp->len);
+  if (sp->read)
+    TT_NATIVE_DISPATCH(sp->read)->clReleaseEvent(sp->read);
+  free(sp);
+}
+
+static void CL_CALLBACK spill_free_after(cl_event ev, cl_int status, void *sp)
+{
+  (void)ev;
+  (void)status;
+  spill_free(sp);
+}
+
+/* Frees sp once ev (a command reading or writing it) is done; now when ev is NULL. */
+static void spill_free_at(struct tt_spill *sp, cl_event ev)
+{
+  if (!ev || tt_native_callback(ev, CL_COMPLETE, spill_free_after, sp) != CL_SUCCESS) {
+    if (ev)
+      TT_NATIVE_DISPATCH(ev)->clWaitForEvents(1, &ev);
+    spill_free(sp);
+  }
+}
+
+void tt_window_domain_release(struct tt_domain *dm)
+{
+  if (dm->spill_blocks && dm->internal)
+    dm->bp->d->clFinish(dm->internal->native);
+  while (dm->spill_blocks) {
+    struct tt_spill *sp = dm->spill_blocks;
+    dm->spill_blocks = sp->next;
+    spill_free(sp);
+  }
+}
+
+/* Whether root's windows must stay where they are: native buffers cut from them
+ * (sub-buffers), mappings, an attachment. */
+static bool pinned_root(cl_mem root)
+{
+  return atomic_load(&root->nsubs) || atomic_load(&root->map_count) ||
+         root->attached != TT_NOT_ATTACHED;
+}
+
+/* The most bytes of windows Tutti keeps in a local domain: TUTTI_DEVICE_MEM's budget for its
+ * first device, else that device's global memory less an eighth (at least 256 MiB). */
+static size_t budget_of(cl_context ctx, cl_uint dom)
+{
+  struct tt_domain *dm = &ctx->domains[dom];
+  if (dm->budget)
+    return dm->budget;
+  cl_device_id dev = dm->first_device;
+  size_t b = 0;
+  const char *given = tt_env()->device_mem;
+  if (!(given && dev && tt_env_device_mem(given, dev->index, &b) == 1)) {
+    cl_ulong g = 0;
+    if (dev && dev->native)
+      dm->bp->d->clGetDeviceInfo(dev->native, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof g, &g, NULL);
+    cl_ulong margin = g / 8 > ((cl_ulong)256 << 20) ? g / 8 : (cl_ulong)256 << 20;
+    b = g > margin ? (size_t)(g - margin) : SIZE_MAX;
+  }
+  dm->budget = b;
+  TT_LOG(TT_LOG_MM, "domain %u (%s): %zu bytes of windows at most", dom, dm->bp->short_name, b);
+  return b;
+}
+
+/* Moving an evicted window's bytes between its native buffer and its host copy: the runs its
+ * domain holds newest, on Tutti's queue of the domain, the first after every command on the
+ * window's bytes (the rest follow it in order). */
+struct spill_walk {
+  cl_mem root;
+  cl_uint dom;
+  bool back;               /* host copy -> device (else device -> host copy, made here) */
+  cl_mem native;           /* the device window, starting at native_lo */
+  size_t native_lo;
+  size_t lo, len;          /* the evicted window's bytes, as its host copy holds them */
+  struct tt_spill *sp;
+  struct tt_nqueue *q;
+  cl_event last;           /* the last command issued (owned) */
+  cl_int err;
+};
+
+static int spill_run(void *arg, size_t off, size_t len, tt_holders holders)
+{
+  struct spill_walk *m = arg;
+  if (!tt_holders_has(holders, m->dom))
+    return 0;
+  cl_context ctx = m->root->context;
+  struct tt_domain *dm = &ctx->domains[m->dom];
+  struct tt_stats_device *st = stats_of(ctx, m->dom);
+  struct tt_deps deps;
+  tt_deps_init(&deps);
+  if (!m->q) {
+    m->err = tt_plan_internal_queue(ctx, m->dom, &m->q);
+    if (m->err == CL_SUCCESS && !m->sp && !(m->sp = spill_new(m->len, st, dm)))
+      m->err = CL_OUT_OF_HOST_MEMORY;
+    if (m->err == CL_SUCCESS)
+      m->err = tt_plan_order_after(&deps, ctx, m->dom, m->q, m->root, m->lo, m->len, true);
+  }
+  cl_event ev = NULL;
+  unsigned char *host = m->err == CL_SUCCESS ? m->sp->mem + (off - m->lo) : NULL;
+  const cl_event *wait = deps.n ? deps.ev : NULL;
+  if (m->err == CL_SUCCESS && m->back)
+    m->err = dm->bp->d->clEnqueueWriteBuffer(m->q->native, m->native, CL_FALSE, off - m->native_lo,
+                                             len, host, deps.n, wait, &ev);
+  else if (m->err == CL_SUCCESS)
+    m->err = dm->bp->d->clEnqueueReadBuffer(m->q->native, m->native, CL_FALSE, off - m->native_lo,
+                                            len, host, deps.n, wait, &ev);
+  tt_deps_release(&deps);
+  if (m->err != CL_SUCCESS)
+    return 1;
+  tt_plan_trace(dm, m->back ? "evicted bytes back" : "evict: write back", ev);
+  if (m->back)
+    tt_plan_record_order(m->root, off, len, m->dom, m->q, ev);
+  else /* later writers of these bytes wait for the read */
+    tt_plan_record(m->root, off, len, false, m->dom, m->q, ev, false);
+  if (m->last)
+    dm->bp->d->clReleaseEvent(m->last);
+  m->last = ev;
+  atomic_fetch_add_explicit(m->back ? &st->refetched : &st->written_back, len,
+                            memory_order_relaxed);
+  return 0;
+}
+
+/* A native buffer an eviction freed, handed to the window being made when it has the same
+ * size and flags (a new buffer of the backend's costs a page fault per page on first touch):
+ * reused only after its eviction reads, the last of which it holds. */
+struct spare {
+  size_t len;
+  cl_mem_flags flags;
+  cl_mem native;
+  unsigned char *host;
+  cl_event read;
+};
+
+/* Takes window k of root's windows in dom off the device: dropped when the domain holds none
+ * of its newest bytes, else kept as a spill copy. Its native buffer goes to *keep when that
+ * is empty and wants its size and flags (and reads ordered its reuse), else is released. */
+static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
+{
+  cl_context ctx = root->context;
+  struct tt_domain *dm = &ctx->domains[dom];
+  struct tt_window_set *s = &root->windows[dom];
+  struct tt_window *w = &s->w[k];
+  struct spill_walk e = {root, dom, false, w->native, w->lo, w->lo, w->hi - w->lo, NULL, NULL,
+                         NULL, CL_SUCCESS};
+  tt_rangemap_walk(root->latest, w->lo, w->hi - w->lo, spill_run, &e);
+  if (e.q)
+    dm->bp->d->clFlush(e.q->native);
+  if (e.sp)
+    e.sp->read = e.last;
+  if (e.err != CL_SUCCESS) {
+    TT_LOG(TT_LOG_ERR, "buffer #%llu: evicting bytes %zu-%zu from %s (domain %u) failed: %s",
+           (unsigned long long)root->obj.id, w->lo, w->hi, dm->bp->short_name, dom,
+           tt_error_name(e.err));
+    if (e.sp)
+      spill_free_at(e.sp, e.sp->read);
+    return e.err;
+  }
+  size_t len = w->hi - w->lo;
+  TT_LOG(TT_LOG_MM, "buffer #%llu: window %zu-%zu evicted from %s (domain %u)%s",
+         (unsigned long long)root->obj.id, w->lo, w->hi, dm->bp->short_name, dom,
+         e.sp ? ", its newest bytes kept in host memory" : "");
+  atomic_fetch_add_explicit(&stats_of(ctx, dom)->evicted, len, memory_order_relaxed);
+  count(root, dom, -(int64_t)len);
+  if (keep && !keep->native && e.sp && keep->len == len &&
+      keep->flags == (root->flags & ~(cl_mem_flags)(CL_MEM_COPY_HOST_PTR | CL_MEM_ALLOC_HOST_PTR))) {
+    keep->native = w->native;
+    keep->host = w->host;
+    keep->read = e.sp->read;
+    dm->bp->d->clRetainEvent(keep->read);
+  } else {
+    /* The backend keeps it until the commands on it, the reads above among them, are done. */
+    dm->bp->d->clReleaseMemObject(w->native);
+  }
+  w->native = NULL;
+  w->host = NULL;
+  w->spill = e.sp;
+  if (!e.sp) {
+    memmove(&s->w[k], &s->w[k + 1], (s->n - k - 1) * sizeof *s->w);
+    s->n--;
+  }
+  return CL_SUCCESS;
+}
+
+/* Makes room for `need` more bytes of windows in dom by evicting the least recently used
+ * windows that no command being planned uses, none of root's reaching [lo, hi]. */
+static cl_int make_room(cl_mem root, cl_uint dom, size_t need, size_t lo, size_t hi,
+                        struct spare *keep)
+{
+  cl_context ctx = root->context;
+  struct tt_domain *dm = &ctx->domains[dom];
+  size_t budget = budget_of(ctx, dom);
+  while (dm->held + need > budget) {
+    cl_mem victim = NULL;
+    size_t vk = 0;
+    uint64_t oldest = UINT64_MAX;
+    for (size_t r = 0; r < ctx->nwindowed; r++) {
+      cl_mem b = ctx->windowed[r];
+      if (pinned_root(b))
+        continue;
+      struct tt_window_set *s = &b->windows[dom];
+      for (size_t k = 0; k < s->n; k++) {
+        struct tt_window *w = &s->w[k];
+        if (!w->native || w->epoch == tt_plan_epoch || (b == root && w->lo <= hi && w->hi >= lo))
+          continue;
+        if (w->used < oldest) {
+          oldest = w->used;
+          victim = b;
+          vk = k;
+        }
+      }
+    }
+    if (!victim) {
+      cl_device_id dev = dm->first_device;
+      TT_WARN("device %u (%s): %zu more bytes of windows do not fit its budget of "
+             "%zu bytes (TUTTI_DEVICE_MEM) beside the %zu bytes that must stay there (used by "
+             "the command being planned, mapped, attached or cut into sub-buffers)",
+             dev ? dev->index : 0, dm->bp->short_name, need, budget, dm->held);
+      return CL_MEM_OBJECT_ALLOCATION_FAILURE;
+    }
+    cl_int err = evict(victim, dom, vk, keep);
+    if (err != CL_SUCCESS)
+      return err;
+  }
+  return CL_SUCCESS;
+}
+
+/* Brings evicted window o's bytes into new window w (o inside w); o's copy goes once that is
+ * done. */
+static cl_int refill(cl_mem root, cl_uint dom, struct tt_window *o, const struct tt_window *w)
+{
+  struct spill_walk r = {root, dom, true, w->native, w->lo, o->lo, o->hi - o->lo, o->spill, NULL,
+                         NULL, CL_SUCCESS};
+  tt_rangemap_walk(root->latest, o->lo, o->hi - o->lo, spill_run, &r);
+  if (r.err != CL_SUCCESS) {
+    TT_LOG(TT_LOG_ERR, "buffer #%llu: bringing evicted bytes %zu-%zu back to %s failed: %s",
+           (unsigned long long)root->obj.id, o->lo, o->hi,
+           root->context->domains[dom].bp->short_name, tt_error_name(r.err));
+    if (r.last)
+      TT_NATIVE_DISPATCH(r.last)->clReleaseEvent(r.last);
+    return r.err;
+  }
+  if (r.q)
+    root->context->domains[dom].bp->d->clFlush(r.q->native);
+  struct tt_spill *sp = o->spill;
+  o->spill = NULL;
+  if (!sp->file && r.q) {
+    /* The reads and writes of it are on the internal queue: a later eviction's reads into it
+     * there come after them. */
+    if (sp->read)
+      TT_NATIVE_DISPATCH(sp->read)->clReleaseEvent(sp->read);
+    sp->read = NULL;
+    sp->next = root->context->domains[dom].spill_blocks;
+    root->context->domains[dom].spill_blocks = sp;
+  } else {
+    /* In order on one queue: the last write (else the last read into it) ends its use. */
+    spill_free_at(sp, r.last ? r.last : sp->read);
+  }
+  if (r.last)
+    TT_NATIVE_DISPATCH(r.last)->clReleaseEvent(r.last);
+  return CL_SUCCESS;
 }
 
 /* Copies the bytes of old window o into new window w (o inside w) on dom's internal queue,
@@ -111,31 +513,91 @@ static cl_int carry_over(cl_mem root, cl_uint dom, const struct tt_window *o,
   return CL_SUCCESS;
 }
 
-/* A window of dom covering [lo, hi) (aligned), made from the windows it reaches. */
+/* Windows of s reaching [lo, hi] (touching counts): *i .. *j-1. */
+static void reach(const struct tt_window_set *s, size_t lo, size_t hi, size_t *i, size_t *j)
+{
+  *i = 0;
+  while (*i < s->n && s->w[*i].hi < lo)
+    ++*i;
+  *j = *i;
+  while (*j < s->n && s->w[*j].lo <= hi)
+    ++*j;
+}
+
+static void touch(struct tt_window *w)
+{
+  w->used = ++clock_now;
+  w->epoch = tt_plan_epoch;
+}
+
+/* Window w takes sp's native buffer: on Tutti's queue, where the eviction reads of its old
+ * bytes went, a marker after them and after every command on w's bytes, which later commands
+ * on those bytes wait for. */
+static cl_int reuse(cl_mem root, cl_uint dom, struct tt_window *w, struct spare *sp)
+{
+  cl_context ctx = root->context;
+  struct tt_domain *dm = &ctx->domains[dom];
+  struct tt_nqueue *q = NULL;
+  struct tt_deps deps;
+  tt_deps_init(&deps);
+  cl_event ev = NULL;
+  cl_int err = tt_plan_internal_queue(ctx, dom, &q);
+  if (err == CL_SUCCESS)
+    err = tt_plan_order_after(&deps, ctx, dom, q, root, w->lo, w->hi - w->lo, true);
+  if (err == CL_SUCCESS)
+    err = dm->bp->d->clEnqueueMarkerWithWaitList(q->native, deps.n, deps.n ? deps.ev : NULL, &ev);
+  tt_deps_release(&deps);
+  if (err != CL_SUCCESS)
+    return err;
+  tt_plan_record_order(root, w->lo, w->hi - w->lo, dom, q, ev);
+  dm->bp->d->clReleaseEvent(ev);
+  TT_LOG(TT_LOG_MM, "buffer #%llu: window %zu-%zu on %s reuses an evicted window's memory",
+         (unsigned long long)root->obj.id, w->lo, w->hi, dm->bp->short_name);
+  w->native = sp->native;
+  w->host = sp->host;
+  sp->native = NULL;
+  return CL_SUCCESS;
+}
+
+/* A window of dom covering [lo, hi) (aligned), made from the windows it reaches (their
+ * bytes carried over, or brought back from host memory for evicted ones), room made first. */
 static cl_int window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, struct tt_window **out)
 {
   struct tt_window_set *s = &root->windows[dom];
-  /* Windows reaching [lo, hi] (touching counts): i .. j-1. */
-  size_t i = 0;
-  while (i < s->n && s->w[i].hi < lo)
-    i++;
-  size_t j = i;
-  while (j < s->n && s->w[j].lo <= hi)
-    j++;
-  if (j == i + 1 && s->w[i].lo <= lo && s->w[i].hi >= hi) {
+  size_t i, j;
+  reach(s, lo, hi, &i, &j);
+  if (j == i + 1 && s->w[i].native && s->w[i].lo <= lo && s->w[i].hi >= hi) {
+    touch(&s->w[i]);
     *out = &s->w[i];
     return CL_SUCCESS;
   }
-  struct tt_window w = {lo, hi, NULL, NULL};
+  struct tt_window w = {lo, hi, NULL, NULL, 0, 0, NULL};
   if (j > i) {
     w.lo = s->w[i].lo < lo ? s->w[i].lo : lo;
     w.hi = s->w[j - 1].hi > hi ? s->w[j - 1].hi : hi;
   }
+  size_t kept = 0;
+  for (size_t k = i; k < j; k++)
+    kept += s->w[k].native ? s->w[k].hi - s->w[k].lo : 0;
   cl_context ctx = root->context;
-  cl_int err = CL_SUCCESS;
-  void *host;
   cl_mem_flags flags = root->flags & ~(cl_mem_flags)(CL_MEM_COPY_HOST_PTR | CL_MEM_ALLOC_HOST_PTR);
-  w.native = tt_window_native_new(ctx, dom, flags, w.hi - w.lo, NULL, &host, &err);
+  struct spare spare = {w.hi - w.lo, flags, NULL, NULL, NULL};
+  cl_int err = make_room(root, dom, w.hi - w.lo > kept ? w.hi - w.lo - kept : 0, w.lo, w.hi,
+                         &spare);
+  if (err == CL_SUCCESS && spare.native)
+    err = reuse(root, dom, &w, &spare);
+  if (spare.read)
+    TT_NATIVE_DISPATCH(spare.read)->clReleaseEvent(spare.read);
+  if (err != CL_SUCCESS) {
+    if (spare.native)
+      TT_NATIVE_DISPATCH(spare.native)->clReleaseMemObject(spare.native);
+    return err;
+  }
+  /* Eviction may have dropped other windows of this buffer. */
+  reach(s, w.lo, w.hi, &i, &j);
+  void *host = w.host;
+  if (!w.native)
+    w.native = tt_window_native_new(ctx, dom, flags, w.hi - w.lo, NULL, &host, &err);
   w.host = host;
   if (!w.native) {
     TT_LOG(TT_LOG_ERR, "buffer #%llu: a window of bytes %zu-%zu (%zu bytes) on %s: %s",
@@ -145,17 +607,15 @@ static cl_int window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, struc
                                                                : err;
   }
   for (size_t k = i; k < j && err == CL_SUCCESS; k++)
-    err = carry_over(root, dom, &s->w[k], &w);
+    err = s->w[k].native ? carry_over(root, dom, &s->w[k], &w) : refill(root, dom, &s->w[k], &w);
   if (err != CL_SUCCESS) {
     ctx->domains[dom].bp->d->clReleaseMemObject(w.native);
     return err;
   }
   /* The old windows go once their commands are done (the backend keeps them till then). */
-  int64_t delta = (int64_t)(w.hi - w.lo);
-  for (size_t k = i; k < j; k++) {
-    ctx->domains[dom].bp->d->clReleaseMemObject(s->w[k].native);
-    delta -= (int64_t)(s->w[k].hi - s->w[k].lo);
-  }
+  for (size_t k = i; k < j; k++)
+    if (s->w[k].native)
+      ctx->domains[dom].bp->d->clReleaseMemObject(s->w[k].native);
   if (j == i && s->n == s->cap) {
     size_t cap = s->cap ? s->cap * 2 : 4;
     struct tt_window *g = realloc(s->w, cap * sizeof *g);
@@ -169,8 +629,9 @@ static cl_int window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, struc
   /* Replace w[i .. j-1] (none: insert at i) by the one window. */
   memmove(&s->w[i + 1], &s->w[j > i ? j : i], (s->n - (j > i ? j : i)) * sizeof *s->w);
   s->n = s->n + 1 - (j - i);
+  touch(&w);
   s->w[i] = w;
-  count(root, dom, delta);
+  count(root, dom, (int64_t)(w.hi - w.lo) - (int64_t)kept);
   TT_LOG(TT_LOG_PLAN, "buffer #%llu: window %zu-%zu on %s (domain %u), %zu window(s) there",
          (unsigned long long)root->obj.id, w.lo, w.hi, ctx->domains[dom].bp->short_name, dom,
          s->n);
@@ -207,16 +668,21 @@ cl_int tt_window_place(cl_mem m, cl_uint dom, size_t off, size_t len, struct tt_
   return CL_SUCCESS;
 }
 
-void tt_window_enable(cl_mem root)
+/* Makes root windowed with no window yet, and lists it with its context's windowed buffers. */
+static bool windows_make(cl_mem root)
 {
   cl_context ctx = root->context;
-  /* Only replicated facts decide: every rank makes the same buffer windowed. */
-  if (tt_windowed(root) || root->written || root->host_ptr || atomic_load(&root->nsubs) || atomic_load(&root->map_count) ||
-      root->attached != TT_NOT_ATTACHED)
-    return;
+  if (ctx->nwindowed == ctx->capwindowed) {
+    size_t cap = ctx->capwindowed ? ctx->capwindowed * 2 : 16;
+    cl_mem *g = realloc(ctx->windowed, cap * sizeof *g);
+    if (!g)
+      return false;
+    ctx->windowed = g;
+    ctx->capwindowed = cap;
+  }
   struct tt_window_set *w = calloc(ctx->ndomains, sizeof *w);
   if (!w)
-    return; /* stays whole: correct, only larger */
+    return false; /* stays whole: correct, only larger */
   for (cl_uint i = 0; i < ctx->ndomains; i++)
     if (root->native[i]) {
       ctx->domains[i].bp->d->clReleaseMemObject(root->native[i]);
@@ -225,16 +691,47 @@ void tt_window_enable(cl_mem root)
   free(root->direct);
   root->direct = NULL;
   root->windows = w;
+  ctx->windowed[ctx->nwindowed++] = root;
+  return true;
+}
+
+void tt_window_enable(cl_mem root)
+{
+  /* Only replicated facts decide: every rank makes the same buffer windowed. */
+  if (tt_windowed(root) || root->written || root->host_ptr || atomic_load(&root->nsubs) ||
+      atomic_load(&root->map_count) || root->attached != TT_NOT_ATTACHED || !windows_make(root))
+    return;
   /* Nothing was written: no domain holds anything worth fetching. */
   tt_rangemap_set(root->latest, 0, root->size, -1);
 }
 
-size_t tt_window_bytes(cl_mem root, cl_uint dom)
+bool tt_window_spill_new(cl_mem root)
 {
-  size_t n = 0;
-  for (size_t i = 0; tt_windowed(root) && i < root->windows[dom].n; i++)
-    n += root->windows[dom].w[i].hi - root->windows[dom].w[i].lo;
-  return n;
+  return tt_env()->device_mem && !(root->flags & CL_MEM_USE_HOST_PTR);
+}
+
+cl_int tt_window_enable_copy(cl_mem root, const void *bytes)
+{
+  cl_context ctx = root->context;
+  if (!windows_make(root))
+    return CL_OUT_OF_HOST_MEMORY;
+  /* Every local domain holds the bytes, in this rank's memory until a command needs them. */
+  for (cl_uint d = 0; d < ctx->ndomains; d++) {
+    struct tt_window_set *s = &root->windows[d];
+    if (!ctx->domains[d].local)
+      continue;
+    struct tt_spill *sp = spill_new(root->size, stats_of(ctx, d), NULL);
+    s->w = malloc(sizeof *s->w);
+    if (!sp || !s->w) {
+      if (sp)
+        spill_free(sp);
+      return CL_OUT_OF_HOST_MEMORY;
+    }
+    memcpy(sp->mem, bytes, root->size);
+    s->w[0] = (struct tt_window){0, root->size, NULL, NULL, 0, 0, sp};
+    s->n = s->cap = 1;
+  }
+  return CL_SUCCESS;
 }
 
 void tt_window_take_all(cl_mem root, cl_mem **out, size_t *n)
@@ -244,6 +741,16 @@ void tt_window_take_all(cl_mem root, cl_mem **out, size_t *n)
   if (!tt_windowed(root))
     return;
   cl_context ctx = root->context;
+  for (size_t r = 0; r < ctx->nwindowed; r++)
+    if (ctx->windowed[r] == root) {
+      ctx->windowed[r] = ctx->windowed[--ctx->nwindowed];
+      break;
+    }
+  if (!ctx->nwindowed) {
+    free(ctx->windowed);
+    ctx->windowed = NULL;
+    ctx->capwindowed = 0;
+  }
   size_t total = 0;
   for (cl_uint d = 0; d < ctx->ndomains; d++)
     total += root->windows[d].n;
@@ -251,6 +758,12 @@ void tt_window_take_all(cl_mem root, cl_mem **out, size_t *n)
   for (cl_uint d = 0; d < ctx->ndomains; d++) {
     struct tt_window_set *s = &root->windows[d];
     for (size_t i = 0; i < s->n; i++) {
+      if (s->w[i].spill) {
+        spill_free_at(s->w[i].spill, s->w[i].spill->read);
+        continue;
+      }
+      if (!s->w[i].native)
+        continue;
       count(root, d, -(int64_t)(s->w[i].hi - s->w[i].lo));
       if (list)
         list[(*n)++] = s->w[i].native;

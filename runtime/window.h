@@ -8,7 +8,15 @@
  * a use reaching into or next to windows replaces them by one covering them all, their bytes
  * copied over (ordered like any command on those bytes). Every byte a domain holds newest
  * (runtime/plan.h) lies in one of its windows, so a transfer out of a domain reads one
- * window. All of it under the plan lock. */
+ * window. All of it under the plan lock.
+ *
+ * Spilling (SPLIT.md, "Spilling"; Lightning section 3.4): windows of a domain hold at most
+ * its budget (TUTTI_DEVICE_MEM). Making room evicts the least recently used windows that no
+ * command being planned uses (nor mappings, attachments, sub-buffers: pinned): a window
+ * whose newest bytes the domain does not hold goes; otherwise those bytes are read into this
+ * rank's memory (or a file past TUTTI_HOST_MEM) and written back when a command needs the
+ * window again. The domain stays their holder: eviction changes no replicated state, and
+ * only the owner of a domain decides it, in program order, from command order and sizes. */
 #ifndef TUTTI_WINDOW_H
 #define TUTTI_WINDOW_H
 
@@ -44,11 +52,20 @@ cl_mem tt_window_native_new(cl_context ctx, cl_uint dom, cl_mem_flags flags, siz
  * lock. */
 void tt_window_enable(cl_mem root);
 
-/* Bytes of windows of root in domain dom. */
-size_t tt_window_bytes(cl_mem root, cl_uint dom);
+/* Whether a new buffer with root's flags is windowed from the start so that it can leave the
+ * device (TUTTI_DEVICE_MEM given, not CL_MEM_USE_HOST_PTR). */
+bool tt_window_spill_new(cl_mem root);
+
+/* Makes a new buffer windowed whose bytes the program gave (CL_MEM_COPY_HOST_PTR): every
+ * local domain holds them as an evicted window over the whole buffer, in this rank's memory
+ * until a command needs them. Plan lock. */
+cl_int tt_window_enable_copy(cl_mem root, const void *bytes);
 
 /* Hands the native buffers of root's windows to the caller (destroy), leaving none: *out is
  * malloc'ed, *n of them. */
 void tt_window_take_all(cl_mem root, cl_mem **out, size_t *n);
+
+/* Frees the host copies a domain keeps for evictions (before its internal queue goes). */
+void tt_window_domain_release(struct tt_domain *dm);
 
 #endif

@@ -48,6 +48,24 @@ int main(void)
   CHECK(tt_env_parse_bytes("99999999999999999999", &v) == -1);
   CHECK(tt_env_parse_bytes("17179869184G", &v) == -1);
 
+  /* TUTTI_DEVICE_MEM: one size for all, device=size pairs, both (a pair wins). */
+  CHECK(tt_env_device_mem("512M", 3, &v) == 1 && v == (size_t)512 << 20);
+  CHECK(tt_env_device_mem("0=1G,2=256M", 2, &v) == 1 && v == (size_t)256 << 20);
+  CHECK(tt_env_device_mem("0=1G,2=256M", 0, &v) == 1 && v == (size_t)1 << 30);
+  v = 7;
+  CHECK(tt_env_device_mem("0=1G,2=256M", 1, &v) == 0 && v == 7);
+  CHECK(tt_env_device_mem("1G,2=64M", 2, &v) == 1 && v == (size_t)64 << 20);
+  CHECK(tt_env_device_mem("2=64M,1G", 2, &v) == 1 && v == (size_t)64 << 20);
+  CHECK(tt_env_device_mem("1G,2=64M", 5, &v) == 1 && v == (size_t)1 << 30);
+  CHECK(tt_env_device_mem("", 0, &v) == 0);
+  CHECK(tt_env_device_mem("0", 0, &v) == -1);
+  CHECK(tt_env_device_mem("1=0", 1, &v) == -1);
+  CHECK(tt_env_device_mem("x=1G", 0, &v) == -1);
+  CHECK(tt_env_device_mem("1G,", 0, &v) == -1);
+  CHECK(tt_env_device_mem("1G,,2=1M", 0, &v) == -1);
+  CHECK(tt_env_device_mem("=1G", 0, &v) == -1);
+  CHECK(tt_env_device_mem("1=1Q", 1, &v) == -1);
+
   CHECK(tt_backend_selected(NULL, "Portable Computing Language", "pocl"));
   CHECK(tt_backend_selected("pocl", "Portable Computing Language", "pocl"));
   CHECK(tt_backend_selected("nvidia,pocl", "Portable Computing Language", "pocl"));
