@@ -806,6 +806,37 @@ bool tt_plan_direct_memory(cl_context ctx, cl_uint dom)
   return dm->direct;
 }
 
+void *tt_plan_pinned_new(cl_context ctx, cl_uint dom, size_t len, cl_mem *buffer)
+{
+  struct tt_domain *dm = &ctx->domains[dom];
+  *buffer = NULL;
+  if (!device_memory(ctx, dom) || make_queue(dm, &dm->unmaps) != CL_SUCCESS)
+    return NULL;
+  cl_int err = CL_SUCCESS;
+  cl_mem b = dm->bp->d->clCreateBuffer(dm->native, CL_MEM_ALLOC_HOST_PTR, len, NULL, &err);
+  /* On the unmaps' queue, behind which nothing waits. */
+  void *p = b ? dm->bp->d->clEnqueueMapBuffer(dm->unmaps->native, b, CL_TRUE,
+                                              CL_MAP_READ | CL_MAP_WRITE, 0, len, 0, NULL, NULL,
+                                              &err)
+              : NULL;
+  if (!p) {
+    TT_LOG(TT_LOG_MM, "no pinned memory of %zu bytes on %s: %s", len, dm->bp->short_name,
+           tt_error_name(err));
+    if (b)
+      dm->bp->d->clReleaseMemObject(b);
+    return NULL;
+  }
+  *buffer = b;
+  return p;
+}
+
+void tt_plan_pinned_free(struct tt_domain *dm, cl_mem buffer, void *p)
+{
+  if (dm->unmaps)
+    dm->bp->d->clEnqueueUnmapMemObject(dm->unmaps->native, buffer, p, 0, NULL, NULL);
+  dm->bp->d->clReleaseMemObject(buffer);
+}
+
 /* A free slot of the domain's pinned staging (made on first use), or -1. */
 static int staging_slot(cl_context ctx, cl_uint dom, struct tt_staging **out)
 {

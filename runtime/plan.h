@@ -124,6 +124,13 @@ void tt_plan_domain_release(struct tt_domain *dm);
  * receive into it directly. Decided once per domain. */
 bool tt_plan_direct_memory(cl_context ctx, cl_uint dom);
 
+/* Pinned host memory of len bytes for a domain whose devices have memory of their own (a
+ * buffer allocated with CL_MEM_ALLOC_HOST_PTR, mapped: transfers from and to it overlap
+ * kernels), *buffer holding it; NULL (and *buffer NULL) for other domains or on failure.
+ * Freed with tt_plan_pinned_free, once nothing uses it. */
+void *tt_plan_pinned_new(cl_context ctx, cl_uint dom, size_t len, cl_mem *buffer);
+void tt_plan_pinned_free(struct tt_domain *dm, cl_mem buffer, void *p);
+
 /* Releases the consistency state of a root buffer. */
 void tt_plan_forget(cl_mem root);
 

@@ -35,6 +35,8 @@ struct tt_spill {
   unsigned char *mem;
   size_t len;
   bool file;     /* a mapping of an unlinked file in TUTTI_SPILL_DIR (TUTTI_HOST_MEM reached) */
+  cl_mem pinned; /* the mapped buffer whose pinned memory it is (device-memory domains): it
+                  * goes back to its domain's spill_blocks, never freed before the domain */
   cl_event read; /* the last read into it (in-order queue: all of them), or NULL */
 };
 
@@ -169,8 +171,10 @@ static struct tt_stats_device *stats_of(cl_context ctx, cl_uint dom)
 /* Room for len bytes in this rank's memory: malloc'ed while TUTTI_HOST_MEM allows, else a
  * mapping of a file made and unlinked at once in TUTTI_SPILL_DIR (gone however the process
  * ends). */
-static struct tt_spill *spill_new(size_t len, struct tt_stats_device *st, struct tt_domain *dm)
+static struct tt_spill *spill_new(size_t len, struct tt_stats_device *st, cl_context ctx,
+                                   cl_uint dom)
 {
+  struct tt_domain *dm = ctx ? &ctx->domains[dom] : NULL;
   /* A block whose write back into the device is on dm's internal queue, before the reads
    * into it this one is for. */
   for (struct tt_spill **p = dm ? &dm->spill_blocks : NULL; p && *p; p = &(*p)->next)
@@ -178,6 +182,9 @@ static struct tt_spill *spill_new(size_t len, struct tt_stats_device *st, struct
       struct tt_spill *sp = *p;
       *p = sp->next;
       sp->next = NULL;
+      if (sp->read)
+        TT_NATIVE_DISPATCH(sp->read)->clReleaseEvent(sp->read);
+      sp->read = NULL;
       return sp;
     }
   struct tt_spill *sp = calloc(1, sizeof *sp);
@@ -188,6 +195,10 @@ static struct tt_spill *spill_new(size_t len, struct tt_stats_device *st, struct
     return sp;
   size_t limit = tt_env()->host_mem;
   size_t before = atomic_fetch_add(&host_held, len);
+  /* Pinned memory where the device has its own: its reads and writes overlap kernels. */
+  if (ctx && (!limit || before + len <= limit) &&
+      (sp->mem = tt_plan_pinned_new(ctx, dom, len, &sp->pinned)))
+    return sp;
   if ((!limit || before + len <= limit) && (sp->mem = malloc(len)))
     return sp;
   atomic_fetch_sub(&host_held, len);
@@ -216,6 +227,7 @@ static struct tt_spill *spill_new(size_t len, struct tt_stats_device *st, struct
   return sp;
 }
 
+/* Frees sp (not a pinned one: those go back to their domain, tt_window_domain_release). */
 static void spill_free(struct tt_spill *sp)
 {
   if (sp->file)
@@ -232,6 +244,19 @@ static void CL_CALLBACK spill_free_after(cl_event ev, cl_int status, void *sp)
   (void)ev;
   (void)status;
   spill_free(sp);
+}
+
+/* Gives up sp, its last use on dom's internal queue being ev (or sp->read): pinned memory goes
+ * back to the domain (reused in queue order), the rest is freed once ev is done. */
+static void spill_free_at(struct tt_spill *sp, cl_event ev);
+static void spill_release(cl_context ctx, cl_uint dom, struct tt_spill *sp, cl_event ev)
+{
+  if (!sp->pinned) {
+    spill_free_at(sp, ev ? ev : sp->read);
+    return;
+  }
+  sp->next = ctx->domains[dom].spill_blocks;
+  ctx->domains[dom].spill_blocks = sp;
 }
 
 /* Frees sp once ev (a command reading or writing it) is done; now when ev is NULL. */
@@ -251,7 +276,15 @@ void tt_window_domain_release(struct tt_domain *dm)
   while (dm->spill_blocks) {
     struct tt_spill *sp = dm->spill_blocks;
     dm->spill_blocks = sp->next;
-    spill_free(sp);
+    if (sp->pinned) {
+      tt_plan_pinned_free(dm, sp->pinned, sp->mem);
+      atomic_fetch_sub(&host_held, sp->len);
+      if (sp->read)
+        dm->bp->d->clReleaseEvent(sp->read);
+      free(sp);
+    } else {
+      spill_free(sp);
+    }
   }
 }
 
@@ -313,7 +346,7 @@ static int spill_run(void *arg, size_t off, size_t len, tt_holders holders)
   tt_deps_init(&deps);
   if (!m->q) {
     m->err = tt_plan_internal_queue(ctx, m->dom, &m->q);
-    if (m->err == CL_SUCCESS && !m->sp && !(m->sp = spill_new(m->len, st, dm)))
+    if (m->err == CL_SUCCESS && !m->sp && !(m->sp = spill_new(m->len, st, ctx, m->dom)))
       m->err = CL_OUT_OF_HOST_MEMORY;
     if (m->err == CL_SUCCESS)
       m->err = tt_plan_order_after(&deps, ctx, m->dom, m->q, m->root, m->lo, m->len, true);
@@ -375,7 +408,7 @@ static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
            (unsigned long long)root->obj.id, w->lo, w->hi, dm->bp->short_name, dom,
            tt_error_name(e.err));
     if (e.sp)
-      spill_free_at(e.sp, e.sp->read);
+      spill_release(ctx, dom, e.sp, NULL);
     return e.err;
   }
   size_t len = w->hi - w->lo;
@@ -476,7 +509,7 @@ static cl_int refill(cl_mem root, cl_uint dom, struct tt_window *o, const struct
     root->context->domains[dom].spill_blocks = sp;
   } else {
     /* In order on one queue: the last write (else the last read into it) ends its use. */
-    spill_free_at(sp, r.last ? r.last : sp->read);
+    spill_release(root->context, dom, sp, r.last);
   }
   if (r.last)
     TT_NATIVE_DISPATCH(r.last)->clReleaseEvent(r.last);
@@ -720,7 +753,7 @@ cl_int tt_window_enable_copy(cl_mem root, const void *bytes)
     struct tt_window_set *s = &root->windows[d];
     if (!ctx->domains[d].local)
       continue;
-    struct tt_spill *sp = spill_new(root->size, stats_of(ctx, d), NULL);
+    struct tt_spill *sp = spill_new(root->size, stats_of(ctx, d), NULL, 0);
     s->w = malloc(sizeof *s->w);
     if (!sp || !s->w) {
       if (sp)
@@ -759,7 +792,7 @@ void tt_window_take_all(cl_mem root, cl_mem **out, size_t *n)
     struct tt_window_set *s = &root->windows[d];
     for (size_t i = 0; i < s->n; i++) {
       if (s->w[i].spill) {
-        spill_free_at(s->w[i].spill, s->w[i].spill->read);
+        spill_release(ctx, d, s->w[i].spill, NULL);
         continue;
       }
       if (!s->w[i].native)
