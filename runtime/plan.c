@@ -806,27 +806,38 @@ bool tt_plan_direct_memory(cl_context ctx, cl_uint dom)
   return dm->direct;
 }
 
+/* len bytes of the domain's pinned host memory: a CL_MEM_ALLOC_HOST_PTR buffer (*buffer), mapped
+ * on the unmaps' queue, behind which nothing ever waits (the internal queue may hold commands
+ * waiting for other ranks). NULL with *err on failure. */
+static void *pinned_map(struct tt_domain *dm, size_t len, cl_mem *buffer, cl_int *err)
+{
+  *buffer = NULL;
+  *err = make_queue(dm, &dm->unmaps);
+  cl_mem b = *err == CL_SUCCESS
+                 ? dm->bp->d->clCreateBuffer(dm->native, CL_MEM_ALLOC_HOST_PTR, len, NULL, err)
+                 : NULL;
+  void *p = b ? dm->bp->d->clEnqueueMapBuffer(dm->unmaps->native, b, CL_TRUE,
+                                              CL_MAP_READ | CL_MAP_WRITE, 0, len, 0, NULL, NULL,
+                                              err)
+              : NULL;
+  if (!p && b)
+    dm->bp->d->clReleaseMemObject(b);
+  if (p)
+    *buffer = b;
+  return p;
+}
+
 void *tt_plan_pinned_new(cl_context ctx, cl_uint dom, size_t len, cl_mem *buffer)
 {
   struct tt_domain *dm = &ctx->domains[dom];
   *buffer = NULL;
-  if (!device_memory(ctx, dom) || make_queue(dm, &dm->unmaps) != CL_SUCCESS)
+  if (!device_memory(ctx, dom))
     return NULL;
-  cl_int err = CL_SUCCESS;
-  cl_mem b = dm->bp->d->clCreateBuffer(dm->native, CL_MEM_ALLOC_HOST_PTR, len, NULL, &err);
-  /* On the unmaps' queue, behind which nothing waits. */
-  void *p = b ? dm->bp->d->clEnqueueMapBuffer(dm->unmaps->native, b, CL_TRUE,
-                                              CL_MAP_READ | CL_MAP_WRITE, 0, len, 0, NULL, NULL,
-                                              &err)
-              : NULL;
-  if (!p) {
+  cl_int err;
+  void *p = pinned_map(dm, len, buffer, &err);
+  if (!p)
     TT_LOG(TT_LOG_MM, "no pinned memory of %zu bytes on %s: %s", len, dm->bp->short_name,
            tt_error_name(err));
-    if (b)
-      dm->bp->d->clReleaseMemObject(b);
-    return NULL;
-  }
-  *buffer = b;
   return p;
 }
 
@@ -843,27 +854,15 @@ static int staging_slot(cl_context ctx, cl_uint dom, struct tt_staging **out)
   struct tt_domain *dm = &ctx->domains[dom];
   if (!dm->staging) {
     struct tt_staging *st = calloc(1, sizeof *st);
-    /* The blocking map goes to the unmaps' queue, behind which nothing ever waits (the
-     * internal queue may hold commands waiting for other ranks). */
-    cl_int err = st ? make_queue(dm, &dm->unmaps) : CL_OUT_OF_HOST_MEMORY;
-    struct tt_nqueue *q = dm->unmaps;
-    if (err == CL_SUCCESS)
-      st->buffer = dm->bp->d->clCreateBuffer(dm->native, CL_MEM_ALLOC_HOST_PTR,
-                                             staging_slots() * PIECE_BYTES, NULL, &err);
-    if (err == CL_SUCCESS)
-      st->host = dm->bp->d->clEnqueueMapBuffer(q->native, st->buffer, CL_TRUE,
-                                               CL_MAP_READ | CL_MAP_WRITE, 0,
-                                               staging_slots() * PIECE_BYTES, 0, NULL, NULL, &err);
-    if (err != CL_SUCCESS) {
+    cl_int err = CL_OUT_OF_HOST_MEMORY;
+    if (!st || !(st->host = pinned_map(dm, staging_slots() * PIECE_BYTES, &st->buffer, &err))) {
       TT_LOG(TT_LOG_MM, "no pinned staging on %s: %s", dm->bp->short_name, tt_error_name(err));
-      if (st && st->buffer)
-        dm->bp->d->clReleaseMemObject(st->buffer);
       free(st);
       dm->host_unified = 1; /* do not try again: maps it is */
       return -1;
     }
-    tt_nqueue_ref(q);
-    st->q = q;
+    tt_nqueue_ref(dm->unmaps);
+    st->q = dm->unmaps;
     pthread_mutex_init(&st->lock, NULL);
     st->free_slots = (1u << staging_slots()) - 1;
     dm->staging = st;

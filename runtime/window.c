@@ -5,7 +5,6 @@
 #include "runtime/window.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,53 +59,6 @@ static uint64_t clock_now;
 /* Bytes of spill copies in this rank's memory (freed from backend callbacks). */
 static atomic_size_t host_held;
 
-/* Host copies freed lately, kept for the next of their size: a sweep over data larger than a
- * device evicts and brings back windows of a few sizes over and over, and fresh memory costs
- * a page fault per page. They count in host_held. */
-#define SPARE_BLOCKS 4
-static struct {
-  void *mem;
-  size_t len;
-} spare_blocks[SPARE_BLOCKS];
-static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void *block_take(size_t len)
-{
-  void *mem = NULL;
-  pthread_mutex_lock(&spare_lock);
-  for (int i = 0; i < SPARE_BLOCKS && !mem; i++)
-    if (spare_blocks[i].mem && spare_blocks[i].len == len) {
-      mem = spare_blocks[i].mem;
-      spare_blocks[i].mem = NULL;
-    }
-  pthread_mutex_unlock(&spare_lock);
-  return mem;
-}
-
-/* Keeps mem for a later block_take, or frees it (and the oldest kept one when full). */
-static void block_give(void *mem, size_t len)
-{
-  pthread_mutex_lock(&spare_lock);
-  int i = 0;
-  while (i < SPARE_BLOCKS && spare_blocks[i].mem)
-    i++;
-  void *out = NULL;
-  size_t outlen = 0;
-  if (i == SPARE_BLOCKS) {
-    out = spare_blocks[0].mem;
-    outlen = spare_blocks[0].len;
-    memmove(&spare_blocks[0], &spare_blocks[1], (SPARE_BLOCKS - 1) * sizeof spare_blocks[0]);
-    i = SPARE_BLOCKS - 1;
-  }
-  spare_blocks[i].mem = mem;
-  spare_blocks[i].len = len;
-  pthread_mutex_unlock(&spare_lock);
-  if (out) {
-    free(out);
-    atomic_fetch_sub(&host_held, outlen);
-  }
-}
-
 static void CL_CALLBACK free_host(cl_mem native, void *mem)
 {
   (void)native;
@@ -146,6 +98,12 @@ cl_mem tt_window_native_new(cl_context ctx, cl_uint dom, cl_mem_flags flags, siz
   return m;
 }
 
+/* The flags of root's windows: the program's, less those about its own host memory. */
+static cl_mem_flags window_flags(cl_mem root)
+{
+  return root->flags & ~(cl_mem_flags)(CL_MEM_COPY_HOST_PTR | CL_MEM_ALLOC_HOST_PTR);
+}
+
 /* Windows held in a domain count for its first device (TUTTI_STATS). */
 static void count(cl_mem root, cl_uint dom, int64_t delta)
 {
@@ -182,24 +140,19 @@ static struct tt_spill *spill_new(size_t len, struct tt_stats_device *st, cl_con
       struct tt_spill *sp = *p;
       *p = sp->next;
       sp->next = NULL;
-      if (sp->read)
-        TT_NATIVE_DISPATCH(sp->read)->clReleaseEvent(sp->read);
-      sp->read = NULL;
       return sp;
     }
   struct tt_spill *sp = calloc(1, sizeof *sp);
   if (!sp)
     return NULL;
   sp->len = len;
-  if ((sp->mem = block_take(len)))
-    return sp;
   size_t limit = tt_env()->host_mem;
   size_t before = atomic_fetch_add(&host_held, len);
+  bool fits = !limit || before + len <= limit;
   /* Pinned memory where the device has its own: its reads and writes overlap kernels. */
-  if (ctx && (!limit || before + len <= limit) &&
-      (sp->mem = tt_plan_pinned_new(ctx, dom, len, &sp->pinned)))
+  if (fits && ctx && (sp->mem = tt_plan_pinned_new(ctx, dom, len, &sp->pinned)))
     return sp;
-  if ((!limit || before + len <= limit) && (sp->mem = malloc(len)))
+  if (fits && (sp->mem = malloc(len)))
     return sp;
   atomic_fetch_sub(&host_held, len);
   char path[4096];
@@ -227,13 +180,18 @@ static struct tt_spill *spill_new(size_t len, struct tt_stats_device *st, cl_con
   return sp;
 }
 
-/* Frees sp (not a pinned one: those go back to their domain, tt_window_domain_release). */
-static void spill_free(struct tt_spill *sp)
+/* Frees sp; a pinned one (dm given: only its domain frees those) through the backend. */
+static void spill_free(struct tt_domain *dm, struct tt_spill *sp)
 {
-  if (sp->file)
+  if (sp->file) {
     munmap(sp->mem, sp->len);
-  else
-    block_give(sp->mem, sp->len);
+  } else {
+    if (sp->pinned)
+      tt_plan_pinned_free(dm, sp->pinned, sp->mem);
+    else
+      free(sp->mem);
+    atomic_fetch_sub(&host_held, sp->len);
+  }
   if (sp->read)
     TT_NATIVE_DISPATCH(sp->read)->clReleaseEvent(sp->read);
   free(sp);
@@ -243,30 +201,35 @@ static void CL_CALLBACK spill_free_after(cl_event ev, cl_int status, void *sp)
 {
   (void)ev;
   (void)status;
-  spill_free(sp);
+  spill_free(NULL, sp);
 }
 
-/* Gives up sp, its last use on dom's internal queue being ev (or sp->read): pinned memory goes
- * back to the domain (reused in queue order), the rest is freed once ev is done. */
-static void spill_free_at(struct tt_spill *sp, cl_event ev);
-static void spill_release(cl_context ctx, cl_uint dom, struct tt_spill *sp, cl_event ev)
-{
-  if (!sp->pinned) {
-    spill_free_at(sp, ev ? ev : sp->read);
-    return;
-  }
-  sp->next = ctx->domains[dom].spill_blocks;
-  ctx->domains[dom].spill_blocks = sp;
-}
-
-/* Frees sp once ev (a command reading or writing it) is done; now when ev is NULL. */
+/* Frees sp once ev (a command reading or writing it) is done; now when ev is NULL. Never a
+ * pinned one. */
 static void spill_free_at(struct tt_spill *sp, cl_event ev)
 {
   if (!ev || tt_native_callback(ev, CL_COMPLETE, spill_free_after, sp) != CL_SUCCESS) {
     if (ev)
       TT_NATIVE_DISPATCH(ev)->clWaitForEvents(1, &ev);
-    spill_free(sp);
+    spill_free(NULL, sp);
   }
+}
+
+/* Gives up sp, whose last use is ev (else sp->read). Pinned memory, and memory whose reads and
+ * writes all went to dom's internal queue (queued), goes back to the domain: a later eviction
+ * of the domain reads into it on that queue, after them. The rest is freed once ev is done. */
+static void spill_release(cl_context ctx, cl_uint dom, struct tt_spill *sp, cl_event ev,
+                          bool queued)
+{
+  if (!sp->pinned && !(queued && !sp->file)) {
+    spill_free_at(sp, ev ? ev : sp->read);
+    return;
+  }
+  if (sp->read)
+    TT_NATIVE_DISPATCH(sp->read)->clReleaseEvent(sp->read);
+  sp->read = NULL;
+  sp->next = ctx->domains[dom].spill_blocks;
+  ctx->domains[dom].spill_blocks = sp;
 }
 
 void tt_window_domain_release(struct tt_domain *dm)
@@ -276,15 +239,7 @@ void tt_window_domain_release(struct tt_domain *dm)
   while (dm->spill_blocks) {
     struct tt_spill *sp = dm->spill_blocks;
     dm->spill_blocks = sp->next;
-    if (sp->pinned) {
-      tt_plan_pinned_free(dm, sp->pinned, sp->mem);
-      atomic_fetch_sub(&host_held, sp->len);
-      if (sp->read)
-        dm->bp->d->clReleaseEvent(sp->read);
-      free(sp);
-    } else {
-      spill_free(sp);
-    }
+    spill_free(dm, sp);
   }
 }
 
@@ -408,7 +363,7 @@ static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
            (unsigned long long)root->obj.id, w->lo, w->hi, dm->bp->short_name, dom,
            tt_error_name(e.err));
     if (e.sp)
-      spill_release(ctx, dom, e.sp, NULL);
+      spill_release(ctx, dom, e.sp, NULL, false);
     return e.err;
   }
   size_t len = w->hi - w->lo;
@@ -418,7 +373,7 @@ static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
   atomic_fetch_add_explicit(&stats_of(ctx, dom)->evicted, len, memory_order_relaxed);
   count(root, dom, -(int64_t)len);
   if (keep && !keep->native && e.sp && keep->len == len &&
-      keep->flags == (root->flags & ~(cl_mem_flags)(CL_MEM_COPY_HOST_PTR | CL_MEM_ALLOC_HOST_PTR))) {
+      keep->flags == window_flags(root)) {
     keep->native = w->native;
     keep->host = w->host;
     keep->read = e.sp->read;
@@ -497,29 +452,22 @@ static cl_int refill(cl_mem root, cl_uint dom, struct tt_window *o, const struct
   }
   if (r.q)
     root->context->domains[dom].bp->d->clFlush(r.q->native);
-  struct tt_spill *sp = o->spill;
+  /* In order on one queue: the last write (else the last read into it) ends its use. */
+  spill_release(root->context, dom, o->spill, r.last, r.q != NULL);
   o->spill = NULL;
-  if (!sp->file && r.q) {
-    /* The reads and writes of it are on the internal queue: a later eviction's reads into it
-     * there come after them. */
-    if (sp->read)
-      TT_NATIVE_DISPATCH(sp->read)->clReleaseEvent(sp->read);
-    sp->read = NULL;
-    sp->next = root->context->domains[dom].spill_blocks;
-    root->context->domains[dom].spill_blocks = sp;
-  } else {
-    /* In order on one queue: the last write (else the last read into it) ends its use. */
-    spill_release(root->context, dom, sp, r.last);
-  }
   if (r.last)
     TT_NATIVE_DISPATCH(r.last)->clReleaseEvent(r.last);
   return CL_SUCCESS;
 }
 
-/* Copies the bytes of old window o into new window w (o inside w) on dom's internal queue,
- * after every command on those bytes, and before any later one. */
-static cl_int carry_over(cl_mem root, cl_uint dom, const struct tt_window *o,
-                         const struct tt_window *w)
+/* Issues, through issue, a command of Tutti's on dom's internal queue that rewrites [lo,
+ * lo+len) of root there without changing the bytes: after every command on them, recorded so
+ * that later ones wait for it (the latest holders stay). */
+typedef cl_int (*internal_issue)(struct tt_domain *dm, cl_command_queue q, const struct tt_deps *d,
+                                 const void *arg, cl_event *ev);
+
+static cl_int issue_ordered(cl_mem root, cl_uint dom, size_t lo, size_t len, internal_issue issue,
+                            const void *arg)
 {
   cl_context ctx = root->context;
   struct tt_domain *dm = &ctx->domains[dom];
@@ -529,21 +477,47 @@ static cl_int carry_over(cl_mem root, cl_uint dom, const struct tt_window *o,
   cl_event ev = NULL;
   cl_int err = tt_plan_internal_queue(ctx, dom, &q);
   if (err == CL_SUCCESS)
-    err = tt_plan_order_after(&deps, ctx, dom, q, root, o->lo, o->hi - o->lo, true);
+    err = tt_plan_order_after(&deps, ctx, dom, q, root, lo, len, true);
   if (err == CL_SUCCESS)
-    err = dm->bp->d->clEnqueueCopyBuffer(q->native, o->native, w->native, 0, o->lo - w->lo,
-                                         o->hi - o->lo, deps.n, deps.n ? deps.ev : NULL, &ev);
+    err = issue(dm, q->native, &deps, arg, &ev);
   tt_deps_release(&deps);
-  if (err != CL_SUCCESS) {
-    TT_LOG(TT_LOG_ERR, "buffer #%llu: widening a window of %s to bytes %zu-%zu failed: %s",
-           (unsigned long long)root->obj.id, dm->bp->short_name, w->lo, w->hi,
-           tt_error_name(err));
+  if (err != CL_SUCCESS)
     return err;
-  }
   dm->bp->d->clFlush(q->native);
-  tt_plan_record_order(root, o->lo, o->hi - o->lo, dom, q, ev);
+  tt_plan_record_order(root, lo, len, dom, q, ev);
   dm->bp->d->clReleaseEvent(ev);
   return CL_SUCCESS;
+}
+
+/* arg: the old window and the new one that holds it. */
+static cl_int issue_copy(struct tt_domain *dm, cl_command_queue q, const struct tt_deps *d,
+                         const void *arg, cl_event *ev)
+{
+  const struct tt_window *const *ow = arg;
+  const struct tt_window *o = ow[0], *w = ow[1];
+  return dm->bp->d->clEnqueueCopyBuffer(q, o->native, w->native, 0, o->lo - w->lo, o->hi - o->lo,
+                                        d->n, d->n ? d->ev : NULL, ev);
+}
+
+static cl_int issue_marker(struct tt_domain *dm, cl_command_queue q, const struct tt_deps *d,
+                           const void *arg, cl_event *ev)
+{
+  (void)arg;
+  return dm->bp->d->clEnqueueMarkerWithWaitList(q, d->n, d->n ? d->ev : NULL, ev);
+}
+
+/* Copies the bytes of old window o into new window w (o inside w) on dom's internal queue,
+ * after every command on those bytes, and before any later one. */
+static cl_int carry_over(cl_mem root, cl_uint dom, const struct tt_window *o,
+                         const struct tt_window *w)
+{
+  const struct tt_window *ow[2] = {o, w};
+  cl_int err = issue_ordered(root, dom, o->lo, o->hi - o->lo, issue_copy, ow);
+  if (err != CL_SUCCESS)
+    TT_LOG(TT_LOG_ERR, "buffer #%llu: widening a window of %s to bytes %zu-%zu failed: %s",
+           (unsigned long long)root->obj.id, root->context->domains[dom].bp->short_name, w->lo,
+           w->hi, tt_error_name(err));
+  return err;
 }
 
 /* Windows of s reaching [lo, hi] (touching counts): *i .. *j-1. */
@@ -568,24 +542,11 @@ static void touch(struct tt_window *w)
  * on those bytes wait for. */
 static cl_int reuse(cl_mem root, cl_uint dom, struct tt_window *w, struct spare *sp)
 {
-  cl_context ctx = root->context;
-  struct tt_domain *dm = &ctx->domains[dom];
-  struct tt_nqueue *q = NULL;
-  struct tt_deps deps;
-  tt_deps_init(&deps);
-  cl_event ev = NULL;
-  cl_int err = tt_plan_internal_queue(ctx, dom, &q);
-  if (err == CL_SUCCESS)
-    err = tt_plan_order_after(&deps, ctx, dom, q, root, w->lo, w->hi - w->lo, true);
-  if (err == CL_SUCCESS)
-    err = dm->bp->d->clEnqueueMarkerWithWaitList(q->native, deps.n, deps.n ? deps.ev : NULL, &ev);
-  tt_deps_release(&deps);
+  cl_int err = issue_ordered(root, dom, w->lo, w->hi - w->lo, issue_marker, NULL);
   if (err != CL_SUCCESS)
     return err;
-  tt_plan_record_order(root, w->lo, w->hi - w->lo, dom, q, ev);
-  dm->bp->d->clReleaseEvent(ev);
   TT_LOG(TT_LOG_MM, "buffer #%llu: window %zu-%zu on %s reuses an evicted window's memory",
-         (unsigned long long)root->obj.id, w->lo, w->hi, dm->bp->short_name);
+         (unsigned long long)root->obj.id, w->lo, w->hi, root->context->domains[dom].bp->short_name);
   w->native = sp->native;
   w->host = sp->host;
   sp->native = NULL;
@@ -613,7 +574,7 @@ static cl_int window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, struc
   for (size_t k = i; k < j; k++)
     kept += s->w[k].native ? s->w[k].hi - s->w[k].lo : 0;
   cl_context ctx = root->context;
-  cl_mem_flags flags = root->flags & ~(cl_mem_flags)(CL_MEM_COPY_HOST_PTR | CL_MEM_ALLOC_HOST_PTR);
+  cl_mem_flags flags = window_flags(root);
   struct spare spare = {w.hi - w.lo, flags, NULL, NULL, NULL};
   cl_int err = make_room(root, dom, w.hi - w.lo > kept ? w.hi - w.lo - kept : 0, w.lo, w.hi,
                          &spare);
@@ -757,7 +718,7 @@ cl_int tt_window_enable_copy(cl_mem root, const void *bytes)
     s->w = malloc(sizeof *s->w);
     if (!sp || !s->w) {
       if (sp)
-        spill_free(sp);
+        spill_free(NULL, sp);
       return CL_OUT_OF_HOST_MEMORY;
     }
     memcpy(sp->mem, bytes, root->size);
@@ -792,7 +753,7 @@ void tt_window_take_all(cl_mem root, cl_mem **out, size_t *n)
     struct tt_window_set *s = &root->windows[d];
     for (size_t i = 0; i < s->n; i++) {
       if (s->w[i].spill) {
-        spill_release(ctx, d, s->w[i].spill, NULL);
+        spill_release(ctx, d, s->w[i].spill, NULL, false);
         continue;
       }
       if (!s->w[i].native)
