@@ -142,12 +142,12 @@ static cl_int cmd_use(struct cmd *c, cl_mem m, size_t off, size_t len, bool read
 
 /* The native buffer holding m's bytes [*off, *off+len) in the command's domain, once its
  * uses are planned; *off becomes their offset in it (runtime/window.h). NULL for a virtual
- * command (*err CL_SUCCESS) or when no window could be made (*err says why). */
+ * command (*err CL_SUCCESS) or when no window could be made (*err says why). Virtual
+ * commands place their windows too: every rank keeps every domain's. */
 static cl_mem native_at(struct cmd *c, cl_mem m, size_t *off, size_t len, cl_int *err)
 {
   struct tt_place p;
-  *err = CL_SUCCESS;
-  if (!c->actual || (*err = tt_window_place(m, c->dom, *off, len, &p)) != CL_SUCCESS)
+  if ((*err = tt_window_place(m, c->dom, *off, len, &p)) != CL_SUCCESS || !c->actual)
     return NULL;
   *off = p.off;
   return p.native;
@@ -692,8 +692,8 @@ cl_int CL_API_CALL tt_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem
   cl_event ev = NULL;
   cl_int err = CL_SUCCESS;
   cl_mem sn = native_at(&c, src_buffer, &src_offset, size, &err);
-  cl_mem dn = sn ? native_at(&c, dst_buffer, &dst_offset, size, &err) : NULL;
-  if (dn)
+  cl_mem dn = err == CL_SUCCESS ? native_at(&c, dst_buffer, &dst_offset, size, &err) : NULL;
+  if (sn && dn)
     err = c.d->clEnqueueCopyBuffer(c.nq->native, sn, dn, src_offset, dst_offset, size,
                                         c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, false));
   return cmd_end(&c, err, ev, CL_COMMAND_COPY_BUFFER, event, false);
@@ -873,8 +873,8 @@ cl_int CL_API_CALL tt_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl
   cl_event ev = NULL;
   cl_int err = CL_SUCCESS;
   cl_mem sn = native_whole(&c, src_buffer, &err);
-  cl_mem dn = sn ? native_whole(&c, dst_buffer, &err) : NULL;
-  if (dn)
+  cl_mem dn = err == CL_SUCCESS ? native_whole(&c, dst_buffer, &err) : NULL;
+  if (sn && dn)
     err = c.d->clEnqueueCopyBufferRect(c.nq->native, sn, dn, src_origin, dst_origin, region,
       src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, c.deps.n, cmd_wait_list(&c),
       want_event(&c, &ev, event, false));
@@ -1210,8 +1210,9 @@ cl_int tt_enqueue_check_launch(cl_command_queue q, cl_kernel kernel, cl_uint wor
 }
 
 /* A launch's windowed buffer arguments, set on the native kernel: their window in the
- * command's domain (tt_enqueue_launch says which); a rebased argument's offset argument
- * gets the window's first element (caller holds the kernel's lock). */
+ * command's domain (tt_enqueue_launch says which; placed by virtual launches too); a rebased
+ * argument's offset argument gets the window's first element (caller holds the kernel's
+ * lock). */
 static cl_int window_args(struct cmd *c, cl_kernel k, const struct tt_launch_use *uses,
                           size_t nuses, const struct tt_rebase *rebase)
 {
@@ -1234,6 +1235,8 @@ static cl_int window_args(struct cmd *c, cl_kernel k, const struct tt_launch_use
     }
     struct tt_place p;
     cl_int err = tt_window_place(m, c->dom, lo, hi - lo, &p);
+    if (!c->actual && err == CL_SUCCESS)
+      continue; /* placed alike on every rank; set where it runs */
     if (err == CL_SUCCESS)
       err = c->d->clSetKernelArg(k->native[c->dom], i, sizeof p.native, &p.native);
     if (err == CL_SUCCESS && rebased) {
@@ -1292,7 +1295,7 @@ cl_int tt_enqueue_launch(cl_command_queue command_queue, cl_kernel kernel, cl_ui
     err = cmd_use(&c, a->mem, 0, a->mem->size, true, writes);
   }
   cl_event ev = NULL;
-  if (err == CL_SUCCESS && c.actual)
+  if (err == CL_SUCCESS)
     err = window_args(&c, kernel, uses, nuses, rebase);
   if (err == CL_SUCCESS && c.actual)
     err = c.d->clEnqueueNDRangeKernel(c.nq->native, kernel->native[c.dom], work_dim, global_work_offset,

@@ -287,10 +287,8 @@ cl_mem CL_API_CALL tt_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
   atomic_fetch_add(&buffer->nsubs, 1);
   for (cl_uint i = 0; i < ctx->ndomains; i++) {
     struct tt_domain *dm = &ctx->domains[i];
-    if (!dm->local)
-      continue;
-    /* A windowed buffer's sub-buffers come from a window over all its bytes (which stays:
-     * windows only ever widen). */
+    /* A windowed buffer's sub-buffers come from a window over all its bytes (which stays
+     * while they live), placed in every domain alike (runtime/window.h). */
     struct tt_place whole = {buffer->native[i], 0, NULL, 0};
     if (tt_windowed(buffer)) {
       tt_plan_lock();
@@ -299,6 +297,8 @@ cl_mem CL_API_CALL tt_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
       if (err != CL_SUCCESS)
         goto out;
     }
+    if (!dm->local)
+      continue;
     m->native[i] = dm->bp->d->clCreateSubBuffer(whole.native, native_flags,
                                                 CL_BUFFER_CREATE_TYPE_REGION, r, &err);
     if (!m->native[i]) {

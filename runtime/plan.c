@@ -1285,6 +1285,13 @@ static int fetch_run(void *arg, size_t off, size_t len, tt_holders holders)
   cl_uint src = f->forced_src >= 0 ? (cl_uint)f->forced_src : choose_source(f->ctx, holders, f->dom);
   struct tt_domain *sd = &f->ctx->domains[src], *dd = &f->ctx->domains[f->dom];
   int stop = 0;
+  if (tt_windowed(f->root)) {
+    /* The source's window, on every rank alike (it may come back from host memory, and
+     * make room there). */
+    struct tt_place p;
+    if ((f->err = tt_window_place(f->root, src, off, len, &p)) != CL_SUCCESS)
+      return 1;
+  }
   if (sd->rank == dd->rank) {
     if (dd->local)
       stop = copy_local(f, src, off, len);
@@ -1319,8 +1326,8 @@ cl_int tt_plan_use(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqu
     return CL_SUCCESS;
   bool actual = ctx->domains[dom].local;
   struct tt_place place;
-  if (actual && tt_windowed(root)) {
-    /* The window its bytes arrive in. */
+  if (tt_windowed(root)) {
+    /* The window its bytes arrive in (placed on every rank: window.h). */
     cl_int err = tt_window_place(m, dom, off, len, &place);
     if (err != CL_SUCCESS)
       return err;
@@ -1476,7 +1483,7 @@ cl_int tt_plan_attach(cl_mem root, cl_uint dom)
   cl_int err = CL_SUCCESS;
   struct tt_place place = {0};
   /* The attached domain holds every byte: a windowed buffer's window there covers them. */
-  if (dm->local && (err = tt_window_place(root, dom, 0, root->size, &place)) != CL_SUCCESS)
+  if ((err = tt_window_place(root, dom, 0, root->size, &place)) != CL_SUCCESS)
     return err;
   if (!root->written) {
     /* Nothing to copy: the attached device starts from zeros. */

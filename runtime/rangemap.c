@@ -5,6 +5,7 @@
 
 #include "runtime/rangemap.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,12 +100,14 @@ int tt_rangemap_walk(const struct tt_rangemap *m, size_t off, size_t len,
   if (len == 0 || off >= m->size)
     return 0;
   size_t end = off + len > m->size ? m->size : off + len;
-  for (size_t i = find(m, off); i < m->n && m->start[i] < end; i++) {
-    size_t s = m->start[i] > off ? m->start[i] : off;
+  /* The next run is found again by offset: fn may have split or merged runs anywhere. */
+  for (size_t s = off; s < end;) {
+    size_t i = find(m, s);
     size_t e = run_end(m, i) < end ? run_end(m, i) : end;
     int r = fn(arg, s, e - s, holders_of(m, i));
     if (r)
       return r;
+    s = e;
   }
   return 0;
 }
@@ -178,6 +181,41 @@ int tt_rangemap_set(struct tt_rangemap *m, size_t off, size_t len, int h)
 int tt_rangemap_add(struct tt_rangemap *m, size_t off, size_t len, unsigned h)
 {
   return update(m, off, len, (int)h, 1);
+}
+
+int tt_rangemap_drop(struct tt_rangemap *m, size_t off, size_t len, unsigned h)
+{
+  if (len == 0 || off >= m->size || h >= m->nholders)
+    return 0;
+  size_t end = off + len > m->size ? m->size : off + len;
+  if (reserve(m, 2))
+    return -1;
+  size_t first = off ? split(m, off) : 0;
+  size_t last = end < m->size ? split(m, end) : m->n;
+  uint64_t bit = (uint64_t)1 << (h % 64);
+  for (size_t i = first; i < last; i++) {
+    uint64_t *b = bits_of(m, i);
+    if (!(b[h / 64] & bit))
+      continue;
+    b[h / 64] &= ~bit;
+    bool others = false;
+    for (unsigned k = 0; k < m->words && !others; k++)
+      others = b[k] != 0;
+    if (!others)
+      b[h / 64] |= bit; /* its only holder keeps it */
+  }
+  merge(m);
+  return 0;
+}
+
+uint64_t tt_rangemap_hash(const struct tt_rangemap *m, uint64_t h)
+{
+  for (size_t i = 0; i < m->n; i++) {
+    h = (h ^ m->start[i]) * 0x100000001b3u;
+    for (unsigned k = 0; k < m->words; k++)
+      h = (h ^ bits_of(m, i)[k]) * 0x100000001b3u;
+  }
+  return h;
 }
 
 size_t tt_rangemap_runs(const struct tt_rangemap *m)

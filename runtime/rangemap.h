@@ -43,7 +43,8 @@ void tt_rangemap_free(struct tt_rangemap *m);
 
 /* Calls fn once for each maximal run of equal holders inside [off, off+len), in order.
  * fn returns nonzero to stop early; the walk returns that value (0 when it went through). fn
- * may change the map (its holders argument is then stale). */
+ * may change the map anywhere (its holders argument is then stale): the walk goes on from the
+ * end of the run it passed, with the holders found there then. */
 int tt_rangemap_walk(const struct tt_rangemap *m, size_t off, size_t len,
                      int (*fn)(void *arg, size_t off, size_t len, tt_holders holders), void *arg);
 
@@ -56,6 +57,14 @@ int tt_rangemap_set(struct tt_rangemap *m, size_t off, size_t len, int h);
 
 /* Adds holder h to [off, off+len) (a copy arrived). Same return as tt_rangemap_set. */
 int tt_rangemap_add(struct tt_rangemap *m, size_t off, size_t len, unsigned h);
+
+/* Removes holder h from the runs of [off, off+len) that another holder holds too (an evicted
+ * copy whose bytes live elsewhere); runs h alone holds keep it. Same return as
+ * tt_rangemap_set. */
+int tt_rangemap_drop(struct tt_rangemap *m, size_t off, size_t len, unsigned h);
+
+/* h mixed with the map's runs and holders (ranks compare maps by it). */
+uint64_t tt_rangemap_hash(const struct tt_rangemap *m, uint64_t h);
 
 /* Number of runs (for tests and statistics). */
 size_t tt_rangemap_runs(const struct tt_rangemap *m);

@@ -13,6 +13,7 @@
 #include "runtime/log.h"
 #include "runtime/object.h"
 #include "runtime/transport.h"
+#include "runtime/window.h"
 
 struct tt_stats tt_stats;
 
@@ -43,8 +44,15 @@ struct tt_stats_device *tt_stats_device(unsigned index)
 
 static void report_devices(void)
 {
+  uint64_t windows = 0, bytes = 0, back = 0;
   for (unsigned i = 0; i < ndevices; i++) {
     struct tt_stats_device *d = &devices[i];
+    windows += atomic_load(&d->evictions);
+    bytes += atomic_load(&d->evicted);
+    back += atomic_load(&d->written_back);
+    cl_device_id dev = tt_cluster_device(i);
+    if (!dev || !dev->actual)
+      continue; /* its owner reports it */
     uint64_t parts = atomic_load(&d->parts), halo = atomic_load(&d->halo_bytes),
              red = atomic_load(&d->reduce_bytes), peak = atomic_load(&d->window_peak);
     if (parts || halo || red || peak)
@@ -60,6 +68,12 @@ static void report_devices(void)
               (unsigned long long)atomic_load(&d->refetched),
               (unsigned long long)atomic_load(&d->to_files));
   }
+  /* Every rank plans every device's evictions: this line is the same on all of them. */
+  if (windows)
+    fprintf(tt_log_file(), "[tutti %d stats] evictions on every device: windows %llu, bytes "
+            "%llu, written back %llu, digest %016llx\n", tt_cluster_rank(),
+            (unsigned long long)windows, (unsigned long long)bytes, (unsigned long long)back,
+            (unsigned long long)tt_window_evictions_digest());
 }
 
 static void report(void)

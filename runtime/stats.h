@@ -18,16 +18,17 @@ extern struct tt_stats tt_stats;
 
 /* Per device of the job (by global index), for split launches: parts run on it (its owner
  * counts), bytes its parts fetched from other devices (halos, its owner), bytes of partial
- * reduction results combined on it, window bytes. */
+ * reduction results combined on it, window bytes (every rank counts). */
 struct tt_stats_device {
   atomic_uint_fast64_t parts, halo_bytes, reduce_bytes;
-  /* Bytes of windows of windowed buffers held in the device's domain (its owner counts; a
-   * domain's windows count for its first device): now, and at most. */
+  /* Bytes of windows of windowed buffers held in the device's domain (a domain's windows
+   * count for its first device): now, and at most. */
   atomic_uint_fast64_t window_bytes, window_peak;
-  /* Spilling (runtime/window.h): bytes of windows taken off the device, bytes of them read
-   * into host memory first (the device held their newest copy), bytes written back into the
-   * device from there, bytes of host copies that went to files (TUTTI_HOST_MEM). */
-  atomic_uint_fast64_t evicted, written_back, refetched, to_files;
+  /* Spilling (runtime/window.h; every rank counts every device, alike, but files): windows
+   * taken off the device and their bytes, bytes of them read into host memory first (the
+   * device alone held their newest copy), bytes written back into the device from there,
+   * bytes of host copies that went to files (TUTTI_HOST_MEM, the owner). */
+  atomic_uint_fast64_t evictions, evicted, written_back, refetched, to_files;
 };
 struct tt_stats_device *tt_stats_device(unsigned index);
 

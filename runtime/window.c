@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "runtime/backend.h"
+#include "runtime/check.h"
+#include "runtime/cluster.h"
 #include "runtime/env.h"
 #include "runtime/event.h"
 #include "runtime/log.h"
@@ -39,13 +41,17 @@ struct tt_spill {
   cl_event read; /* the last read into it (in-order queue: all of them), or NULL */
 };
 
+/* Every rank keeps the windows of every domain of a context, and decides their placement
+ * and eviction alike from replicated facts (command order, sizes, budgets, holders); only the
+ * domain's own rank has native buffers and host copies. */
 struct tt_window {
   size_t lo, hi;
-  cl_mem native;        /* NULL while evicted */
+  bool resident;        /* on its device (counted in the domain's held bytes), else evicted */
+  cl_mem native;        /* local domains: the native buffer while resident, else NULL */
   unsigned char *host;
   uint64_t used;        /* when a command last used it (an order of places, alike per rank) */
   uint64_t epoch;       /* tt_plan_epoch of that command: pinned while it is planned */
-  struct tt_spill *spill; /* evicted, with bytes its domain held newest */
+  struct tt_spill *spill; /* local domains: evicted, with the bytes its domain held newest */
 };
 
 struct tt_window_set {
@@ -55,6 +61,10 @@ struct tt_window_set {
 
 /* Places so far (the LRU clock). Plan lock. */
 static uint64_t clock_now;
+
+/* Every eviction so far, mixed with the holders it left (TUTTI_STATS; equal on every rank).
+ * Written under the plan lock. */
+static _Atomic uint64_t evictions_digest = 1469598103934665603u;
 
 /* Bytes of spill copies in this rank's memory (freed from backend callbacks). */
 static atomic_size_t host_held;
@@ -124,6 +134,12 @@ static struct tt_stats_device *stats_of(cl_context ctx, cl_uint dom)
 {
   cl_device_id dev = ctx->domains[dom].first_device;
   return tt_stats_device(dev ? dev->index : UINT32_MAX);
+}
+
+/* The backend's short name of a domain, local or not (for messages). */
+static const char *dom_name(const struct tt_domain *dm)
+{
+  return dm->bp ? dm->bp->short_name : dm->first_device ? dm->first_device->backend : "?";
 }
 
 /* Room for len bytes in this rank's memory: malloc'ed while TUTTI_HOST_MEM allows, else a
@@ -262,14 +278,17 @@ static size_t budget_of(cl_context ctx, cl_uint dom)
   size_t b = 0;
   const char *given = tt_env()->device_mem;
   if (!(given && dev && tt_env_device_mem(given, dev->index, &b) == 1)) {
+    /* Every rank reads the same answer: the owner's, shared at start-up, in a job of many. */
     cl_ulong g = 0;
-    if (dev && dev->native)
+    if (dev && (!dev->actual || tt_cluster_distributed()))
+      tt_cluster_device_info(dev, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof g, &g, NULL);
+    else if (dev && dev->native)
       dm->bp->d->clGetDeviceInfo(dev->native, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof g, &g, NULL);
     cl_ulong margin = g / 8 > ((cl_ulong)256 << 20) ? g / 8 : (cl_ulong)256 << 20;
     b = g > margin ? (size_t)(g - margin) : SIZE_MAX;
   }
   dm->budget = b;
-  TT_LOG(TT_LOG_MM, "domain %u (%s): %zu bytes of windows at most", dom, dm->bp->short_name, b);
+  TT_LOG(TT_LOG_MM, "domain %u (%s): %zu bytes of windows at most", dom, dom_name(dm), b);
   return b;
 }
 
@@ -279,6 +298,7 @@ static size_t budget_of(cl_context ctx, cl_uint dom)
 struct spill_walk {
   cl_mem root;
   cl_uint dom;
+  bool local;              /* the domain is this rank's: bytes move (else only counted) */
   bool back;               /* host copy -> device (else device -> host copy, made here) */
   cl_mem native;           /* the device window, starting at native_lo */
   size_t native_lo;
@@ -287,12 +307,16 @@ struct spill_walk {
   struct tt_nqueue *q;
   cl_event last;           /* the last command issued (owned) */
   cl_int err;
+  size_t bytes;            /* the domain's newest bytes in the window */
 };
 
 static int spill_run(void *arg, size_t off, size_t len, tt_holders holders)
 {
   struct spill_walk *m = arg;
   if (!tt_holders_has(holders, m->dom))
+    return 0;
+  m->bytes += len;
+  if (!m->local)
     return 0;
   cl_context ctx = m->root->context;
   struct tt_domain *dm = &ctx->domains[m->dom];
@@ -326,8 +350,6 @@ static int spill_run(void *arg, size_t off, size_t len, tt_holders holders)
   if (m->last)
     dm->bp->d->clReleaseEvent(m->last);
   m->last = ev;
-  atomic_fetch_add_explicit(m->back ? &st->refetched : &st->written_back, len,
-                            memory_order_relaxed);
   return 0;
 }
 
@@ -342,38 +364,58 @@ struct spare {
   cl_event read;
 };
 
-/* Takes window k of root's windows in dom off the device: dropped when the domain holds none
- * of its newest bytes, else kept as a spill copy. Its native buffer goes to *keep when that
- * is empty and wants its size and flags (and reads ordered its reuse), else is released. */
+/* Takes window k of root's windows in dom off the device, alike on every rank: the bytes
+ * another domain holds too are given up there (fetched from it when needed again); those
+ * the domain alone holds newest are read into its rank's memory (a spill copy), and the
+ * window stays listed, evicted; without any, it goes. On the domain's rank, its native
+ * buffer goes to *keep when that is empty and wants its size and flags (and the reads
+ * ordered its reuse), else is released. */
 static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
 {
   cl_context ctx = root->context;
   struct tt_domain *dm = &ctx->domains[dom];
   struct tt_window_set *s = &root->windows[dom];
   struct tt_window *w = &s->w[k];
-  struct spill_walk e = {root, dom, false, w->native, w->lo, w->lo, w->hi - w->lo, NULL, NULL,
-                         NULL, CL_SUCCESS};
-  tt_rangemap_walk(root->latest, w->lo, w->hi - w->lo, spill_run, &e);
+  size_t len = w->hi - w->lo;
+  if (tt_rangemap_drop(root->latest, w->lo, len, dom) != 0)
+    return CL_OUT_OF_HOST_MEMORY;
+  struct spill_walk e = {root, dom, dm->local, false, w->native, w->lo, w->lo, len, NULL, NULL,
+                         NULL, CL_SUCCESS, 0};
+  tt_rangemap_walk(root->latest, w->lo, len, spill_run, &e);
   if (e.q)
     dm->bp->d->clFlush(e.q->native);
   if (e.sp)
     e.sp->read = e.last;
   if (e.err != CL_SUCCESS) {
     TT_LOG(TT_LOG_ERR, "buffer #%llu: evicting bytes %zu-%zu from %s (domain %u) failed: %s",
-           (unsigned long long)root->obj.id, w->lo, w->hi, dm->bp->short_name, dom,
+           (unsigned long long)root->obj.id, w->lo, w->hi, dom_name(dm), dom,
            tt_error_name(e.err));
     if (e.sp)
       spill_release(ctx, dom, e.sp, NULL, false);
     return e.err;
   }
-  size_t len = w->hi - w->lo;
-  TT_LOG(TT_LOG_MM, "buffer #%llu: window %zu-%zu evicted from %s (domain %u)%s",
-         (unsigned long long)root->obj.id, w->lo, w->hi, dm->bp->short_name, dom,
-         e.sp ? ", its newest bytes kept in host memory" : "");
-  atomic_fetch_add_explicit(&stats_of(ctx, dom)->evicted, len, memory_order_relaxed);
+  TT_LOG(TT_LOG_MM, "buffer #%llu: window %zu-%zu evicted from %s (domain %u), %zu of its "
+         "bytes newest there%s", (unsigned long long)root->obj.id, w->lo, w->hi, dom_name(dm),
+         dom, e.bytes, e.sp ? ", kept in host memory" : "");
+  struct tt_stats_device *st = stats_of(ctx, dom);
+  atomic_fetch_add_explicit(&st->evictions, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&st->evicted, len, memory_order_relaxed);
+  atomic_fetch_add_explicit(&st->written_back, e.bytes, memory_order_relaxed);
+  /* What was decided, and the holders it left, for the ranks to compare. */
+  const uint64_t v[] = {root->obj.id, dom, w->lo, w->hi, e.bytes,
+                        tt_rangemap_hash(root->latest, 0)};
+  uint64_t h = atomic_load_explicit(&evictions_digest, memory_order_relaxed);
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+    h = (h ^ v[i]) * 0x100000001b3u;
+  atomic_store_explicit(&evictions_digest, h, memory_order_relaxed);
+  if (tt_check_active)
+    tt_check_call("eviction", 0, v, sizeof v / sizeof v[0]);
   count(root, dom, -(int64_t)len);
-  if (keep && !keep->native && e.sp && keep->len == len &&
-      keep->flags == window_flags(root)) {
+  w->resident = false;
+  if (!w->native) {
+    /* Another rank's domain: nothing here to free. */
+  } else if (keep && !keep->native && e.sp && keep->len == len &&
+             keep->flags == window_flags(root)) {
     keep->native = w->native;
     keep->host = w->host;
     keep->read = e.sp->read;
@@ -385,7 +427,7 @@ static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
   w->native = NULL;
   w->host = NULL;
   w->spill = e.sp;
-  if (!e.sp) {
+  if (!e.bytes) {
     memmove(&s->w[k], &s->w[k + 1], (s->n - k - 1) * sizeof *s->w);
     s->n--;
   }
@@ -411,7 +453,7 @@ static cl_int make_room(cl_mem root, cl_uint dom, size_t need, size_t lo, size_t
       struct tt_window_set *s = &b->windows[dom];
       for (size_t k = 0; k < s->n; k++) {
         struct tt_window *w = &s->w[k];
-        if (!w->native || w->epoch == tt_plan_epoch || (b == root && w->lo <= hi && w->hi >= lo))
+        if (!w->resident || w->epoch == tt_plan_epoch || (b == root && w->lo <= hi && w->hi >= lo))
           continue;
         if (w->used < oldest) {
           oldest = w->used;
@@ -421,11 +463,13 @@ static cl_int make_room(cl_mem root, cl_uint dom, size_t need, size_t lo, size_t
       }
     }
     if (!victim) {
+      /* Every rank fails the command; the domain's own says why. */
       cl_device_id dev = dm->first_device;
-      TT_WARN("device %u (%s): %zu more bytes of windows do not fit its budget of "
+      if (dm->local)
+        TT_WARN("device %u (%s): %zu more bytes of windows do not fit its budget of "
              "%zu bytes (TUTTI_DEVICE_MEM) beside the %zu bytes that must stay there (used by "
              "the command being planned, mapped, attached or cut into sub-buffers)",
-             dev ? dev->index : 0, dm->bp->short_name, need, budget, dm->held);
+             dev ? dev->index : 0, dom_name(dm), need, budget, dm->held);
       return CL_MEM_OBJECT_ALLOCATION_FAILURE;
     }
     cl_int err = evict(victim, dom, vk, keep);
@@ -436,24 +480,27 @@ static cl_int make_room(cl_mem root, cl_uint dom, size_t need, size_t lo, size_t
 }
 
 /* Brings evicted window o's bytes into new window w (o inside w); o's copy goes once that is
- * done. */
+ * done. On other ranks, counts them only. */
 static cl_int refill(cl_mem root, cl_uint dom, struct tt_window *o, const struct tt_window *w)
 {
-  struct spill_walk r = {root, dom, true, w->native, w->lo, o->lo, o->hi - o->lo, o->spill, NULL,
-                         NULL, CL_SUCCESS};
+  struct tt_domain *dm = &root->context->domains[dom];
+  struct spill_walk r = {root, dom, dm->local, true, w->native, w->lo, o->lo, o->hi - o->lo,
+                         o->spill, NULL, NULL, CL_SUCCESS, 0};
   tt_rangemap_walk(root->latest, o->lo, o->hi - o->lo, spill_run, &r);
   if (r.err != CL_SUCCESS) {
     TT_LOG(TT_LOG_ERR, "buffer #%llu: bringing evicted bytes %zu-%zu back to %s failed: %s",
-           (unsigned long long)root->obj.id, o->lo, o->hi,
-           root->context->domains[dom].bp->short_name, tt_error_name(r.err));
+           (unsigned long long)root->obj.id, o->lo, o->hi, dom_name(dm), tt_error_name(r.err));
     if (r.last)
       TT_NATIVE_DISPATCH(r.last)->clReleaseEvent(r.last);
     return r.err;
   }
+  atomic_fetch_add_explicit(&stats_of(root->context, dom)->refetched, r.bytes,
+                            memory_order_relaxed);
   if (r.q)
-    root->context->domains[dom].bp->d->clFlush(r.q->native);
+    dm->bp->d->clFlush(r.q->native);
   /* In order on one queue: the last write (else the last read into it) ends its use. */
-  spill_release(root->context, dom, o->spill, r.last, r.q != NULL);
+  if (o->spill)
+    spill_release(root->context, dom, o->spill, r.last, r.q != NULL);
   o->spill = NULL;
   if (r.last)
     TT_NATIVE_DISPATCH(r.last)->clReleaseEvent(r.last);
@@ -515,7 +562,7 @@ static cl_int carry_over(cl_mem root, cl_uint dom, const struct tt_window *o,
   cl_int err = issue_ordered(root, dom, o->lo, o->hi - o->lo, issue_copy, ow);
   if (err != CL_SUCCESS)
     TT_LOG(TT_LOG_ERR, "buffer #%llu: widening a window of %s to bytes %zu-%zu failed: %s",
-           (unsigned long long)root->obj.id, root->context->domains[dom].bp->short_name, w->lo,
+           (unsigned long long)root->obj.id, dom_name(&root->context->domains[dom]), w->lo,
            w->hi, tt_error_name(err));
   return err;
 }
@@ -531,8 +578,12 @@ static void reach(const struct tt_window_set *s, size_t lo, size_t hi, size_t *i
     ++*j;
 }
 
+/* The first use by the command being planned sets when it was used (later uses by the
+ * same command, on this rank only among them, change nothing). */
 static void touch(struct tt_window *w)
 {
+  if (w->epoch == tt_plan_epoch)
+    return;
   w->used = ++clock_now;
   w->epoch = tt_plan_epoch;
 }
@@ -554,30 +605,32 @@ static cl_int reuse(cl_mem root, cl_uint dom, struct tt_window *w, struct spare 
 }
 
 /* A window of dom covering [lo, hi) (aligned), made from the windows it reaches (their
- * bytes carried over, or brought back from host memory for evicted ones), room made first. */
+ * bytes carried over, or brought back from host memory for evicted ones), room made first.
+ * Native buffers and bytes move on the domain's rank only. */
 static cl_int window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, struct tt_window **out)
 {
   struct tt_window_set *s = &root->windows[dom];
   size_t i, j;
   reach(s, lo, hi, &i, &j);
-  if (j == i + 1 && s->w[i].native && s->w[i].lo <= lo && s->w[i].hi >= hi) {
+  if (j == i + 1 && s->w[i].resident && s->w[i].lo <= lo && s->w[i].hi >= hi) {
     touch(&s->w[i]);
     *out = &s->w[i];
     return CL_SUCCESS;
   }
-  struct tt_window w = {lo, hi, NULL, NULL, 0, 0, NULL};
+  struct tt_window w = {lo, hi, true, NULL, NULL, 0, 0, NULL};
   if (j > i) {
     w.lo = s->w[i].lo < lo ? s->w[i].lo : lo;
     w.hi = s->w[j - 1].hi > hi ? s->w[j - 1].hi : hi;
   }
   size_t kept = 0;
   for (size_t k = i; k < j; k++)
-    kept += s->w[k].native ? s->w[k].hi - s->w[k].lo : 0;
+    kept += s->w[k].resident ? s->w[k].hi - s->w[k].lo : 0;
   cl_context ctx = root->context;
+  struct tt_domain *dm = &ctx->domains[dom];
   cl_mem_flags flags = window_flags(root);
   struct spare spare = {w.hi - w.lo, flags, NULL, NULL, NULL};
   cl_int err = make_room(root, dom, w.hi - w.lo > kept ? w.hi - w.lo - kept : 0, w.lo, w.hi,
-                         &spare);
+                         dm->local ? &spare : NULL);
   if (err == CL_SUCCESS && spare.native)
     err = reuse(root, dom, &w, &spare);
   if (spare.read)
@@ -590,31 +643,36 @@ static cl_int window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, struc
   /* Eviction may have dropped other windows of this buffer. */
   reach(s, w.lo, w.hi, &i, &j);
   void *host = w.host;
-  if (!w.native)
+  if (dm->local && !w.native)
     w.native = tt_window_native_new(ctx, dom, flags, w.hi - w.lo, NULL, &host, &err);
   w.host = host;
-  if (!w.native) {
+  if (dm->local && !w.native) {
     TT_LOG(TT_LOG_ERR, "buffer #%llu: a window of bytes %zu-%zu (%zu bytes) on %s: %s",
-           (unsigned long long)root->obj.id, w.lo, w.hi, w.hi - w.lo,
-           ctx->domains[dom].bp->short_name, tt_error_name(err));
+           (unsigned long long)root->obj.id, w.lo, w.hi, w.hi - w.lo, dom_name(dm),
+           tt_error_name(err));
     return err == CL_SUCCESS || err == CL_INVALID_BUFFER_SIZE ? CL_MEM_OBJECT_ALLOCATION_FAILURE
                                                                : err;
   }
   for (size_t k = i; k < j && err == CL_SUCCESS; k++)
-    err = s->w[k].native ? carry_over(root, dom, &s->w[k], &w) : refill(root, dom, &s->w[k], &w);
+    if (s->w[k].resident)
+      err = dm->local ? carry_over(root, dom, &s->w[k], &w) : CL_SUCCESS;
+    else
+      err = refill(root, dom, &s->w[k], &w);
   if (err != CL_SUCCESS) {
-    ctx->domains[dom].bp->d->clReleaseMemObject(w.native);
+    if (w.native)
+      dm->bp->d->clReleaseMemObject(w.native);
     return err;
   }
   /* The old windows go once their commands are done (the backend keeps them till then). */
   for (size_t k = i; k < j; k++)
     if (s->w[k].native)
-      ctx->domains[dom].bp->d->clReleaseMemObject(s->w[k].native);
+      dm->bp->d->clReleaseMemObject(s->w[k].native);
   if (j == i && s->n == s->cap) {
     size_t cap = s->cap ? s->cap * 2 : 4;
     struct tt_window *g = realloc(s->w, cap * sizeof *g);
     if (!g) {
-      ctx->domains[dom].bp->d->clReleaseMemObject(w.native);
+      if (w.native)
+        dm->bp->d->clReleaseMemObject(w.native);
       return CL_OUT_OF_HOST_MEMORY;
     }
     s->w = g;
@@ -627,8 +685,7 @@ static cl_int window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, struc
   s->w[i] = w;
   count(root, dom, (int64_t)(w.hi - w.lo) - (int64_t)kept);
   TT_LOG(TT_LOG_PLAN, "buffer #%llu: window %zu-%zu on %s (domain %u), %zu window(s) there",
-         (unsigned long long)root->obj.id, w.lo, w.hi, ctx->domains[dom].bp->short_name, dom,
-         s->n);
+         (unsigned long long)root->obj.id, w.lo, w.hi, dom_name(dm), dom, s->n);
   *out = &s->w[i];
   return CL_SUCCESS;
 }
@@ -709,23 +766,29 @@ cl_int tt_window_enable_copy(cl_mem root, const void *bytes)
   cl_context ctx = root->context;
   if (!windows_make(root))
     return CL_OUT_OF_HOST_MEMORY;
-  /* Every local domain holds the bytes, in this rank's memory until a command needs them. */
+  /* Every domain holds the bytes as an evicted window: a local one in this rank's memory
+   * until a command needs them. */
   for (cl_uint d = 0; d < ctx->ndomains; d++) {
     struct tt_window_set *s = &root->windows[d];
-    if (!ctx->domains[d].local)
-      continue;
-    struct tt_spill *sp = spill_new(root->size, stats_of(ctx, d), NULL, 0);
-    s->w = malloc(sizeof *s->w);
-    if (!sp || !s->w) {
+    struct tt_spill *sp = NULL;
+    if (ctx->domains[d].local && !(sp = spill_new(root->size, stats_of(ctx, d), NULL, 0)))
+      return CL_OUT_OF_HOST_MEMORY;
+    if (!(s->w = malloc(sizeof *s->w))) {
       if (sp)
         spill_free(NULL, sp);
       return CL_OUT_OF_HOST_MEMORY;
     }
-    memcpy(sp->mem, bytes, root->size);
-    s->w[0] = (struct tt_window){0, root->size, NULL, NULL, 0, 0, sp};
+    if (sp)
+      memcpy(sp->mem, bytes, root->size);
+    s->w[0] = (struct tt_window){0, root->size, false, NULL, NULL, 0, 0, sp};
     s->n = s->cap = 1;
   }
   return CL_SUCCESS;
+}
+
+uint64_t tt_window_evictions_digest(void)
+{
+  return atomic_load_explicit(&evictions_digest, memory_order_relaxed);
 }
 
 void tt_window_take_all(cl_mem root, cl_mem **out, size_t *n)
@@ -752,13 +815,13 @@ void tt_window_take_all(cl_mem root, cl_mem **out, size_t *n)
   for (cl_uint d = 0; d < ctx->ndomains; d++) {
     struct tt_window_set *s = &root->windows[d];
     for (size_t i = 0; i < s->n; i++) {
-      if (s->w[i].spill) {
+      if (s->w[i].spill)
         spill_release(ctx, d, s->w[i].spill, NULL, false);
-        continue;
-      }
-      if (!s->w[i].native)
+      if (!s->w[i].resident)
         continue;
       count(root, d, -(int64_t)(s->w[i].hi - s->w[i].lo));
+      if (!s->w[i].native)
+        continue;
       if (list)
         list[(*n)++] = s->w[i].native;
       else

@@ -15,8 +15,14 @@
  * command being planned uses (nor mappings, attachments, sub-buffers: pinned): a window
  * whose newest bytes the domain does not hold goes; otherwise those bytes are read into this
  * rank's memory (or a file past TUTTI_HOST_MEM) and written back when a command needs the
- * window again. The domain stays their holder: eviction changes no replicated state, and
- * only the owner of a domain decides it, in program order, from command order and sizes. */
+ * window again; bytes another domain holds too are dropped instead (the domain stops being
+ * their holder, and fetches them from there when needed again).
+ *
+ * Every rank keeps the windows of every domain and places and evicts them alike, in program
+ * order, from replicated facts only (command order, sizes, budgets, holders): virtual
+ * commands place their windows too, so holder lists stay equal everywhere. Only the domain's
+ * own rank has native buffers and host copies and moves bytes. Each eviction goes into the
+ * divergence check (runtime/check.h) and a digest that TUTTI_STATS prints. */
 #ifndef TUTTI_WINDOW_H
 #define TUTTI_WINDOW_H
 
@@ -37,8 +43,9 @@ static inline bool tt_windowed(cl_mem m)
   return m->root == m && m->windows != NULL;
 }
 
-/* [off, off+len) of m (a buffer or sub-buffer; off relative to m) in local domain dom: for a
- * windowed root, made or widened first. Caller holds the plan lock. */
+/* [off, off+len) of m (a buffer or sub-buffer; off relative to m) in domain dom: for a
+ * windowed root, made or widened first (out->native NULL in another rank's domain). Caller
+ * holds the plan lock. */
 cl_int tt_window_place(cl_mem m, cl_uint dom, size_t off, size_t len, struct tt_place *out);
 
 /* A native buffer for a buffer's bytes in local domain dom: in memory of Tutti's when the
@@ -64,6 +71,9 @@ cl_int tt_window_enable_copy(cl_mem root, const void *bytes);
 /* Hands the native buffers of root's windows to the caller (destroy), leaving none: *out is
  * malloc'ed, *n of them. */
 void tt_window_take_all(cl_mem root, cl_mem **out, size_t *n);
+
+/* A hash of every eviction so far and the holders each left: equal on every rank. */
+uint64_t tt_window_evictions_digest(void);
 
 /* Frees the host copies a domain keeps for evictions (before its internal queue goes). */
 void tt_window_domain_release(struct tt_domain *dm);

@@ -1,4 +1,5 @@
 /* Unit test of the interval map of latest holders (no OpenCL, no MPI). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,24 @@ static int stop_at_second(void *arg, size_t off, size_t len, tt_holders h)
 {
   int *n = arg;
   return ++*n == 2 ? 7 : 0;
+}
+
+/* At each run past the first, holder 0 takes every byte before it: runs behind the walk
+ * merge into one. */
+struct merging {
+  struct tt_rangemap *m;
+  size_t bytes;
+  int calls;
+};
+
+static int merge_behind(void *arg, size_t off, size_t len, tt_holders h)
+{
+  (void)h;
+  struct merging *g = arg;
+  g->bytes += len;
+  if (g->calls++ && off)
+    tt_rangemap_set(g->m, 0, off, 0);
+  return 0;
 }
 
 #define IS(seg, o, l, hs) ((seg).off == (o) && (seg).len == (l) && !strcmp((seg).h, (hs)))
@@ -114,6 +133,32 @@ int main(void)
   c.n = 0;
   tt_rangemap_walk(m, 0, 10, collect, &c);
   CHECK(c.n == 1 && !strncmp(c.s[0].h, "0,1,2,", 6));
+  tt_rangemap_free(m);
+
+  /* Dropping a holder (an eviction): only where another holds the bytes too. */
+  m = tt_rangemap_new(100, 3, 0);
+  CHECK(tt_rangemap_set(m, 0, 100, 0) == 0 && tt_rangemap_add(m, 20, 40, 1) == 0);
+  CHECK(tt_rangemap_add(m, 50, 30, 2) == 0);
+  uint64_t before = tt_rangemap_hash(m, 1);
+  CHECK(tt_rangemap_drop(m, 10, 60, 0) == 0);
+  CHECK(tt_rangemap_hash(m, 1) != before);
+  c.n = 0;
+  tt_rangemap_walk(m, 0, 100, collect, &c);
+  CHECK(c.n == 6 && IS(c.s[0], 0, 20, "0") && IS(c.s[1], 20, 30, "1") && IS(c.s[2], 50, 10, "1,2") &&
+        IS(c.s[3], 60, 10, "2") && IS(c.s[4], 70, 10, "0,2") && IS(c.s[5], 80, 20, "0"));
+  CHECK(tt_rangemap_drop(m, 0, 100, 2) == 0 && tt_rangemap_drop(m, 0, 100, 1) == 0);
+  c.n = 0;
+  tt_rangemap_walk(m, 0, 100, collect, &c);
+  CHECK(c.n == 4 && IS(c.s[0], 0, 20, "0") && IS(c.s[1], 20, 40, "1") && IS(c.s[2], 60, 10, "2") &&
+        IS(c.s[3], 70, 30, "0"));
+  CHECK(tt_rangemap_drop(m, 0, 100, 3) == 0 && tt_rangemap_runs(m) == 4);
+
+  /* A walk whose callback merges runs behind it still visits every byte once. */
+  CHECK(tt_rangemap_set(m, 0, 100, 0) == 0 && tt_rangemap_set(m, 25, 25, 1) == 0);
+  CHECK(tt_rangemap_set(m, 75, 25, 1) == 0 && tt_rangemap_runs(m) == 4);
+  struct merging mg = {m, 0, 0};
+  tt_rangemap_walk(m, 0, 100, merge_behind, &mg);
+  CHECK(mg.bytes == 100 && mg.calls == 4 && tt_rangemap_runs(m) == 2);
   tt_rangemap_free(m);
 
   printf("unit_rangemap: %s\n", failures ? "FAILED" : "passed");
