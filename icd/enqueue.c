@@ -53,6 +53,8 @@ struct cmd {
   bool part;         /* a part of a split launch (icd/split.c) */
   bool own_event;    /* the event is Tutti's, not the program's: it joins no status batch */
   bool on_host;      /* done by Tutti on the host, nothing issued on the queue (read_from_host) */
+  bool windowed;     /* uses a windowed buffer: Tutti's own copies of its windows (evictions,
+                      * carry-overs) wait for this very command, not a marker after later ones */
 };
 
 static uint64_t cmd_seq;
@@ -137,6 +139,7 @@ static cl_int cmd_use(struct cmd *c, cl_mem m, size_t off, size_t len, bool read
     c->capuses = cap;
   }
   c->uses[c->nuses++] = (struct use){m, off, len, reads, writes};
+  c->windowed = c->windowed || tt_windowed(m->root);
   return tt_plan_use(&c->deps, c->ctx, c->dom, c->nq, m, off, len, reads, writes);
 }
 
@@ -194,12 +197,15 @@ static void cmd_spread(struct cmd *c, void *ptr, size_t len)
 }
 
 /* Where the native command puts its event: only asked for when the user wants one, the
- * call blocks, or the bytes go on to other ranks (the plan makes markers for the rest when
- * needed, runtime/plan.h). */
+ * call blocks, the bytes go on to other ranks, or windows are used (the plan makes markers
+ * for the rest when needed, runtime/plan.h: a marker follows every command of its queue so
+ * far, so an eviction ordered by one would wait for the kernels queued since, not overlap
+ * them). */
 static cl_event *want_event(const struct cmd *c, cl_event *slot, cl_event *user, bool blocking)
 {
   /* A gated command's event is held by its gate (runtime/plan.h). */
-  return user || blocking || c->spread || tt_trace_on || c->deps.gate ? slot : NULL;
+  return user || blocking || c->spread || tt_trace_on || c->deps.gate || c->windowed ? slot
+                                                                                   : NULL;
 }
 
 /* What became of a command (TUTTI_DEBUG=sched) and, in traces, the enqueue on the host track

@@ -748,6 +748,11 @@ static bool device_memory(cl_context ctx, cl_uint dom)
   return !dm->host_unified;
 }
 
+bool tt_plan_device_memory(cl_context ctx, cl_uint dom)
+{
+  return device_memory(ctx, dom);
+}
+
 /* Does the backend run its commands on the very host memory of a CL_MEM_USE_HOST_PTR
  * buffer? A fill must show in that memory and a store there in a read, with no map between. */
 static bool probe_direct(struct tt_domain *dm)

@@ -124,6 +124,10 @@ void tt_plan_domain_release(struct tt_domain *dm);
  * receive into it directly. Decided once per domain. */
 bool tt_plan_direct_memory(cl_context ctx, cl_uint dom);
 
+/* Whether local domain dom's devices have memory of their own (not the host's): transfers
+ * there go through pinned host memory. */
+bool tt_plan_device_memory(cl_context ctx, cl_uint dom);
+
 /* Pinned host memory of len bytes for a domain whose devices have memory of their own (a
  * buffer allocated with CL_MEM_ALLOC_HOST_PTR, mapped: transfers from and to it overlap
  * kernels), *buffer holding it; NULL (and *buffer NULL) for other domains or on failure.

@@ -233,11 +233,13 @@ static void spill_free_at(struct tt_spill *sp, cl_event ev)
 
 /* Gives up sp, whose last use is ev (else sp->read). Pinned memory, and memory whose reads and
  * writes all went to dom's internal queue (queued), goes back to the domain: a later eviction
- * of the domain reads into it on that queue, after them. The rest is freed once ev is done. */
+ * of the domain reads into it on that queue, after them. The rest is freed once ev is done,
+ * and so is unpinned memory of a domain with memory of its own (a program's bytes waiting
+ * for their first use): its evictions get pinned memory, twice as fast to copy. */
 static void spill_release(cl_context ctx, cl_uint dom, struct tt_spill *sp, cl_event ev,
                           bool queued)
 {
-  if (!sp->pinned && !(queued && !sp->file)) {
+  if (!sp->pinned && (!queued || sp->file || tt_plan_device_memory(ctx, dom))) {
     spill_free_at(sp, ev ? ev : sp->read);
     return;
   }
