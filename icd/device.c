@@ -107,24 +107,16 @@ static char *version_1_2(const char *backend, const char *prefix)
   return out;
 }
 
-cl_int tt_device_query(cl_device_id d, cl_device_info param, size_t size, void *value,
-                       size_t *size_ret)
-{
-  if (!d->actual || tt_cluster_distributed())
-    return tt_cluster_device_info(d, param, size, value, size_ret);
-  return TT_NCALL(d->bp, clGetDeviceInfo, d->native, param, size, value, size_ret);
-}
-
 static cl_int query_string(cl_device_id d, cl_device_info p, char **out)
 {
   size_t sz = 0;
-  cl_int err = tt_device_query(d, p, 0, NULL, &sz);
+  cl_int err = tt_cluster_device_query(d, p, 0, NULL, &sz);
   if (err != CL_SUCCESS)
     return err;
   *out = calloc(1, sz + 1);
   if (!*out)
     return CL_OUT_OF_HOST_MEMORY;
-  return tt_device_query(d, p, sz, *out, NULL);
+  return tt_cluster_device_query(d, p, sz, *out, NULL);
 }
 
 cl_int CL_API_CALL tt_clGetDeviceInfo(cl_device_id device, cl_device_info param_name,
@@ -214,7 +206,7 @@ cl_int CL_API_CALL tt_clGetDeviceInfo(cl_device_id device, cl_device_info param_
     /* OpenCL 1.2 allows CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT for single precision only
      * (PoCL reports it for double too). */
     cl_device_fp_config fp = 0;
-    err = tt_device_query(device, param_name, sizeof fp, &fp, NULL);
+    err = tt_cluster_device_query(device, param_name, sizeof fp, &fp, NULL);
     if (err != CL_SUCCESS)
       return err;
     fp &= ~(cl_device_fp_config)CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT;
@@ -232,7 +224,7 @@ cl_int CL_API_CALL tt_clGetDeviceInfo(cl_device_id device, cl_device_info param_
     return TT_INFO_STR(device->backend_platform);
   default:
     /* Everything else is the backend's answer, unchanged. */
-    return tt_device_query(device, param_name, param_value_size, param_value,
+    return tt_cluster_device_query(device, param_name, param_value_size, param_value,
                            param_value_size_ret);
   }
 }

@@ -76,7 +76,7 @@ static cl_int check_buffer(cl_command_queue q, cl_mem m)
    * aligned to CL_DEVICE_MEM_BASE_ADDR_ALIGN for the device of command_queue. */
   if (m->parent) {
     cl_uint bits = 8;
-    tt_device_query(q->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof bits, &bits, NULL);
+    tt_cluster_device_query(q->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof bits, &bits, NULL);
     TT_RETURN_IF(bits >= 8 && m->origin % (bits / 8) != 0, CL_MISALIGNED_SUB_BUFFER_OFFSET);
     TT_RETURN_IF(q->device->actual && !m->native[q->domain], CL_MISALIGNED_SUB_BUFFER_OFFSET);
   }
@@ -1137,8 +1137,8 @@ static cl_int check_work_groups(cl_device_id dev, cl_kernel k, cl_uint dim, cons
   if (!lws)
     return CL_SUCCESS;
   size_t max_items[3] = {0}, max_wg = 0;
-  tt_device_query(dev, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof max_items, max_items, NULL);
-  tt_device_query(dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_wg, &max_wg, NULL);
+  tt_cluster_device_query(dev, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof max_items, max_items, NULL);
+  tt_cluster_device_query(dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_wg, &max_wg, NULL);
   size_t total = 1;
   for (cl_uint i = 0; i < 3; i++) {
     size_t l = i < dim ? lws[i] : 1;
@@ -1166,7 +1166,7 @@ static cl_int check_work_groups(cl_device_id dev, cl_kernel k, cl_uint dim, cons
   cl_ulong local = kd->local_mem, have = 0;
   for (cl_uint i = 0; i < k->nargs; i++)
     local += k->args[i].local;
-  tt_device_query(dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof have, &have, NULL);
+  tt_cluster_device_query(dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof have, &have, NULL);
   TT_RETURN_IF(kd->known && have && local > have, CL_OUT_OF_RESOURCES);
   return CL_SUCCESS;
 }

@@ -245,11 +245,6 @@ static inline cl_uint tt_context_domain_of(cl_context ctx, cl_device_id d)
   return ctx->ndomains;
 }
 
-/* A device query answered alike on every rank: by the backend in a job of one rank, from the
- * owner's description otherwise (runtime/cluster.h). */
-cl_int tt_device_query(cl_device_id d, cl_device_info param, size_t size, void *value,
-                       size_t *size_ret);
-
 static inline bool tt_context_has_device(cl_context ctx, cl_device_id d)
 {
   for (cl_uint i = 0; i < ctx->ndevices; i++)

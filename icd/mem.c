@@ -162,7 +162,7 @@ cl_mem CL_API_CALL tt_clCreateBuffer(cl_context context, cl_mem_flags flags, siz
   for (cl_uint i = 0; i < context->ndevices && !fits; i++) {
     cl_ulong max = 0;
     cl_device_id d = context->devices[i];
-    tt_device_query(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max, &max, NULL);
+    tt_cluster_device_query(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max, &max, NULL);
     fits = size <= max;
   }
   /* CL_INVALID_HOST_PTR if host_ptr is NULL and CL_MEM_USE_HOST_PTR or CL_MEM_COPY_HOST_PTR
@@ -265,7 +265,7 @@ cl_mem CL_API_CALL tt_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
   for (cl_uint i = 0; i < ctx->ndevices && !aligned; i++) {
     cl_uint bits = 8;
     cl_device_id d = ctx->devices[i];
-    tt_device_query(d, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof bits, &bits, NULL);
+    tt_cluster_device_query(d, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof bits, &bits, NULL);
     aligned = bits < 8 || r->origin % (bits / 8) == 0;
   }
   TT_GOTO_IF(!aligned, CL_MISALIGNED_SUB_BUFFER_OFFSET);

@@ -49,7 +49,7 @@ cl_command_queue CL_API_CALL tt_clCreateCommandQueue(cl_context context, cl_devi
                                                          CL_QUEUE_PROFILING_ENABLE),
              CL_INVALID_VALUE);
   cl_command_queue_properties supported = 0;
-  tt_device_query(device, CL_DEVICE_QUEUE_PROPERTIES, sizeof supported, &supported, NULL);
+  tt_cluster_device_query(device, CL_DEVICE_QUEUE_PROPERTIES, sizeof supported, &supported, NULL);
   /* Out-of-order queues run in order (allowed), so only profiling depends on the device.
    * CL_INVALID_QUEUE_PROPERTIES if values specified in properties are valid but are not
    * supported by the device. */

@@ -351,8 +351,8 @@ static void choose_local(cl_kernel k, cl_uint nq, const cl_command_queue *qs,
   size_t limit = 64;
   for (cl_uint q = 0; q < nq; q++) {
     size_t items[3] = {0}, wg = 0;
-    tt_device_query(qs[q]->device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof items, items, NULL);
-    tt_device_query(qs[q]->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
+    tt_cluster_device_query(qs[q]->device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof items, items, NULL);
+    tt_cluster_device_query(qs[q]->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
     const struct tt_kernel_device *kd = &k->dev[qs[q]->device->index];
     if (items[0] && items[0] < limit)
       limit = items[0];

@@ -213,6 +213,14 @@ cl_int tt_cluster_device_info(cl_device_id d, cl_device_info param, size_t size,
   return CL_INVALID_VALUE;
 }
 
+cl_int tt_cluster_device_query(cl_device_id d, cl_device_info param, size_t size, void *value,
+                               size_t *size_ret)
+{
+  if (!d->actual || tt_cluster_distributed())
+    return tt_cluster_device_info(d, param, size, value, size_ret);
+  return TT_NCALL(d->bp, clGetDeviceInfo, d->native, param, size, value, size_ret);
+}
+
 /* This rank's share of the node's devices: local rank i of k takes every k-th one; with
  * fewer devices than ranks, ranks share them. */
 static bool mine(cl_uint j, cl_uint n, int local_rank, int local_size)

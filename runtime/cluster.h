@@ -41,6 +41,11 @@ size_t tt_cluster_backends_text(char *buf, size_t cap);
 cl_int tt_cluster_device_info(cl_device_id d, cl_device_info param, size_t size, void *value,
                               size_t *size_ret);
 
+/* A device query answered alike on every rank: by the backend in a job of one rank (d
+ * loaded), from the owner's description otherwise. */
+cl_int tt_cluster_device_query(cl_device_id d, cl_device_info param, size_t size, void *value,
+                               size_t *size_ret);
+
 /* Whether queries must be answered from the exchanged descriptions (a job of several ranks:
  * every rank then answers the same, actual devices included). */
 bool tt_cluster_distributed(void);

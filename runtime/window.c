@@ -114,26 +114,22 @@ static cl_mem_flags window_flags(cl_mem root)
   return root->flags & ~(cl_mem_flags)(CL_MEM_COPY_HOST_PTR | CL_MEM_ALLOC_HOST_PTR);
 }
 
+static struct tt_stats_device *stats_of(cl_context ctx, cl_uint dom)
+{
+  cl_device_id dev = ctx->domains[dom].first_device;
+  return tt_stats_device(dev ? dev->index : UINT32_MAX);
+}
+
 /* Windows held in a domain count for its first device (TUTTI_STATS). */
 static void count(cl_mem root, cl_uint dom, int64_t delta)
 {
   root->context->domains[dom].held += (size_t)delta;
-  cl_device_id dev = root->context->domains[dom].first_device;
-  if (!dev)
-    return;
-  struct tt_stats_device *s = tt_stats_device(dev->index);
+  struct tt_stats_device *s = stats_of(root->context, dom);
   uint64_t now = atomic_fetch_add_explicit(&s->window_bytes, (uint64_t)delta,
                                            memory_order_relaxed) + (uint64_t)delta;
   uint64_t peak = atomic_load_explicit(&s->window_peak, memory_order_relaxed);
   while (now > peak && !atomic_compare_exchange_weak(&s->window_peak, &peak, now))
     ;
-}
-
-
-static struct tt_stats_device *stats_of(cl_context ctx, cl_uint dom)
-{
-  cl_device_id dev = ctx->domains[dom].first_device;
-  return tt_stats_device(dev ? dev->index : UINT32_MAX);
 }
 
 /* The backend's short name of a domain, local or not (for messages). */
@@ -282,10 +278,8 @@ static size_t budget_of(cl_context ctx, cl_uint dom)
   if (!(given && dev && tt_env_device_mem(given, dev->index, &b) == 1)) {
     /* Every rank reads the same answer: the owner's, shared at start-up, in a job of many. */
     cl_ulong g = 0;
-    if (dev && (!dev->actual || tt_cluster_distributed()))
-      tt_cluster_device_info(dev, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof g, &g, NULL);
-    else if (dev && dev->native)
-      dm->bp->d->clGetDeviceInfo(dev->native, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof g, &g, NULL);
+    if (dev)
+      tt_cluster_device_query(dev, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof g, &g, NULL);
     cl_ulong margin = g / 8 > ((cl_ulong)256 << 20) ? g / 8 : (cl_ulong)256 << 20;
     b = g > margin ? (size_t)(g - margin) : SIZE_MAX;
   }
@@ -322,12 +316,12 @@ static int spill_run(void *arg, size_t off, size_t len, tt_holders holders)
     return 0;
   cl_context ctx = m->root->context;
   struct tt_domain *dm = &ctx->domains[m->dom];
-  struct tt_stats_device *st = stats_of(ctx, m->dom);
   struct tt_deps deps;
   tt_deps_init(&deps);
   if (!m->q) {
     m->err = tt_plan_internal_queue(ctx, m->dom, &m->q);
-    if (m->err == CL_SUCCESS && !m->sp && !(m->sp = spill_new(m->len, st, ctx, m->dom)))
+    if (m->err == CL_SUCCESS && !m->sp &&
+        !(m->sp = spill_new(m->len, stats_of(ctx, m->dom), ctx, m->dom)))
       m->err = CL_OUT_OF_HOST_MEMORY;
     if (m->err == CL_SUCCESS)
       m->err = tt_plan_order_after(&deps, ctx, m->dom, m->q, m->root, m->lo, m->len, true);
@@ -381,8 +375,8 @@ static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
   size_t len = w->hi - w->lo;
   if (tt_rangemap_drop(root->latest, w->lo, len, dom) != 0)
     return CL_OUT_OF_HOST_MEMORY;
-  struct spill_walk e = {root, dom, dm->local, false, w->native, w->lo, w->lo, len, NULL, NULL,
-                         NULL, CL_SUCCESS, 0};
+  struct spill_walk e = {.root = root, .dom = dom, .local = dm->local, .back = false,
+                         .native = w->native, .native_lo = w->lo, .lo = w->lo, .len = len};
   tt_rangemap_walk(root->latest, w->lo, len, spill_run, &e);
   if (e.q)
     dm->bp->d->clFlush(e.q->native);
@@ -404,25 +398,21 @@ static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
   atomic_fetch_add_explicit(&st->evicted, len, memory_order_relaxed);
   atomic_fetch_add_explicit(&st->written_back, e.bytes, memory_order_relaxed);
   /* What was decided, and the holders it left, for the ranks to compare. */
-  const uint64_t v[] = {root->obj.id, dom, w->lo, w->hi, e.bytes,
-                        tt_rangemap_hash(root->latest, 0)};
-  uint64_t h = atomic_load_explicit(&evictions_digest, memory_order_relaxed);
-  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-    h = (h ^ v[i]) * 0x100000001b3u;
-  atomic_store_explicit(&evictions_digest, h, memory_order_relaxed);
+  uint64_t v[] = {atomic_load_explicit(&evictions_digest, memory_order_relaxed), root->obj.id,
+                  dom, w->lo, w->hi, e.bytes, tt_rangemap_hash(root->latest, 0)};
+  atomic_store_explicit(&evictions_digest, tt_check_bytes(v, sizeof v), memory_order_relaxed);
   if (tt_check_active)
-    tt_check_call("eviction", 0, v, sizeof v / sizeof v[0]);
+    tt_check_call("eviction", 0, v + 1, sizeof v / sizeof v[0] - 1);
   count(root, dom, -(int64_t)len);
   w->resident = false;
-  if (!w->native) {
-    /* Another rank's domain: nothing here to free. */
-  } else if (keep && !keep->native && e.sp && keep->len == len &&
-             keep->flags == window_flags(root)) {
+  /* Only the domain's rank has a native buffer to hand on or free. */
+  if (w->native && keep && !keep->native && e.sp && keep->len == len &&
+      keep->flags == window_flags(root)) {
     keep->native = w->native;
     keep->host = w->host;
     keep->read = e.sp->read;
     dm->bp->d->clRetainEvent(keep->read);
-  } else {
+  } else if (w->native) {
     /* The backend keeps it until the commands on it, the reads above among them, are done. */
     dm->bp->d->clReleaseMemObject(w->native);
   }
@@ -486,8 +476,9 @@ static cl_int make_room(cl_mem root, cl_uint dom, size_t need, size_t lo, size_t
 static cl_int refill(cl_mem root, cl_uint dom, struct tt_window *o, const struct tt_window *w)
 {
   struct tt_domain *dm = &root->context->domains[dom];
-  struct spill_walk r = {root, dom, dm->local, true, w->native, w->lo, o->lo, o->hi - o->lo,
-                         o->spill, NULL, NULL, CL_SUCCESS, 0};
+  struct spill_walk r = {.root = root, .dom = dom, .local = dm->local, .back = true,
+                         .native = w->native, .native_lo = w->lo, .lo = o->lo,
+                         .len = o->hi - o->lo, .sp = o->spill};
   tt_rangemap_walk(root->latest, o->lo, o->hi - o->lo, spill_run, &r);
   if (r.err != CL_SUCCESS) {
     TT_LOG(TT_LOG_ERR, "buffer #%llu: bringing evicted bytes %zu-%zu back to %s failed: %s",
