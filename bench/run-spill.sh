@@ -3,7 +3,10 @@
 # (TUTTI_DEVICE_MEM), a compute-bound sweep over data of 1x, 2x and 4x the budget (throughput
 # relative to 1x: the loss of going past the device's memory), and a data-bound sweep at 2x
 # (its time against moving every chunk out and back at the host<->device bandwidth measured in
-# the same run: 1.0 is the bandwidth's bound). Medians of REPS runs. RANKS > 1 runs the same
+# the same run: 1.0 is the bandwidth's bound). Then the compute-bound sweep again with the
+# program waiting for each kernel (SPILL_SYNC=1) at 1x and 2x, with prefetch
+# (TUTTI_LOOKAHEAD as given, else its default) and without (TUTTI_LOOKAHEAD=0): only prefetch
+# then brings the next chunk in while a kernel runs. Medians of REPS runs. RANKS > 1 runs the same
 # program on that many ranks (every rank's first device in use: the job's device 0 only).
 # Usage: bench/run-spill.sh   (from the build directory; BUDGET default 64, CHUNK default
 # BUDGET/8, PASSES default 4, REPS default 5; SPILL_ITERS: steps per element of the compute
@@ -36,3 +39,9 @@ bw=$(echo "$out" | sed -n 's/.*host<->device \([0-9.]*\) GB\/s.*/\1/p')
 awk -v t="$t" -v bw="$bw" -v d="$((budget * 2))" -v p="$((passes - 1))" 'BEGIN {
   ideal = 2 * d * 1048576 * p / (bw * 1e9)
   printf "data 2x: %.3f s; moving every chunk out and back at %.3f GB/s takes %.3f s: %.3f of the bandwidth bound\n", t, bw, ideal, ideal / t }'
+t1=$(SPILL_SYNC=1 run compute "$budget")
+la=${TUTTI_LOOKAHEAD:-}
+for ahead in "$la" 0; do
+  t=$(SPILL_SYNC=1 TUTTI_LOOKAHEAD=$ahead run compute $((budget * 2)))
+  awk -v t="$t" -v t1="$t1" -v a="${ahead:-default}" 'BEGIN { printf "compute 2x waiting for each kernel, TUTTI_LOOKAHEAD=%s: %.3f s, throughput %.3f of 1x (%.3f s)\n", a, t, t1 * 2 / t, t1 }'
+done

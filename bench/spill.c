@@ -7,6 +7,9 @@
  *   MODE compute: each element goes through ITERS dependent integer steps (compute-bound;
  *   the environment's SPILL_ITERS, default 256);
  *   MODE data: each element gets 1 added (bound by moving the bytes).
+ *   With SPILL_SYNC=1 in the environment the program waits for each kernel (clFinish), as
+ *   programs that read results between launches do: only prefetch (TUTTI_LOOKAHEAD) then
+ *   brings the next chunk in while a kernel runs.
  * Prints the seconds of the passes after the first (which fills the device), the bytes swept
  * per second, and for MODE data the host<->device bandwidth measured on one chunk (a write
  * and a read through the same platform), and the checksum checked against the host. */
@@ -63,6 +66,7 @@ int main(int argc, char **argv)
   int passes = atoi(argv[4]);
   if (getenv("SPILL_ITERS"))
     iters = (cl_uint)strtoul(getenv("SPILL_ITERS"), NULL, 10);
+  int sync = getenv("SPILL_SYNC") && atoi(getenv("SPILL_SYNC"));
   size_t nchunks = data / chunk, n = chunk / sizeof(cl_uint);
   cl_platform_id plat;
   cl_device_id dev;
@@ -119,6 +123,8 @@ int main(int argc, char **argv)
     for (size_t c = 0; c < nchunks; c++) {
       CHECK(clSetKernelArg(k, 0, sizeof(cl_mem), &bufs[c]));
       CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &n, NULL, 0, NULL, NULL));
+      if (sync)
+        CHECK(clFinish(q));
     }
   }
   CHECK(clFinish(q));

@@ -95,17 +95,23 @@ static const char *env_first(const char *a, const char *b, const char *c)
 static void note_exit(int status, void *unused)
 {
   const char *dir = getenv("TUTTI_OUTPUT_DIR");
-  char path[PATH_MAX], text[32];
+  char path[PATH_MAX], tmp[PATH_MAX + 8], text[32];
   snprintf(path, sizeof path, "%s/status.%d", dir ? dir : ".", rank);
+  snprintf(tmp, sizeof tmp, "%s.part", path);
+  /* Whole or not at all: a rank killed while writing leaves no status (tutti-run then says
+   * it is unknown), never an empty one. */
   inside++; /* Tutti's own file, never agreed (MPI is gone by now) */
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   inside--;
   if (fd < 0)
     return;
   int n = snprintf(text, sizeof text, "%d\n", status);
-  ssize_t w = write(fd, text, (size_t)n); /* when short, tutti-run says it is unknown */
-  (void)w;
+  bool whole = write(fd, text, (size_t)n) == n;
   close(fd);
+  inside++;
+  if (!whole || rename(tmp, path) != 0)
+    unlink(tmp);
+  inside--;
 }
 
 __attribute__((constructor)) static void host_layer_init(void)

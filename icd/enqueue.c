@@ -423,6 +423,9 @@ static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_typ
       if (c->uses[i].writes)
         tt_plan_write_back(c->uses[i].mem, c->uses[i].off, c->uses[i].len, c->dom);
     }
+  /* What followed this command's windows last time comes back while it runs. */
+  if (c->locked && err == CL_SUCCESS && c->ctx->nwindowed)
+    tt_window_prefetch(c->ctx, c->dom);
   if (c->locked)
     tt_plan_unlock();
   if (err == CL_SUCCESS)

@@ -838,6 +838,12 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
       size_t end = rg->n ? rg->r[rg->n - 1].off + rg->r[rg->n - 1].len : 0;
       cl_mem m = tt_clCreateBuffer(k->context, CL_MEM_READ_WRITE, end ? end : 1, NULL, &err);
       partials[p * s->nrules + r] = m;
+      /* Windowed: it lives on its part's device only, within that device's budget. */
+      if (m) {
+        tt_plan_lock();
+        tt_window_enable(m);
+        tt_plan_unlock();
+      }
       unsigned char pattern[8];
       identity(&k->params[ri.param], ri.op, pattern);
       for (size_t j = 0; j < rg->n && err == CL_SUCCESS; j++)

@@ -216,6 +216,13 @@ static void read_env(void)
     fprintf(stderr, "[tutti] TUTTI_HOST_MEM=%s is not a size: no limit\n", host_mem);
     env.host_mem = 0;
   }
+  env.lookahead = SIZE_MAX;
+  const char *lookahead = nonempty("TUTTI_LOOKAHEAD");
+  if (lookahead && tt_env_parse_bytes(lookahead, &env.lookahead) != 0) {
+    fprintf(stderr, "[tutti] TUTTI_LOOKAHEAD=%s is not a size: a quarter of each budget\n",
+            lookahead);
+    env.lookahead = SIZE_MAX;
+  }
   env.spill_dir = nonempty("TUTTI_SPILL_DIR");
   if (!env.spill_dir)
     env.spill_dir = nonempty("TMPDIR");

@@ -40,6 +40,8 @@ struct tt_env {
   size_t host_mem;            /* TUTTI_HOST_MEM: bytes of evicted data a rank keeps in its
                                * memory before the rest goes to files; 0: no limit */
   const char *spill_dir;      /* TUTTI_SPILL_DIR: where those files go (TMPDIR, else /tmp) */
+  size_t lookahead;           /* TUTTI_LOOKAHEAD: bytes of windows brought back ahead of use
+                               * per command; SIZE_MAX: not given (a quarter of the budget) */
 };
 
 /* Reads the environment once (thread safe); later calls return the same settings. */

@@ -26,9 +26,10 @@ struct tt_stats_device {
   atomic_uint_fast64_t window_bytes, window_peak;
   /* Spilling (runtime/window.h; every rank counts every device, alike, but files): windows
    * taken off the device and their bytes, bytes of them read into host memory first (the
-   * device alone held their newest copy), bytes written back into the device from there,
-   * bytes of host copies that went to files (TUTTI_HOST_MEM, the owner). */
-  atomic_uint_fast64_t evictions, evicted, written_back, refetched, to_files;
+   * device alone held their newest copy), bytes written back into the device from there
+   * (prefetched: those of them brought back ahead of use, TUTTI_LOOKAHEAD), bytes of host
+   * copies that went to files (TUTTI_HOST_MEM, the owner). */
+  atomic_uint_fast64_t evictions, evicted, written_back, refetched, prefetched, to_files;
 };
 struct tt_stats_device *tt_stats_device(unsigned index);
 

@@ -95,6 +95,10 @@ struct tt_domain {
   /* Host copies of evicted windows that came back: free for the next eviction read, which
    * goes on the internal queue after their writes (runtime/window.c). */
   struct tt_spill *spill_blocks;
+  /* Prefetch (runtime/window.c): the window the domain's commands used last, by its buffer
+   * (NULL: none) and a byte in it; every rank alike. */
+  cl_mem last_root;
+  size_t last_at;
 };
 
 struct _cl_context {

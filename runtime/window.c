@@ -38,7 +38,9 @@ struct tt_spill {
   bool file;     /* a mapping of an unlinked file in TUTTI_SPILL_DIR (TUTTI_HOST_MEM reached) */
   cl_mem pinned; /* the mapped buffer whose pinned memory it is (device-memory domains): it
                   * goes back to its domain's spill_blocks, never freed before the domain */
-  cl_event read; /* the last read into it (in-order queue: all of them), or NULL */
+  cl_event read; /* the last read into it or write from it (in-order queue: all of them), or
+                  * NULL */
+  unsigned refs; /* the evicted windows sharing it (the pieces of one left on the host) */
 };
 
 /* Every rank keeps the windows of every domain of a context, and decides their placement
@@ -52,10 +54,14 @@ struct tt_window {
   uint64_t used;        /* when a command last used it (an order of places, alike per rank) */
   uint64_t epoch;       /* tt_plan_epoch of that command: pinned while it is planned */
   struct tt_spill *spill; /* local domains: evicted, with the bytes its domain held newest */
+  size_t spill_lo;      /* the buffer offset of spill->mem[0] (pieces of an evicted window
+                         * share its copy) */
+  uint64_t next_id;     /* the window its domain's commands used next after it, last time: */
+  size_t next_at;       /* its buffer's id (0: none) and a byte in it (prefetch follows it) */
 };
 
 struct tt_window_set {
-  struct tt_window *w; /* sorted by lo; disjoint and not touching */
+  struct tt_window *w; /* sorted by lo; disjoint (touching allowed) */
   size_t n, cap;
 };
 
@@ -152,12 +158,14 @@ static struct tt_spill *spill_new(size_t len, struct tt_stats_device *st, cl_con
       struct tt_spill *sp = *p;
       *p = sp->next;
       sp->next = NULL;
+      sp->refs = 1;
       return sp;
     }
   struct tt_spill *sp = calloc(1, sizeof *sp);
   if (!sp)
     return NULL;
   sp->len = len;
+  sp->refs = 1;
   size_t limit = tt_env()->host_mem;
   size_t before = atomic_fetch_add(&host_held, len);
   bool fits = !limit || before + len <= limit;
@@ -296,10 +304,12 @@ struct spill_walk {
   cl_uint dom;
   bool local;              /* the domain is this rank's: bytes move (else only counted) */
   bool back;               /* host copy -> device (else device -> host copy, made here) */
+  bool ahead;              /* back, ahead of use (prefetch) */
   cl_mem native;           /* the device window, starting at native_lo */
   size_t native_lo;
-  size_t lo, len;          /* the evicted window's bytes, as its host copy holds them */
-  struct tt_spill *sp;
+  size_t lo, len;          /* the bytes moved */
+  struct tt_spill *sp;     /* the host copy, holding the buffer's bytes from spill_lo */
+  size_t spill_lo;
   struct tt_nqueue *q;
   cl_event last;           /* the last command issued (owned) */
   cl_int err;
@@ -327,7 +337,7 @@ static int spill_run(void *arg, size_t off, size_t len, tt_holders holders)
       m->err = tt_plan_order_after(&deps, ctx, m->dom, m->q, m->root, m->lo, m->len, true);
   }
   cl_event ev = NULL;
-  unsigned char *host = m->err == CL_SUCCESS ? m->sp->mem + (off - m->lo) : NULL;
+  unsigned char *host = m->err == CL_SUCCESS ? m->sp->mem + (off - m->spill_lo) : NULL;
   const cl_event *wait = deps.n ? deps.ev : NULL;
   if (m->err == CL_SUCCESS && m->back)
     m->err = dm->bp->d->clEnqueueWriteBuffer(m->q->native, m->native, CL_FALSE, off - m->native_lo,
@@ -338,7 +348,8 @@ static int spill_run(void *arg, size_t off, size_t len, tt_holders holders)
   tt_deps_release(&deps);
   if (m->err != CL_SUCCESS)
     return 1;
-  tt_plan_trace(dm, m->back ? "evicted bytes back" : "evict: write back", ev);
+  tt_plan_trace(dm, m->ahead ? "prefetch" : m->back ? "evicted bytes back" : "evict: write back",
+                ev);
   if (m->back)
     tt_plan_record_order(m->root, off, len, m->dom, m->q, ev);
   else /* later writers of these bytes wait for the read */
@@ -360,9 +371,39 @@ struct spare {
   cl_event read;
 };
 
+/* Giving up an evicted window's bytes where another domain holds them on its device (in a
+ * resident window of its own): fetched from there when needed again. Bytes whose other
+ * holders are evicted too stay (written back, as if held alone): bringing them back from
+ * another device would cost that device a window. */
+struct drop_walk {
+  cl_mem root;
+  cl_uint dom;
+  int err;
+};
+
+static bool resident_at(cl_mem root, cl_uint dom, size_t off, size_t len)
+{
+  const struct tt_window_set *s = &root->windows[dom];
+  for (size_t k = 0; k < s->n && s->w[k].lo <= off; k++)
+    if (s->w[k].resident && s->w[k].hi >= off + len)
+      return true;
+  return false;
+}
+
+static int drop_run(void *arg, size_t off, size_t len, tt_holders holders)
+{
+  struct drop_walk *d = arg;
+  for (unsigned o = tt_holders_next(holders, 0); o != UINT_MAX; o = tt_holders_next(holders, o + 1))
+    if (o != d->dom && resident_at(d->root, o, off, len)) {
+      d->err = tt_rangemap_drop(d->root->latest, off, len, d->dom);
+      return d->err;
+    }
+  return 0;
+}
+
 /* Takes window k of root's windows in dom off the device, alike on every rank: the bytes
- * another domain holds too are given up there (fetched from it when needed again); those
- * the domain alone holds newest are read into its rank's memory (a spill copy), and the
+ * another domain holds too on its device are given up there (fetched from it when needed
+ * again); those the domain alone holds newest (or with evicted holders only) are read into its rank's memory (a spill copy), and the
  * window stays listed, evicted; without any, it goes. On the domain's rank, its native
  * buffer goes to *keep when that is empty and wants its size and flags (and the reads
  * ordered its reuse), else is released. */
@@ -373,10 +414,13 @@ static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
   struct tt_window_set *s = &root->windows[dom];
   struct tt_window *w = &s->w[k];
   size_t len = w->hi - w->lo;
-  if (tt_rangemap_drop(root->latest, w->lo, len, dom) != 0)
+  struct drop_walk d = {root, dom, 0};
+  tt_rangemap_walk(root->latest, w->lo, len, drop_run, &d);
+  if (d.err)
     return CL_OUT_OF_HOST_MEMORY;
   struct spill_walk e = {.root = root, .dom = dom, .local = dm->local, .back = false,
-                         .native = w->native, .native_lo = w->lo, .lo = w->lo, .len = len};
+                         .native = w->native, .native_lo = w->lo, .lo = w->lo, .len = len,
+                         .spill_lo = w->lo};
   tt_rangemap_walk(root->latest, w->lo, len, spill_run, &e);
   if (e.q)
     dm->bp->d->clFlush(e.q->native);
@@ -419,6 +463,7 @@ static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
   w->native = NULL;
   w->host = NULL;
   w->spill = e.sp;
+  w->spill_lo = w->lo;
   if (!e.bytes) {
     memmove(&s->w[k], &s->w[k + 1], (s->n - k - 1) * sizeof *s->w);
     s->n--;
@@ -427,9 +472,10 @@ static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
 }
 
 /* Makes room for `need` more bytes of windows in dom by evicting the least recently used
- * windows that no command being planned uses, none of root's reaching [lo, hi]. */
+ * windows that no command being planned uses, none of root's overlapping [lo, hi). Failing, it
+ * says why (unless quiet: a prefetch). */
 static cl_int make_room(cl_mem root, cl_uint dom, size_t need, size_t lo, size_t hi,
-                        struct spare *keep)
+                        struct spare *keep, bool quiet)
 {
   cl_context ctx = root->context;
   struct tt_domain *dm = &ctx->domains[dom];
@@ -445,7 +491,7 @@ static cl_int make_room(cl_mem root, cl_uint dom, size_t need, size_t lo, size_t
       struct tt_window_set *s = &b->windows[dom];
       for (size_t k = 0; k < s->n; k++) {
         struct tt_window *w = &s->w[k];
-        if (!w->resident || w->epoch == tt_plan_epoch || (b == root && w->lo <= hi && w->hi >= lo))
+        if (!w->resident || w->epoch == tt_plan_epoch || (b == root && w->lo < hi && w->hi > lo))
           continue;
         if (w->used < oldest) {
           oldest = w->used;
@@ -457,7 +503,7 @@ static cl_int make_room(cl_mem root, cl_uint dom, size_t need, size_t lo, size_t
     if (!victim) {
       /* Every rank fails the command; the domain's own says why. */
       cl_device_id dev = dm->first_device;
-      if (dm->local)
+      if (dm->local && !quiet)
         TT_WARN("device %u (%s): %zu more bytes of windows do not fit its budget of "
              "%zu bytes (TUTTI_DEVICE_MEM) beside the %zu bytes that must stay there (used by "
              "the command being planned, mapped, attached or cut into sub-buffers)",
@@ -471,33 +517,47 @@ static cl_int make_room(cl_mem root, cl_uint dom, size_t need, size_t lo, size_t
   return CL_SUCCESS;
 }
 
-/* Brings evicted window o's bytes into new window w (o inside w); o's copy goes once that is
- * done. On other ranks, counts them only. */
-static cl_int refill(cl_mem root, cl_uint dom, struct tt_window *o, const struct tt_window *w)
+/* Brings the bytes of evicted window o that new window w covers into w, ahead of use or not
+ * (on other ranks, counts them only); o's host copy then holds the last command on it. */
+static cl_int refill(cl_mem root, cl_uint dom, struct tt_window *o, const struct tt_window *w,
+                     bool ahead)
 {
   struct tt_domain *dm = &root->context->domains[dom];
+  size_t lo = o->lo > w->lo ? o->lo : w->lo, hi = o->hi < w->hi ? o->hi : w->hi;
   struct spill_walk r = {.root = root, .dom = dom, .local = dm->local, .back = true,
-                         .native = w->native, .native_lo = w->lo, .lo = o->lo,
-                         .len = o->hi - o->lo, .sp = o->spill};
-  tt_rangemap_walk(root->latest, o->lo, o->hi - o->lo, spill_run, &r);
+                         .ahead = ahead, .native = w->native, .native_lo = w->lo, .lo = lo,
+                         .len = hi - lo, .sp = o->spill, .spill_lo = o->spill_lo};
+  tt_rangemap_walk(root->latest, lo, hi - lo, spill_run, &r);
   if (r.err != CL_SUCCESS) {
     TT_LOG(TT_LOG_ERR, "buffer #%llu: bringing evicted bytes %zu-%zu back to %s failed: %s",
-           (unsigned long long)root->obj.id, o->lo, o->hi, dom_name(dm), tt_error_name(r.err));
+           (unsigned long long)root->obj.id, lo, hi, dom_name(dm), tt_error_name(r.err));
     if (r.last)
       TT_NATIVE_DISPATCH(r.last)->clReleaseEvent(r.last);
     return r.err;
   }
-  atomic_fetch_add_explicit(&stats_of(root->context, dom)->refetched, r.bytes,
-                            memory_order_relaxed);
+  struct tt_stats_device *st = stats_of(root->context, dom);
+  atomic_fetch_add_explicit(&st->refetched, r.bytes, memory_order_relaxed);
+  if (ahead)
+    atomic_fetch_add_explicit(&st->prefetched, r.bytes, memory_order_relaxed);
   if (r.q)
     dm->bp->d->clFlush(r.q->native);
-  /* In order on one queue: the last write (else the last read into it) ends its use. */
-  if (o->spill)
-    spill_release(root->context, dom, o->spill, r.last, r.q != NULL);
-  o->spill = NULL;
-  if (r.last)
+  if (r.last && o->spill) {
+    if (o->spill->read)
+      TT_NATIVE_DISPATCH(o->spill->read)->clReleaseEvent(o->spill->read);
+    o->spill->read = r.last;
+  } else if (r.last) {
     TT_NATIVE_DISPATCH(r.last)->clReleaseEvent(r.last);
+  }
   return CL_SUCCESS;
+}
+
+/* Gives up evicted window o's share of its host copy: the last share frees it (or hands it
+ * back to the domain, `queued` when its last use went to the domain's internal queue). */
+static void spill_unref(cl_context ctx, cl_uint dom, struct tt_window *o, bool queued)
+{
+  if (o->spill && --o->spill->refs == 0)
+    spill_release(ctx, dom, o->spill, NULL, queued);
+  o->spill = NULL;
 }
 
 /* Issues, through issue, a command of Tutti's on dom's internal queue that rewrites [lo,
@@ -560,25 +620,58 @@ static cl_int carry_over(cl_mem root, cl_uint dom, const struct tt_window *o,
   return err;
 }
 
-/* Windows of s reaching [lo, hi] (touching counts): *i .. *j-1. */
-static void reach(const struct tt_window_set *s, size_t lo, size_t hi, size_t *i, size_t *j)
+/* Windows of s overlapping [lo, hi): *i .. *j-1. */
+static void overlap(const struct tt_window_set *s, size_t lo, size_t hi, size_t *i, size_t *j)
 {
   *i = 0;
-  while (*i < s->n && s->w[*i].hi < lo)
+  while (*i < s->n && s->w[*i].hi <= lo)
     ++*i;
   *j = *i;
-  while (*j < s->n && s->w[*j].lo <= hi)
+  while (*j < s->n && s->w[*j].lo < hi)
     ++*j;
 }
 
+/* The window of dom holding byte `at` of the windowed buffer whose id is id (*root: that
+ * buffer), or NULL. */
+static struct tt_window *window_at(cl_context ctx, cl_uint dom, uint64_t id, size_t at,
+                                   cl_mem *root)
+{
+  for (size_t r = 0; r < ctx->nwindowed; r++) {
+    cl_mem b = ctx->windowed[r];
+    if (b->obj.id != id)
+      continue;
+    struct tt_window_set *s = &b->windows[dom];
+    for (size_t k = 0; k < s->n; k++)
+      if (s->w[k].lo <= at && at < s->w[k].hi) {
+        *root = b;
+        return &s->w[k];
+      }
+    return NULL;
+  }
+  return NULL;
+}
+
 /* The first use by the command being planned sets when it was used (later uses by the
- * same command, on this rank only among them, change nothing). */
-static void touch(struct tt_window *w)
+ * same command, on this rank only among them, change nothing); a use of the program's
+ * (not a prefetch) makes w the next window of the one its domain used before. */
+static void touch(cl_mem root, cl_uint dom, struct tt_window *w, bool ahead)
 {
   if (w->epoch == tt_plan_epoch)
     return;
   w->used = ++clock_now;
   w->epoch = tt_plan_epoch;
+  struct tt_domain *dm = &root->context->domains[dom];
+  if (ahead)
+    return;
+  cl_mem b = NULL;
+  struct tt_window *last =
+      dm->last_root ? window_at(root->context, dom, dm->last_root->obj.id, dm->last_at, &b) : NULL;
+  if (last && last != w) {
+    last->next_id = root->obj.id;
+    last->next_at = w->lo;
+  }
+  dm->last_root = root;
+  dm->last_at = w->lo;
 }
 
 /* Window w takes sp's native buffer: on Tutti's queue, where the eviction reads of its old
@@ -597,33 +690,48 @@ static cl_int reuse(cl_mem root, cl_uint dom, struct tt_window *w, struct spare 
   return CL_SUCCESS;
 }
 
-/* A window of dom covering [lo, hi) (aligned), made from the windows it reaches (their
- * bytes carried over, or brought back from host memory for evicted ones), room made first.
+/* An evicted window's piece [lo, hi), sharing its host copy. */
+static struct tt_window piece_of(const struct tt_window *o, size_t lo, size_t hi)
+{
+  struct tt_window p = *o;
+  p.lo = lo;
+  p.hi = hi;
+  if (p.spill)
+    p.spill->refs++;
+  return p;
+}
+
+/* A window of dom covering [lo, hi) (aligned), made from the windows on the device it overlaps
+ * (their bytes carried over) and the parts of evicted windows it overlaps (brought back from
+ * host memory; the rest of an evicted window stays evicted, beside it), room made first.
  * Native buffers and bytes move on the domain's rank only. */
-static cl_int window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, struct tt_window **out)
+static cl_int window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool ahead,
+                           struct tt_window **out)
 {
   struct tt_window_set *s = &root->windows[dom];
   size_t i, j;
-  reach(s, lo, hi, &i, &j);
+  overlap(s, lo, hi, &i, &j);
   if (j == i + 1 && s->w[i].resident && s->w[i].lo <= lo && s->w[i].hi >= hi) {
-    touch(&s->w[i]);
+    touch(root, dom, &s->w[i], ahead);
     *out = &s->w[i];
     return CL_SUCCESS;
   }
-  struct tt_window w = {lo, hi, true, NULL, NULL, 0, 0, NULL};
-  if (j > i) {
-    w.lo = s->w[i].lo < lo ? s->w[i].lo : lo;
-    w.hi = s->w[j - 1].hi > hi ? s->w[j - 1].hi : hi;
-  }
+  /* Windows never overlap (they may touch): the new one takes in the resident ones it
+   * overlaps, and the parts of evicted ones within them. */
+  struct tt_window w = {.lo = lo, .hi = hi, .resident = true};
   size_t kept = 0;
   for (size_t k = i; k < j; k++)
-    kept += s->w[k].resident ? s->w[k].hi - s->w[k].lo : 0;
+    if (s->w[k].resident) {
+      w.lo = s->w[k].lo < w.lo ? s->w[k].lo : w.lo;
+      w.hi = s->w[k].hi > w.hi ? s->w[k].hi : w.hi;
+      kept += s->w[k].hi - s->w[k].lo;
+    }
   cl_context ctx = root->context;
   struct tt_domain *dm = &ctx->domains[dom];
   cl_mem_flags flags = window_flags(root);
   struct spare spare = {w.hi - w.lo, flags, NULL, NULL, NULL};
-  cl_int err = make_room(root, dom, w.hi - w.lo > kept ? w.hi - w.lo - kept : 0, w.lo, w.hi,
-                         dm->local ? &spare : NULL);
+  cl_int err = make_room(root, dom, w.hi - w.lo - kept, w.lo, w.hi, dm->local ? &spare : NULL,
+                         ahead);
   if (err == CL_SUCCESS && spare.native)
     err = reuse(root, dom, &w, &spare);
   if (spare.read)
@@ -634,7 +742,13 @@ static cl_int window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, struc
     return err;
   }
   /* Eviction may have dropped other windows of this buffer. */
-  reach(s, w.lo, w.hi, &i, &j);
+  overlap(s, w.lo, w.hi, &i, &j);
+  /* It follows on from the windows it replaces (the last of them that knew a next). */
+  for (size_t k = i; k < j; k++)
+    if (s->w[k].next_id) {
+      w.next_id = s->w[k].next_id;
+      w.next_at = s->w[k].next_at;
+    }
   void *host = w.host;
   if (dm->local && !w.native)
     w.native = tt_window_native_new(ctx, dom, flags, w.hi - w.lo, NULL, &host, &err);
@@ -650,32 +764,47 @@ static cl_int window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, struc
     if (s->w[k].resident)
       err = dm->local ? carry_over(root, dom, &s->w[k], &w) : CL_SUCCESS;
     else
-      err = refill(root, dom, &s->w[k], &w);
+      err = refill(root, dom, &s->w[k], &w, ahead);
+  /* What stays evicted on either side: pieces of the first and last windows replaced. */
+  bool left = j > i && !s->w[i].resident && s->w[i].lo < w.lo;
+  bool right = j > i && !s->w[j - 1].resident && s->w[j - 1].hi > w.hi;
+  size_t n = 1 + left + right;
+  if (err == CL_SUCCESS && s->n - (j - i) + n > s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 4;
+    while (cap < s->n - (j - i) + n)
+      cap *= 2;
+    struct tt_window *g = realloc(s->w, cap * sizeof *g);
+    if (g) {
+      s->w = g;
+      s->cap = cap;
+    } else {
+      err = CL_OUT_OF_HOST_MEMORY;
+    }
+  }
   if (err != CL_SUCCESS) {
     if (w.native)
       dm->bp->d->clReleaseMemObject(w.native);
     return err;
   }
-  /* The old windows go once their commands are done (the backend keeps them till then). */
-  for (size_t k = i; k < j; k++)
+  struct tt_window l = left ? piece_of(&s->w[i], s->w[i].lo, w.lo) : (struct tt_window){0};
+  struct tt_window r = right ? piece_of(&s->w[j - 1], w.hi, s->w[j - 1].hi) : (struct tt_window){0};
+  /* The old windows go once their commands are done (the backend keeps them till then);
+   * evicted ones give up their share of their host copies. */
+  for (size_t k = i; k < j; k++) {
     if (s->w[k].native)
       dm->bp->d->clReleaseMemObject(s->w[k].native);
-  if (j == i && s->n == s->cap) {
-    size_t cap = s->cap ? s->cap * 2 : 4;
-    struct tt_window *g = realloc(s->w, cap * sizeof *g);
-    if (!g) {
-      if (w.native)
-        dm->bp->d->clReleaseMemObject(w.native);
-      return CL_OUT_OF_HOST_MEMORY;
-    }
-    s->w = g;
-    s->cap = cap;
+    if (!s->w[k].resident)
+      spill_unref(ctx, dom, &s->w[k], s->w[k].spill && s->w[k].spill->read);
   }
-  /* Replace w[i .. j-1] (none: insert at i) by the one window. */
-  memmove(&s->w[i + 1], &s->w[j > i ? j : i], (s->n - (j > i ? j : i)) * sizeof *s->w);
-  s->n = s->n + 1 - (j - i);
-  touch(&w);
+  /* Replace w[i .. j-1] (none: insert at i) by the window and the pieces beside it. */
+  memmove(&s->w[i + n], &s->w[j], (s->n - j) * sizeof *s->w);
+  s->n = s->n - (j - i) + n;
+  if (left)
+    s->w[i++] = l;
   s->w[i] = w;
+  if (right)
+    s->w[i + 1] = r;
+  touch(root, dom, &s->w[i], ahead);
   count(root, dom, (int64_t)(w.hi - w.lo) - (int64_t)kept);
   TT_LOG(TT_LOG_PLAN, "buffer #%llu: window %zu-%zu on %s (domain %u), %zu window(s) there",
          (unsigned long long)root->obj.id, w.lo, w.hi, dom_name(dm), dom, s->n);
@@ -702,7 +831,7 @@ cl_int tt_window_place(cl_mem m, cl_uint dom, size_t off, size_t len, struct tt_
   if (hi > root->size)
     hi = root->size;
   struct tt_window *w = NULL;
-  cl_int err = window_cover(root, dom, lo, hi, &w);
+  cl_int err = window_cover(root, dom, lo, hi, false, &w);
   if (err != CL_SUCCESS)
     return err;
   out->native = w->native;
@@ -710,6 +839,56 @@ cl_int tt_window_place(cl_mem m, cl_uint dom, size_t off, size_t len, struct tt_
   out->host = w->host ? w->host + (off - w->lo) : NULL;
   out->window_lo = w->lo;
   return CL_SUCCESS;
+}
+
+/* The most windows one prefetch looks ahead at, whatever their bytes. */
+#define PREFETCH_STEPS 16
+
+void tt_window_prefetch(cl_context ctx, cl_uint dom)
+{
+  struct tt_domain *dm = &ctx->domains[dom];
+  size_t ahead = tt_env()->lookahead;
+  if (!dm->last_root || !ahead)
+    return;
+  if (ahead == SIZE_MAX) {
+    size_t budget = budget_of(ctx, dom);
+    ahead = budget == SIZE_MAX ? 0 : budget / 4;
+  }
+  /* Follow what came next last time from the window used last: the windows within `ahead`
+   * bytes are pinned with the command's own while the prefetch lasts (and become the newest
+   * used), and the evicted ones among them come back, in that order. A window the command being planned uses ends the walk. */
+  struct ahead {
+    cl_mem root;
+    size_t lo, hi;
+  } want[PREFETCH_STEPS];
+  size_t n = 0, bytes = 0, walked = 0;
+  cl_mem root = dm->last_root;
+  struct tt_window *w = window_at(ctx, dom, root->obj.id, dm->last_at, &root);
+  for (int step = 0; w && w->next_id && step < PREFETCH_STEPS; step++) {
+    w = window_at(ctx, dom, w->next_id, w->next_at, &root);
+    if (!w || w->epoch == tt_plan_epoch || w->hi - w->lo > ahead - bytes)
+      break;
+    bytes += w->hi - w->lo;
+    walked++;
+    touch(root, dom, w, true);
+    if (!w->resident)
+      want[n++] = (struct ahead){root, w->lo, w->hi};
+  }
+  /* Room is made as for any window, but a prefetch that finds none stops quietly. */
+  for (size_t i = 0; i < n; i++) {
+    if (tt_check_active) {
+      uint64_t v[] = {want[i].root->obj.id, dom, want[i].lo, want[i].hi};
+      tt_check_call("prefetch", 0, v, sizeof v / sizeof v[0]);
+    }
+    TT_LOG(TT_LOG_MM, "buffer #%llu: window %zu-%zu prefetched into %s (domain %u)",
+           (unsigned long long)want[i].root->obj.id, want[i].lo, want[i].hi, dom_name(dm), dom);
+    if (window_cover(want[i].root, dom, want[i].lo, want[i].hi, true, &w) != CL_SUCCESS)
+      break;
+  }
+  /* Their pins end here: what comes before the next command (a sub-buffer's window) may
+   * evict them. */
+  if (walked)
+    tt_plan_epoch++;
 }
 
 /* Makes root windowed with no window yet, and lists it with its context's windowed buffers. */
@@ -773,7 +952,7 @@ cl_int tt_window_enable_copy(cl_mem root, const void *bytes)
     }
     if (sp)
       memcpy(sp->mem, bytes, root->size);
-    s->w[0] = (struct tt_window){0, root->size, false, NULL, NULL, 0, 0, sp};
+    s->w[0] = (struct tt_window){.lo = 0, .hi = root->size, .spill = sp};
     s->n = s->cap = 1;
   }
   return CL_SUCCESS;
@@ -802,14 +981,16 @@ void tt_window_take_all(cl_mem root, cl_mem **out, size_t *n)
     ctx->capwindowed = 0;
   }
   size_t total = 0;
-  for (cl_uint d = 0; d < ctx->ndomains; d++)
+  for (cl_uint d = 0; d < ctx->ndomains; d++) {
     total += root->windows[d].n;
+    if (ctx->domains[d].last_root == root)
+      ctx->domains[d].last_root = NULL;
+  }
   cl_mem *list = total ? malloc(total * sizeof *list) : NULL;
   for (cl_uint d = 0; d < ctx->ndomains; d++) {
     struct tt_window_set *s = &root->windows[d];
     for (size_t i = 0; i < s->n; i++) {
-      if (s->w[i].spill)
-        spill_release(ctx, d, s->w[i].spill, NULL, false);
+      spill_unref(ctx, d, &s->w[i], false);
       if (!s->w[i].resident)
         continue;
       count(root, d, -(int64_t)(s->w[i].hi - s->w[i].lo));

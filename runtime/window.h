@@ -4,19 +4,22 @@
  * An ordinary buffer has one native buffer of its full size in every local domain, made at
  * clCreateBuffer. A distributed buffer (clSetBufferDistributionTUTTI before it held anything)
  * is windowed instead: a domain holds native buffers covering only the ranges its commands
- * used, made when a command first needs them. Windows of one domain never overlap or touch:
- * a use reaching into or next to windows replaces them by one covering them all, their bytes
- * copied over (ordered like any command on those bytes). Every byte a domain holds newest
- * (runtime/plan.h) lies in one of its windows, so a transfer out of a domain reads one
- * window. All of it under the plan lock.
+ * used, made when a command first needs them. Windows of one domain never overlap (they
+ * may touch: parts of one domain keep their own chunks): a use reaching into windows replaces
+ * them by one covering them all, their bytes copied over (ordered like any command on those
+ * bytes). Every byte a domain holds newest (runtime/plan.h) lies in one of its windows, and a
+ * transfer out of a domain places its range first, so it reads one window. All of it under
+ * the plan lock.
  *
  * Spilling (SPLIT.md, "Spilling"; Lightning section 3.4): windows of a domain hold at most
  * its budget (TUTTI_DEVICE_MEM). Making room evicts the least recently used windows that no
  * command being planned uses (nor mappings, attachments, sub-buffers: pinned): a window
  * whose newest bytes the domain does not hold goes; otherwise those bytes are read into this
- * rank's memory (or a file past TUTTI_HOST_MEM) and written back when a command needs the
- * window again; bytes another domain holds too are dropped instead (the domain stops being
- * their holder, and fetches them from there when needed again).
+ * rank's memory (or a file past TUTTI_HOST_MEM) and written back when a command needs them
+ * again (only the part it needs: the rest stays evicted, sharing the host copy); bytes another domain holds too are dropped instead (the domain stops being
+ * their holder, and fetches them from there when needed again). After each command, the
+ * windows its domain's commands used next the previous time round come back ahead of use
+ * (prefetch, TUTTI_LOOKAHEAD bytes of them).
  *
  * Every rank keeps the windows of every domain and places and evicts them alike, in program
  * order, from replicated facts only (command order, sizes, budgets, holders): virtual
@@ -67,6 +70,12 @@ bool tt_window_spill_new(cl_mem root);
  * local domain holds them as an evicted window over the whole buffer, in this rank's memory
  * until a command needs them. Plan lock. */
 cl_int tt_window_enable_copy(cl_mem root, const void *bytes);
+
+/* After planning a command on domain dom (plan lock held; every rank alike): brings back
+ * ahead of use, on Tutti's queue of the domain, the evicted windows that followed the one
+ * used last the previous time round, up to TUTTI_LOOKAHEAD bytes of windows (default a
+ * quarter of the budget), evicting others as a command would (never the command's own). */
+void tt_window_prefetch(cl_context ctx, cl_uint dom);
 
 /* Hands the native buffers of root's windows to the caller (destroy), leaving none: *out is
  * malloc'ed, *n of them. */

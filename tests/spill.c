@@ -11,7 +11,9 @@
  *   SPILL_KILL_RANK=r: rank r kills itself (SIGKILL) once the buffers were computed.
  *   SPILL_SPLIT=Q: every launch is one split launch (cl_tutti_split) over Q queues of each
  *   device, and bytes go in and out by chunks on the queues of the parts that use them: a
- *   device then needs only its parts' chunks, one part at a time. */
+ *   device then needs only its parts' chunks, one part at a time.
+ *   SPILL_COPY=1 (with SPILL_SPLIT): buffer 0 comes from the program's memory
+ *   (CL_MEM_COPY_HOST_PTR) all the same: each part brings back only its chunk of it. */
 #include "app.h"
 
 #include <CL/tutti.h>
@@ -78,10 +80,11 @@ int main(int argc, char **argv)
   cl_kernel mix = clCreateKernel(p, "blend", &err);
   CHECK(err);
   cl_mem *b = calloc(nbuf, sizeof *b);
-  b[0] = clCreateBuffer(a.ctx, CL_MEM_READ_WRITE | (q ? 0 : CL_MEM_COPY_HOST_PTR),
-                        n * sizeof(cl_uint), q ? NULL : ref[0], &err);
+  int copy = !q || getenv("SPILL_COPY");
+  b[0] = clCreateBuffer(a.ctx, CL_MEM_READ_WRITE | (copy ? CL_MEM_COPY_HOST_PTR : 0),
+                        n * sizeof(cl_uint), copy ? ref[0] : NULL, &err);
   CHECK(err);
-  for (cl_uint j = 0; j < nq; j++)
+  for (cl_uint j = 0; j < nq && !copy; j++)
     CHECK(clEnqueueWriteBuffer(qs[j], b[0], CL_TRUE, j * chunk * sizeof(cl_uint),
                                chunk * sizeof(cl_uint), ref[0] + j * chunk, 0, NULL, NULL));
   for (size_t i = 1; i < nbuf; i++) {

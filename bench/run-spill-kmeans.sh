@@ -1,0 +1,27 @@
+#!/bin/sh
+# Spilling with a real kernel (doc/spill.md): apps/split's k-means (points taken in by the parts
+# of one split launch over QUEUES queues of the first device; centroids, sums and counts
+# reduced) with its points at 1x, 2x and 4x a budget of BUDGET MiB (TUTTI_DEVICE_MEM: BUDGET
+# plus 1 MiB for the centroids and reduction copies). Prints the seconds of its timed
+# iterations and the throughput relative to 1x (points per second). Medians of REPS runs;
+# every run checked against the host.
+# Usage: bench/run-spill-kmeans.sh   (from the build directory; BUDGET default 64, QUEUES
+# default 16, REPS default 3, RANKS default 1)
+set -e
+top_builddir=${top_builddir:-$(pwd)}
+export TUTTI_ICD=${TUTTI_ICD:-$top_builddir/tests/vendors/tutti.icd}
+budget=${BUDGET:-64} queues=${QUEUES:-16} reps=${REPS:-3} ranks=${RANKS:-1}
+median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+echo "# k-means, budget $budget MiB, $queues parts on the first device, $ranks rank(s)"
+# k-means holds 512 KiB of points per unit of its scale.
+t1=
+for x in 1 2 4; do
+  t=$(for r in $(seq "$reps"); do
+        out=$(TUTTI_DEVICE_MEM=$((budget + 1))M SPLIT_ONLY=1 SPLIT_QUEUES=$queues \
+              "$top_builddir/tutti-run" -n "$ranks" "$top_builddir/apps/split" kmeans $((budget * 2 * x)))
+        echo "$out" | grep -q "^ok kmeans" || { echo "apps/split kmeans at ${x}x: $out" >&2; exit 1; }
+        echo "$out" | sed -n 's/^ok kmeans: split over [0-9]* queues \([0-9.]*\) ms.*/\1/p'
+      done | median)
+  t1=${t1:-$t}
+  awk -v x="$x" -v t="$t" -v t1="$t1" -v b="$budget" 'BEGIN { printf "kmeans %dx (%d MiB of points): %.1f ms, throughput %.3f of 1x\n", x, b * x, t, t1 * x / t }'
+done
