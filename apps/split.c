@@ -6,7 +6,8 @@
  * Usage: split [APP] [SCALE]   APP: vecadd jacobi matmul histogram kmeans nbody all (default)
  *   SCALE multiplies each app's work (default 1): weak scaling runs SCALE = number of devices.
  *   SPLIT_REPS=R runs each app R times and prints the median times; SPLIT_QUEUES=Q splits over
- *   Q queues of the first device instead of one queue per device; JACOBI_ITERS sets Jacobi's
+ *   Q queues of the first device instead of one queue per device; SPLIT_PER_DEVICE=Q over Q
+ *   queues of every device (parts that each hold a slice of data past a budget); JACOBI_ITERS sets Jacobi's
  *   sweeps; SPLIT_ONLY=1 runs the split launches alone (no whole launch: data past a device's
  *   budget, TUTTI_DEVICE_MEM, taken in by parts). On a platform without cl_tutti_split (a vendor's own), or with SPLIT_PLAIN=1, only
  *   the whole launches run, on the first device: the vendor's baseline of Tutti's overhead, or
@@ -393,10 +394,11 @@ static void kmeans(int scale)
     pts[i] = (int)(((unsigned)i * 2654435761u) >> 20) % 1000;
   for (int i = 0; i < kc * d; i++)
     cent[i] = pts[i];
-  /* Host reference: Lloyd's iterations in integers. */
+  /* Host reference: Lloyd's iterations in integers, the sums in 32 bits wrapping as the
+   * kernel's atomics do (large scales pass 2^31). */
   memcpy(ref, cent, sizeof ref);
   for (int it = 0; it < iters; it++) {
-    long s[32] = {0};
+    unsigned s[32] = {0};
     int c[8] = {0};
     for (int i = 0; i < n; i++) {
       int best = 0;
@@ -411,13 +413,13 @@ static void kmeans(int scale)
           bestd = dist, best = q;
       }
       for (int t = 0; t < d; t++)
-        s[best * d + t] += pts[i * d + t];
+        s[best * d + t] += (unsigned)pts[i * d + t];
       c[best]++;
     }
     for (int q = 0; q < kc; q++)
       for (int t = 0; t < d; t++)
         if (c[q])
-          ref[q * d + t] = (int)(s[q * d + t] / c[q]);
+          ref[q * d + t] = (int)s[q * d + t] / c[q];
   }
   cl_mem P = buffer((size_t)n * d * 4, pts);
   cl_kernel k = kernel("kmeans");
@@ -550,13 +552,17 @@ int main(int argc, char **argv)
   cl_int err;
   ctx = clCreateContext(NULL, ndev, devs, NULL, NULL, &err);
   CHECK(err);
-  cl_uint nq = ndev;
+  cl_uint nq = ndev, per = 1;
   if (getenv("SPLIT_QUEUES") && atoi(getenv("SPLIT_QUEUES")) > 0) {
     nq = (cl_uint)atoi(getenv("SPLIT_QUEUES"));
     nq = nq > MAX_DEVS ? MAX_DEVS : nq;
+  } else if (getenv("SPLIT_PER_DEVICE") && atoi(getenv("SPLIT_PER_DEVICE")) > 0) {
+    per = (cl_uint)atoi(getenv("SPLIT_PER_DEVICE"));
+    nq = ndev * per > MAX_DEVS ? MAX_DEVS / per * per : ndev * per;
   }
+  /* SPLIT_QUEUES: all on the first device; else `per` in a row on each device. */
   for (cl_uint i = 0; i < nq; i++) {
-    queues[i] = clCreateCommandQueue(ctx, devs[nq == ndev ? i : 0], 0, &err);
+    queues[i] = clCreateCommandQueue(ctx, devs[nq == ndev * per ? i / per : 0], 0, &err);
     CHECK(err);
   }
   ndev = nq;

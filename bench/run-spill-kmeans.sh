@@ -5,6 +5,8 @@
 # plus 1 MiB for the centroids and reduction copies). Prints the seconds of its timed
 # iterations and the throughput relative to 1x (points per second). Medians of REPS runs;
 # every run checked against the host.
+# With RANKS > 1 every rank's first device takes QUEUES parts (SPLIT_PER_DEVICE) and BUDGET
+# is each device's: the points are RANKS times as many.
 # Usage: bench/run-spill-kmeans.sh   (from the build directory; BUDGET default 64, QUEUES
 # default 16, REPS default 3, RANKS default 1)
 set -e
@@ -12,16 +14,18 @@ top_builddir=${top_builddir:-$(pwd)}
 export TUTTI_ICD=${TUTTI_ICD:-$top_builddir/tests/vendors/tutti.icd}
 budget=${BUDGET:-64} queues=${QUEUES:-16} reps=${REPS:-3} ranks=${RANKS:-1}
 median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-echo "# k-means, budget $budget MiB, $queues parts on the first device, $ranks rank(s)"
+echo "# k-means, budget $budget MiB per device, $queues parts on each rank's first device, $ranks rank(s)"
 # k-means holds 512 KiB of points per unit of its scale.
 t1=
 for x in 1 2 4; do
-  t=$(for r in $(seq "$reps"); do
-        out=$(TUTTI_DEVICE_MEM=$((budget + 1))M SPLIT_ONLY=1 SPLIT_QUEUES=$queues \
-              "$top_builddir/tutti-run" -n "$ranks" "$top_builddir/apps/split" kmeans $((budget * 2 * x)))
-        echo "$out" | grep -q "^ok kmeans" || { echo "apps/split kmeans at ${x}x: $out" >&2; exit 1; }
-        echo "$out" | sed -n 's/^ok kmeans: split over [0-9]* queues \([0-9.]*\) ms.*/\1/p'
-      done | median)
+  times=
+  for r in $(seq "$reps"); do
+    out=$(TUTTI_DEVICE_MEM=$((budget + 1))M SPLIT_ONLY=1 SPLIT_PER_DEVICE=$queues \
+          "$top_builddir/tutti-run" -n "$ranks" "$top_builddir/apps/split" kmeans $((budget * 2 * x * ranks)) 2>&1) || true
+    echo "$out" | grep -q "^ok kmeans" || { echo "apps/split kmeans at ${x}x: $out" >&2; exit 1; }
+    times="$times $(echo "$out" | sed -n 's/^ok kmeans: split over [0-9]* queues \([0-9.]*\) ms.*/\1/p')"
+  done
+  t=$(printf '%s\n' $times | median)
   t1=${t1:-$t}
-  awk -v x="$x" -v t="$t" -v t1="$t1" -v b="$budget" 'BEGIN { printf "kmeans %dx (%d MiB of points): %.1f ms, throughput %.3f of 1x\n", x, b * x, t, t1 * x / t }'
+  awk -v x="$x" -v t="$t" -v t1="$t1" -v b="$((budget * ranks))" 'BEGIN { printf "kmeans %dx (%d MiB of points): %.1f ms, throughput %.3f of 1x\n", x, b * x, t, t1 * x / t }'
 done

@@ -19,12 +19,14 @@ ranks=${RANKS:-1}
 median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 # run MODE DATA_MIB: the seconds of one run (checked exact), REPS times, median.
 run() {
+  times=
   for r in $(seq "$reps"); do
     out=$(TUTTI_DEVICE_MEM=${budget}M "$top_builddir/tutti-run" -n "$ranks" \
           "$top_builddir/bench/spill" "$1" "$2" "$chunk" "$passes" | head -n 1)
-    echo "$out" | grep -q exact || { echo "bench/spill $1 $2: $out" >&2; exit 1; }
-    echo "$out" | sed -n 's/.*passes: \([0-9.]*\) s.*/\1/p'
-  done | median
+    echo "$out" | grep -q exact || { echo "bench/spill $1 $2: $out" >&2; return 1; }
+    times="$times $(echo "$out" | sed -n 's/.*passes: \([0-9.]*\) s.*/\1/p')"
+  done
+  printf '%s\n' $times | median
 }
 echo "# budget ${budget} MiB, chunks of ${chunk} MiB, $passes passes (the first not timed), $ranks rank(s)"
 t1=$(run compute "$budget")

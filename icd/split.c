@@ -825,9 +825,20 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
   for (size_t r = 0; r < s->nrules; r++)
     own[r] = k->args[tt_ann_rule(k->ann, r).param].mem;
   /* Every part's reads first: a device then sends the halos and inputs others need before
-   * its own part is queued behind them (a CPU device runs one command at a time). */
-  for (size_t p = 0; p < s->nparts && err == CL_SUCCESS && s->nparts > 1; p++)
-    err = tt_enqueue_fetch(qs[s->parts[p].queue], s->uses[p].u, s->uses[p].n);
+   * its own part is queued behind them (a CPU device runs one command at a time). Only the
+   * first part of each memory domain: the others' bytes come with their launches, so that
+   * parts of one device past its budget do not fetch chunks that the next part's evict
+   * before their launch. */
+  bool *fetched = calloc(k->context->ndomains, sizeof *fetched);
+  for (size_t p = 0; p < s->nparts && err == CL_SUCCESS && s->nparts > 1; p++) {
+    cl_command_queue q = qs[s->parts[p].queue];
+    if (fetched && fetched[q->domain])
+      continue;
+    if (fetched)
+      fetched[q->domain] = true;
+    err = tt_enqueue_fetch(q, s->uses[p].u, s->uses[p].n);
+  }
+  free(fetched);
   for (size_t p = 0; p < s->nparts && err == CL_SUCCESS; p++) {
     cl_command_queue q = qs[s->parts[p].queue];
     for (size_t r = 0; r < s->nrules && err == CL_SUCCESS; r++) {
@@ -840,6 +851,7 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
       partials[p * s->nrules + r] = m;
       /* Windowed: it lives on its part's device only, within that device's budget. */
       if (m) {
+        m->transient = true;
         tt_plan_lock();
         tt_window_enable(m);
         tt_plan_unlock();

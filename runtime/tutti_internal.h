@@ -165,6 +165,8 @@ struct _cl_mem {
   cl_mem parent;     /* sub-buffers: the buffer they were made from (retained) */
   cl_mem root;       /* the buffer owning consistency state (self for buffers) */
   size_t origin;     /* offset in root */
+  bool transient;    /* Tutti's own, for one command (a reduction copy): prefetch does not
+                      * follow its windows (runtime/window.c) */
   cl_mem *native;    /* one per domain of the context */
   void **direct;     /* buffers: per domain, the host memory its native buffer lives in when
                       * Tutti allocated it (tt_plan_direct_memory), or NULL; whole array NULL

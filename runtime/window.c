@@ -653,7 +653,8 @@ static struct tt_window *window_at(cl_context ctx, cl_uint dom, uint64_t id, siz
 
 /* The first use by the command being planned sets when it was used (later uses by the
  * same command, on this rank only among them, change nothing); a use of the program's
- * (not a prefetch) makes w the next window of the one its domain used before. */
+ * (not a prefetch) makes w the next window of the one its domain used before, unless w
+ * lives for one command only (gone by the next time round). */
 static void touch(cl_mem root, cl_uint dom, struct tt_window *w, bool ahead)
 {
   if (w->epoch == tt_plan_epoch)
@@ -661,7 +662,7 @@ static void touch(cl_mem root, cl_uint dom, struct tt_window *w, bool ahead)
   w->used = ++clock_now;
   w->epoch = tt_plan_epoch;
   struct tt_domain *dm = &root->context->domains[dom];
-  if (ahead)
+  if (ahead || root->transient)
     return;
   cl_mem b = NULL;
   struct tt_window *last =
