@@ -330,7 +330,9 @@ void tt_transport_stop(void)
   pthread_cond_signal(&wake);
   pthread_mutex_unlock(&lock);
   pthread_join(progress, NULL);
+  pthread_mutex_lock(&lock);
   started = false;
+  pthread_mutex_unlock(&lock);
   /* The goodbyes that never came (ranks still running, or gone without one). */
   for (int i = 0; i < nreqs; i++)
     if (owners[i] && owners[i]->watch) {
@@ -387,6 +389,15 @@ static int post_op(bool send, enum tt_channel ch, void *buf, size_t len, int pee
   int pieces = len ? (int)((len + PIECE - 1) / PIECE) : 1;
   int tag = tag_of(id);
   pthread_mutex_lock(&lock);
+  /* After tt_transport_stop (the process is leaving) there is no communicator left: the
+   * operation fails here rather than inside MPI, which would abort the job. */
+  if (!started) {
+    pthread_mutex_unlock(&lock);
+    free(o);
+    TT_LOG(TT_LOG_WARN, "MPI_%s of %zu bytes %s rank %d after Tutti's transport stopped: not made",
+           send ? "Isend" : "Irecv", len, send ? "to" : "from", peer);
+    return -1;
+  }
   if (reserve(pieces)) {
     pthread_mutex_unlock(&lock);
     free(o);
