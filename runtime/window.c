@@ -381,30 +381,35 @@ struct drop_walk {
   int err;
 };
 
-static bool resident_at(cl_mem root, cl_uint dom, size_t off, size_t len)
+/* The window of root in dom holding byte `at`, or NULL. */
+static struct tt_window *window_holding(cl_mem root, cl_uint dom, size_t at)
 {
-  const struct tt_window_set *s = &root->windows[dom];
-  for (size_t k = 0; k < s->n && s->w[k].lo <= off; k++)
-    if (s->w[k].resident && s->w[k].hi >= off + len)
-      return true;
-  return false;
+  struct tt_window_set *s = &root->windows[dom];
+  for (size_t k = 0; k < s->n && s->w[k].lo <= at; k++)
+    if (at < s->w[k].hi)
+      return &s->w[k];
+  return NULL;
 }
 
 static int drop_run(void *arg, size_t off, size_t len, tt_holders holders)
 {
   struct drop_walk *d = arg;
-  for (unsigned o = tt_holders_next(holders, 0); o != UINT_MAX; o = tt_holders_next(holders, o + 1))
-    if (o != d->dom && resident_at(d->root, o, off, len)) {
+  for (unsigned o = tt_holders_next(holders, 0); o != UINT_MAX;
+       o = tt_holders_next(holders, o + 1)) {
+    const struct tt_window *w = o == d->dom ? NULL : window_holding(d->root, o, off);
+    if (w && w->resident && w->hi >= off + len) {
       d->err = tt_rangemap_drop(d->root->latest, off, len, d->dom);
       return d->err;
     }
+  }
   return 0;
 }
 
 /* Takes window k of root's windows in dom off the device, alike on every rank: the bytes
  * another domain holds too on its device are given up there (fetched from it when needed
- * again); those the domain alone holds newest (or with evicted holders only) are read into its rank's memory (a spill copy), and the
- * window stays listed, evicted; without any, it goes. On the domain's rank, its native
+ * again); those the domain alone holds newest (or with evicted holders only) are read into
+ * its rank's memory (a spill copy), and the window stays listed, evicted; without any, it
+ * goes. On the domain's rank, its native
  * buffer goes to *keep when that is empty and wants its size and flags (and the reads
  * ordered its reuse), else is released. */
 static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
@@ -636,18 +641,11 @@ static void overlap(const struct tt_window_set *s, size_t lo, size_t hi, size_t 
 static struct tt_window *window_at(cl_context ctx, cl_uint dom, uint64_t id, size_t at,
                                    cl_mem *root)
 {
-  for (size_t r = 0; r < ctx->nwindowed; r++) {
-    cl_mem b = ctx->windowed[r];
-    if (b->obj.id != id)
-      continue;
-    struct tt_window_set *s = &b->windows[dom];
-    for (size_t k = 0; k < s->n; k++)
-      if (s->w[k].lo <= at && at < s->w[k].hi) {
-        *root = b;
-        return &s->w[k];
-      }
-    return NULL;
-  }
+  for (size_t r = 0; r < ctx->nwindowed; r++)
+    if (ctx->windowed[r]->obj.id == id) {
+      *root = ctx->windowed[r];
+      return window_holding(*root, dom, at);
+    }
   return NULL;
 }
 
@@ -664,9 +662,7 @@ static void touch(cl_mem root, cl_uint dom, struct tt_window *w, bool ahead)
   struct tt_domain *dm = &root->context->domains[dom];
   if (ahead || root->transient)
     return;
-  cl_mem b = NULL;
-  struct tt_window *last =
-      dm->last_root ? window_at(root->context, dom, dm->last_root->obj.id, dm->last_at, &b) : NULL;
+  struct tt_window *last = dm->last_root ? window_holding(dm->last_root, dom, dm->last_at) : NULL;
   if (last && last != w) {
     last->next_id = root->obj.id;
     last->next_at = w->lo;
@@ -857,20 +853,20 @@ void tt_window_prefetch(cl_context ctx, cl_uint dom)
   }
   /* Follow what came next last time from the window used last: the windows within `ahead`
    * bytes are pinned with the command's own while the prefetch lasts (and become the newest
-   * used), and the evicted ones among them come back, in that order. A window the command being planned uses ends the walk. */
+   * used), and the evicted ones among them come back, in that order. A window the command
+   * being planned uses ends the walk. */
   struct ahead {
     cl_mem root;
     size_t lo, hi;
   } want[PREFETCH_STEPS];
-  size_t n = 0, bytes = 0, walked = 0;
+  size_t n = 0, bytes = 0;
   cl_mem root = dm->last_root;
-  struct tt_window *w = window_at(ctx, dom, root->obj.id, dm->last_at, &root);
+  struct tt_window *w = window_holding(root, dom, dm->last_at);
   for (int step = 0; w && w->next_id && step < PREFETCH_STEPS; step++) {
     w = window_at(ctx, dom, w->next_id, w->next_at, &root);
     if (!w || w->epoch == tt_plan_epoch || w->hi - w->lo > ahead - bytes)
       break;
     bytes += w->hi - w->lo;
-    walked++;
     touch(root, dom, w, true);
     if (!w->resident)
       want[n++] = (struct ahead){root, w->lo, w->hi};
@@ -888,7 +884,7 @@ void tt_window_prefetch(cl_context ctx, cl_uint dom)
   }
   /* Their pins end here: what comes before the next command (a sub-buffer's window) may
    * evict them. */
-  if (walked)
+  if (bytes)
     tt_plan_epoch++;
 }
 
