@@ -11,6 +11,6 @@ for f in /etc/OpenCL/vendors/*.icd; do
   [ -e "$f" ] && ! grep -q libtutti "$f" && cp "$f" "$dir/"
 done
 if [ -n "${BASELINE_LIB:-}" ]; then echo "$BASELINE_LIB" > "$dir/baseline.icd"; fi
-files=$(cat "$dir"/*.icd | tr '\n' ':')
+files=$(awk 1 "$dir"/*.icd | tr '\n' ':')
 both_loaders="OCL_ICD_VENDORS=$dir OCL_ICD_FILENAMES=${files%:}"
 export POCL_DEVICES=${POCL_DEVICES:-pthread}

@@ -3,9 +3,12 @@
 #  scaling: weak scaling on CPU devices, 1 rank with 1 PoCL device of THREADS threads against
 #    RANKS ranks with one such device each and RANKS times the work; efficiency = T1 / TR of
 #    the split launches (medians of REPS runs).
+#  gpus: weak scaling on the host's GPUs (BACKEND, default nvidia): one rank with GPU 0 alone
+#    (CUDA_VISIBLE_DEVICES=0) against GPUS ranks with one GPU each and against one rank with
+#    GPUS GPUs, GPUS times the work (GPUS default 2).
 #  overhead: one GPU (BACKEND, default nvidia), the same kernel launched by the backend directly
 #    (its own platform, no Tutti) against a split launch of 1 part and of 8 parts on that GPU.
-# Usage: bench/run-split.sh scaling|overhead [APPS]   (from the build directory; BASE scales
+# Usage: bench/run-split.sh scaling|gpus|overhead [APPS]   (from the build directory; BASE scales
 # every size, default 8; VENDOR_LIB: the backend's library for the direct run)
 set -e
 what=${1:-scaling}
@@ -30,6 +33,18 @@ scaling)
          split_ms "$app")
     echo "$app: 1 rank x 1 device ($threads threads) ${t1} ms, $ranks ranks x 1 device, ${ranks}x the work, ${tr} ms: weak-scaling efficiency $(echo "$t1 $tr" | awk '{printf "%.3f", $1 / $2}')"
   done ;;
+gpus)
+  n=${GPUS:-2}
+  export TUTTI_BACKENDS=${BACKEND:-nvidia}
+  for app in $apps; do
+    t1=$(CUDA_VISIBLE_DEVICES=0 SPLIT_REPS=$reps "$top_builddir/tutti-run" -n 1 \
+         "$top_builddir/apps/split" "$app" "$base" | split_ms "$app")
+    tr=$(SPLIT_REPS=$reps "$top_builddir/tutti-run" -n "$n" "$top_builddir/apps/split" "$app" \
+         $((base * n)) | split_ms "$app")
+    t1n=$(SPLIT_REPS=$reps "$top_builddir/tutti-run" -n 1 "$top_builddir/apps/split" "$app" \
+          $((base * n)) | split_ms "$app")
+    echo "$app (scale $base per GPU): 1 GPU ${t1} ms; $n ranks x 1 GPU ${tr} ms: efficiency $(echo "$t1 $tr" | awk '{printf "%.3f", $1 / $2}'); 1 rank x $n GPUs ${t1n} ms: efficiency $(echo "$t1 $t1n" | awk '{printf "%.3f", $1 / $2}')"
+  done ;;
 overhead)
   backend=${BACKEND:-nvidia}
   dir=$(mktemp -d)
@@ -46,6 +61,6 @@ overhead)
     echo "$app: $backend directly ${direct} ms; through Tutti, 1 part ${one} ms ($(echo "$one $direct" | awk '{printf "%+.1f%%", ($1 / $2 - 1) * 100}')), 8 parts on the one device ${eight} ms ($(echo "$eight $direct" | awk '{printf "%+.1f%%", ($1 / $2 - 1) * 100}'))"
   done ;;
 *)
-  echo "usage: bench/run-split.sh scaling|overhead [apps]" >&2
+  echo "usage: bench/run-split.sh scaling|gpus|overhead [apps]" >&2
   exit 2 ;;
 esac

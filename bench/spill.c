@@ -9,7 +9,9 @@
  *   MODE data: each element gets 1 added (bound by moving the bytes).
  *   With SPILL_SYNC=1 in the environment the program waits for each kernel (clFinish), as
  *   programs that read results between launches do: only prefetch (TUTTI_LOOKAHEAD) then
- *   brings the next chunk in while a kernel runs.
+ *   brings the next chunk in while a kernel runs. SPILL_DEVICES=N spreads the chunks over the
+ *   platform's first N devices (chunk c on device c mod N, a queue each): with one budget per
+ *   device, every device then spills its share (several GPUs, or one per rank).
  * Prints the seconds of the passes after the first (which fills the device), the bytes swept
  * per second, and for MODE data the host<->device bandwidth measured on one chunk (a write
  * and a read through the same platform), and the checksum checked against the host. */
@@ -68,18 +70,28 @@ int main(int argc, char **argv)
     iters = (cl_uint)strtoul(getenv("SPILL_ITERS"), NULL, 10);
   int sync = getenv("SPILL_SYNC") && atoi(getenv("SPILL_SYNC"));
   size_t nchunks = data / chunk, n = chunk / sizeof(cl_uint);
+  cl_uint ndev = getenv("SPILL_DEVICES") ? (cl_uint)atoi(getenv("SPILL_DEVICES")) : 1;
   cl_platform_id plat;
-  cl_device_id dev;
+  cl_device_id devs[16];
+  cl_command_queue qs[16];
+  cl_uint have = 0;
   cl_int err;
   CHECK(clGetPlatformIDs(1, &plat, NULL));
-  CHECK(clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL));
-  cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+  CHECK(clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 16, devs, &have));
+  if (ndev < 1 || ndev > have) {
+    fprintf(stderr, "spill: SPILL_DEVICES=%u, the platform has %u device(s)\n", ndev, have);
+    return 2;
+  }
+  cl_context ctx = clCreateContext(NULL, ndev, devs, NULL, NULL, &err);
   CHECK(err);
-  cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &err);
-  CHECK(err);
+  for (cl_uint d = 0; d < ndev; d++) {
+    qs[d] = clCreateCommandQueue(ctx, devs[d], 0, &err);
+    CHECK(err);
+  }
+  cl_command_queue q = qs[0];
   cl_program p = clCreateProgramWithSource(ctx, 1, &source, NULL, &err);
   CHECK(err);
-  CHECK(clBuildProgram(p, 1, &dev, NULL, NULL, NULL));
+  CHECK(clBuildProgram(p, ndev, devs, NULL, NULL, NULL));
   cl_kernel k = clCreateKernel(p, compute ? "sweep_compute" : "sweep_data", &err);
   CHECK(err);
   if (compute)
@@ -117,23 +129,25 @@ int main(int argc, char **argv)
   double t0 = 0;
   for (int pass = 0; pass < passes; pass++) {
     if (pass == 1) {
-      CHECK(clFinish(q));
+      for (cl_uint d = 0; d < ndev; d++)
+        CHECK(clFinish(qs[d]));
       t0 = now();
     }
     for (size_t c = 0; c < nchunks; c++) {
       CHECK(clSetKernelArg(k, 0, sizeof(cl_mem), &bufs[c]));
-      CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &n, NULL, 0, NULL, NULL));
+      CHECK(clEnqueueNDRangeKernel(qs[c % ndev], k, 1, NULL, &n, NULL, 0, NULL, NULL));
       if (sync)
-        CHECK(clFinish(q));
+        CHECK(clFinish(qs[c % ndev]));
     }
   }
-  CHECK(clFinish(q));
+  for (cl_uint d = 0; d < ndev; d++)
+    CHECK(clFinish(qs[d]));
   double secs = now() - t0;
   /* Every chunk went through `passes` steps from the same start. */
   int ok = 1;
   cl_uint *got = malloc(chunk);
   for (size_t c = 0; c < nchunks && ok; c++) {
-    CHECK(clEnqueueReadBuffer(q, bufs[c], CL_TRUE, 0, chunk, got, 0, NULL, NULL));
+    CHECK(clEnqueueReadBuffer(qs[c % ndev], bufs[c], CL_TRUE, 0, chunk, got, 0, NULL, NULL));
     /* A sample of each chunk: 64 elements of the compute kernel's (slow on the host). */
     size_t samples = compute ? 64 : 1024, stride = n / samples > 4093 ? n / samples + 1 : 4093;
     for (size_t i = 0; i < n && ok; i += stride) {
@@ -144,8 +158,8 @@ int main(int argc, char **argv)
     }
   }
   size_t swept = data * (size_t)(passes - 1);
-  printf("%s %zu MiB in %zu chunks, %d passes: %.3f s, %.3f GB/s swept", argv[1], data >> 20,
-         nchunks, passes - 1, secs, swept / secs / 1e9);
+  printf("%s %zu MiB in %zu chunks on %u device(s), %d passes: %.3f s, %.3f GB/s swept", argv[1],
+         data >> 20, nchunks, ndev, passes - 1, secs, swept / secs / 1e9);
   if (!compute)
     printf(", host<->device %.3f GB/s", bw / 1e9);
   printf(", %s\n", ok ? "exact" : "WRONG");
@@ -153,7 +167,8 @@ int main(int argc, char **argv)
     clReleaseMemObject(bufs[c]);
   clReleaseKernel(k);
   clReleaseProgram(p);
-  clReleaseCommandQueue(q);
+  for (cl_uint d = 0; d < ndev; d++)
+    clReleaseCommandQueue(qs[d]);
   clReleaseContext(ctx);
   free(bufs);
   free(host);

@@ -9,6 +9,14 @@
  *     read 256 MiB, read 64 B       a blocking clEnqueueReadBuffer of a buffer held on rank
  *                                   0's device, which every rank's host receives, against
  *                                   MPI_Bcast of the same bytes (slowest rank of each round)
+ *   transfer --peer [--baseline NAME] [--rounds N]
+ *                                   one process, the first two devices of Tutti's platform
+ *                                   and of the backend's (as --host picks it):
+ *     device 0 -> device 1, 1 MiB and 256 MiB
+ *                                   bytes filled on device 0 moved to device 1
+ *                                   (clEnqueueMigrateMemObjects + clFinish) through Tutti
+ *                                   against the backend's own platform (for NVIDIA: its copy
+ *                                   between two GPUs of one context); ratio as --host
  *   transfer --host [--baseline NAME] [--rounds N]
  *                                   one process, the loader showing Tutti and its backend
  *                                   (the first other platform, or the one named NAME):
@@ -61,28 +69,45 @@ static double host_round(cl_command_queue q, cl_mem m, void *buf, size_t bytes, 
   return now() - t0;
 }
 
-static int host_mode(int rounds, const char *want)
+/* Tutti's platform and the backend's (the first other one, or the one named want). */
+static int pick_platforms(const char *want, const char *mode, cl_platform_id *tutti,
+                          cl_platform_id *base, char *bname, size_t cap)
 {
   cl_platform_id ps[8];
   cl_uint np = 0;
   CHECK(clGetPlatformIDs(8, ps, &np));
-  cl_platform_id tutti = NULL, base = NULL;
-  char bname[64] = "backend";
+  *tutti = *base = NULL;
+  snprintf(bname, cap, "backend");
   for (cl_uint i = 0; i < np; i++) {
     char name[128] = "";
     clGetPlatformInfo(ps[i], CL_PLATFORM_NAME, sizeof name, name, NULL);
     if (strstr(name, "Tutti"))
-      tutti = ps[i];
-    else if (!base && (!want || strstr(name, want))) {
-      base = ps[i];
-      snprintf(bname, sizeof bname, "%.10s", name);
+      *tutti = ps[i];
+    else if (!*base && (!want || strstr(name, want))) {
+      *base = ps[i];
+      snprintf(bname, cap, "%.10s", name);
     }
   }
-  if (!tutti || !base) {
-    fprintf(stderr, "transfer --host: the loader must show Tutti and a backend "
-                    "(bench/run-transfer.sh sets that up)\n");
+  if (!*tutti || !*base) {
+    fprintf(stderr, "transfer %s: the loader must show Tutti and a backend%s%s "
+                    "(bench/run-transfer.sh sets that up); it shows %u platform(s):\n", mode,
+            want ? " named " : "", want ? want : "", np);
+    for (cl_uint i = 0; i < np; i++) {
+      char name[128] = "";
+      clGetPlatformInfo(ps[i], CL_PLATFORM_NAME, sizeof name, name, NULL);
+      fprintf(stderr, "  %s\n", name);
+    }
     return 2;
   }
+  return 0;
+}
+
+static int host_mode(int rounds, const char *want)
+{
+  cl_platform_id tutti, base;
+  char bname[64];
+  if (pick_platforms(want, "--host", &tutti, &base, bname, sizeof bname))
+    return 2;
   size_t bytes = (size_t)256 << 20;
   char *buf = malloc(bytes);
   memset(buf, 1, bytes);
@@ -122,6 +147,78 @@ static int host_mode(int rounds, const char *want)
   return 0;
 }
 
+/* Bytes filled on device 0 moved to device 1 of one context: the time of the move. */
+static double peer_round(cl_command_queue q0, cl_command_queue q1, cl_mem m, size_t bytes,
+                         char pattern)
+{
+  CHECK(clEnqueueFillBuffer(q0, m, &pattern, 1, 0, bytes, 0, NULL, NULL));
+  CHECK(clFinish(q0));
+  double t0 = now();
+  CHECK(clEnqueueMigrateMemObjects(q1, 1, &m, 0, 0, NULL, NULL));
+  CHECK(clFinish(q1));
+  return now() - t0;
+}
+
+static int peer_mode(int rounds, const char *want)
+{
+  cl_platform_id which[2];
+  char bname[64];
+  if (pick_platforms(want, "--peer", &which[0], &which[1], bname, sizeof bname))
+    return 2;
+  cl_command_queue q[2][2];
+  cl_context c[2];
+  for (int k = 0; k < 2; k++) {
+    cl_device_id d[2];
+    cl_uint n = 0;
+    cl_int err;
+    clGetDeviceIDs(which[k], CL_DEVICE_TYPE_ALL, 2, d, &n);
+    if (n < 2) {
+      fprintf(stderr, "transfer --peer: %s shows %u device(s), 2 needed\n",
+              k ? bname : "Tutti", n);
+      return 2;
+    }
+    c[k] = clCreateContext(NULL, 2, d, NULL, NULL, &err);
+    CHECK(err);
+    for (int i = 0; i < 2; i++) {
+      q[k][i] = clCreateCommandQueue(c[k], d[i], 0, &err);
+      CHECK(err);
+    }
+  }
+  const size_t sizes[] = {(size_t)1 << 20, (size_t)256 << 20};
+  double *t = malloc(2 * (size_t)rounds * sizeof *t);
+  for (int s = 0; s < 2; s++) {
+    size_t bytes = sizes[s];
+    cl_mem m[2];
+    for (int k = 0; k < 2; k++) {
+      cl_int err;
+      m[k] = clCreateBuffer(c[k], 0, bytes, NULL, &err);
+      CHECK(err);
+      peer_round(q[k][0], q[k][1], m[k], bytes, 1); /* first touch */
+    }
+    for (int r = 0; r < rounds; r++)
+      for (int k = 0; k < 2; k++)
+        t[k * rounds + r] = peer_round(q[k][0], q[k][1], m[k], bytes, (char)(r + 2));
+    for (int k = 0; k < 2; k++) {
+      char got[2];
+      CHECK(clEnqueueReadBuffer(q[k][1], m[k], CL_TRUE, bytes - 2, 2, got, 0, NULL, NULL));
+      if (got[0] != (char)(rounds + 1) || got[1] != (char)(rounds + 1)) {
+        fprintf(stderr, "transfer --peer: device 1 holds wrong bytes\n");
+        return 1;
+      }
+      clReleaseMemObject(m[k]);
+    }
+    report(s ? "device 0 -> device 1, 256 MiB" : "device 0 -> device 1, 1 MiB", bytes,
+           median(t, rounds), median(t + rounds, rounds), bname);
+  }
+  for (int k = 0; k < 2; k++) {
+    clReleaseCommandQueue(q[k][0]);
+    clReleaseCommandQueue(q[k][1]);
+    clReleaseContext(c[k]);
+  }
+  free(t);
+  return 0;
+}
+
 /* --- several ranks: Tutti against raw MPI (Tutti's MPI, started by tutti-run) --------- */
 
 /* The slowest rank's time of a round. */
@@ -149,7 +246,7 @@ static void recv_bytes(char *buf, size_t bytes, int from)
 
 int main(int argc, char **argv)
 {
-  int rounds = 7, host = 0;
+  int rounds = 7, host = 0, peer = 0;
   const char *baseline = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
@@ -158,8 +255,10 @@ int main(int argc, char **argv)
       baseline = argv[++i];
     else if (!strcmp(argv[i], "--host"))
       host = 1;
+    else if (!strcmp(argv[i], "--peer"))
+      peer = 1;
     else {
-      fprintf(stderr, "usage: transfer [--host [--baseline NAME]] [--rounds N]\n");
+      fprintf(stderr, "usage: transfer [--host|--peer [--baseline NAME]] [--rounds N]\n");
       return 2;
     }
   }
@@ -167,6 +266,8 @@ int main(int argc, char **argv)
     rounds = 1;
   if (host)
     return host_mode(rounds, baseline);
+  if (peer)
+    return peer_mode(rounds, baseline);
 
   cl_platform_id p;
   CHECK(clGetPlatformIDs(1, &p, NULL)); /* starts MPI in a tutti-run job */

@@ -142,6 +142,7 @@ static cl_context make_context(const cl_context_properties *properties, cl_uint 
       dm->local = devices[i]->actual;
       dm->bp = devices[i]->bp;
       dm->first_device = devices[i];
+      dm->cuda = devices[i]->cuda;
       dm->host_unified = -1;
       dm->direct = -1;
     }

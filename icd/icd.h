@@ -234,10 +234,11 @@ bool tt_mem_flags_valid(cl_mem_flags flags);
 cl_build_status tt_program_build_status(cl_program p, cl_device_id d);
 
 /* Index of a device's memory domain in a context, or ctx->ndomains when the device is not
- * in it. A domain is a backend platform's devices, or one device with TUTTI_DOMAINS=device. */
+ * in it. A domain is a backend platform's devices, or one device with TUTTI_DOMAINS=device
+ * or when its memory is CUDA's (runtime/cuda.h). */
 static inline cl_uint tt_context_domain_of(cl_context ctx, cl_device_id d)
 {
-  bool per_device = tt_env()->domain_per_device;
+  bool per_device = tt_env()->domain_per_device || d->cuda >= 0;
   for (cl_uint i = 0; i < ctx->ndomains; i++)
     if (ctx->domains[i].rank == d->rank && ctx->domains[i].bp_index == d->bp_index &&
         (!per_device || ctx->domains[i].first_device == d))

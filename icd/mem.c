@@ -204,7 +204,7 @@ cl_mem CL_API_CALL tt_clCreateBuffer(cl_context context, cl_mem_flags flags, siz
     if (!dm->local)
       continue;
     void *host = NULL;
-    m->native[i] = tt_window_native_new(context, i, flags, size, host_ptr, &host, &err);
+    m->native[i] = tt_window_native_new(context, i, m, flags, size, host_ptr, &host, &err);
     if (host) {
       TT_GOTO_IF(!m->direct && !(m->direct = calloc(context->ndomains, sizeof *m->direct)),
                  CL_OUT_OF_HOST_MEMORY);

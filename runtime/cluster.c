@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "runtime/cluster.h"
+#include "runtime/cuda.h"
 
 #include <dlfcn.h>
 #include <mpi.h>
@@ -44,6 +45,7 @@ struct desc_header {
   cl_uint bp_index;
   cl_uint native_index; /* the device's place among its backend platform's devices */
   cl_device_type type;
+  cl_int cuda; /* its CUDA device, or -1 (runtime/cuda.h) */
   char host[64];
   char backend[32];
   char backend_platform[128];
@@ -170,6 +172,7 @@ static void describe(struct _cl_device_id *d, bool answers, unsigned char **buf,
   h.bp_index = d->bp_index;
   h.native_index = d->native_index;
   h.type = d->type;
+  h.cuda = d->cuda;
   memcpy(h.host, d->host, sizeof h.host);
   memcpy(h.backend, d->backend, sizeof h.backend);
   memcpy(h.backend_platform, d->backend_platform, sizeof h.backend_platform);
@@ -242,6 +245,7 @@ static void from_description(struct _cl_device_id *d, const unsigned char *desc,
   d->bp_index = h.bp_index;
   d->native_index = h.native_index;
   d->type = h.type;
+  d->cuda = h.cuda;
   memcpy(d->host, h.host, sizeof d->host);
   memcpy(d->backend, h.backend, sizeof d->backend);
   memcpy(d->backend_platform, h.backend_platform, sizeof d->backend_platform);
@@ -293,6 +297,7 @@ static void node_catalogue(bool answers, unsigned char **buf, size_t *len)
       cl_device_type t = CL_DEVICE_TYPE_CPU;
       TT_NCALL(bp, clGetDeviceInfo, d.native, CL_DEVICE_TYPE, sizeof t, &t, NULL);
       d.type = forced ? forced : t & ~(cl_device_type)CL_DEVICE_TYPE_DEFAULT;
+      d.cuda = tt_cuda_device_of(bp, d.native);
       snprintf(d.host, sizeof d.host, "%s", hostname);
       snprintf(d.backend, sizeof d.backend, "%s", bp->short_name);
       snprintf(d.backend_platform, sizeof d.backend_platform, "%s", bp->name);

@@ -228,6 +228,14 @@ static void read_env(void)
     env.spill_dir = nonempty("TMPDIR");
   if (!env.spill_dir)
     env.spill_dir = "/tmp";
+  const char *cuda = getenv("TUTTI_CUDA");
+  env.cuda = false;
+  if (cuda && *cuda) {
+    if (!strcasecmp(cuda, "on"))
+      env.cuda = true;
+    else if (strcasecmp(cuda, "off") != 0)
+      fprintf(stderr, "[tutti] TUTTI_CUDA=%s is not one of on, off: ignored\n", cuda);
+  }
   const char *domains = getenv("TUTTI_DOMAINS");
   if (domains && *domains) {
     if (!strcasecmp(domains, "device"))

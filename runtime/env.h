@@ -26,6 +26,8 @@ struct tt_env {
   const char *backend_libs;   /* TUTTI_BACKEND_LIBS: colon list of vendor library paths */
   cl_device_type device_type; /* TUTTI_DEVICE_TYPE: 0, or the type every device shows */
   bool domain_per_device;     /* TUTTI_DOMAINS=device: every device its own memory */
+  bool cuda;                  /* TUTTI_CUDA=on (default off, experimental): NVIDIA devices'
+                               * memory through the CUDA driver, shared (runtime/cuda.h) */
   int staging;                /* TUTTI_STAGING: -1 auto, 0 off (maps), 1 on (pinned staging) */
   bool stats;                 /* TUTTI_STATS: print counts at exit */
   bool check;                 /* TUTTI_CHECK: divergence detection (default on) */

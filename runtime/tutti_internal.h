@@ -49,6 +49,8 @@ struct _cl_device_id {
   char host[64];
   char backend[32];               /* backend short name ("pocl", "nvidia") */
   char backend_platform[128];     /* backend platform name */
+  int cuda;                       /* its CUDA device on its host (runtime/cuda.h), or -1: its
+                                   * memory is not shared through CUDA; every rank alike */
   unsigned char *info;            /* the owner's answers to device queries (multi-rank jobs) */
   size_t info_len;
   /* The aggregate device (TUTTI_AGGREGATE, icd/aggregate.c): its members, every device of
@@ -89,6 +91,8 @@ struct tt_domain {
   int direct;                 /* -1 unknown, else whether buffers live in host memory Tutti
                                * allocates (tt_plan_direct_memory) */
   cl_device_id first_device;  /* Tutti device used for the internal queue */
+  int cuda;                   /* first_device->cuda: its buffers live in CUDA memory (a
+                               * domain of one device), or -1 */
   /* Spilling (runtime/window.h, plan lock): bytes of windows on the domain's devices, and
    * the most Tutti keeps there (0 until first needed). */
   size_t held, budget;

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "runtime/window.h"
+#include "runtime/cuda.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -81,11 +82,14 @@ static void CL_CALLBACK free_host(cl_mem native, void *mem)
   free(mem);
 }
 
-cl_mem tt_window_native_new(cl_context ctx, cl_uint dom, cl_mem_flags flags, size_t size,
-                            void *host_ptr, void **host, cl_int *err)
+cl_mem tt_window_native_new(cl_context ctx, cl_uint dom, cl_mem root, cl_mem_flags flags,
+                            size_t size, void *host_ptr, void **host, cl_int *err)
 {
   struct tt_domain *dm = &ctx->domains[dom];
   *host = NULL;
+  if (dm->cuda >= 0 && tt_cuda_wanted(root))
+    return tt_cuda_buffer_new(dm->bp, dm->native, dm->first_device->native, dm->cuda, flags,
+                              size, flags & CL_MEM_COPY_HOST_PTR ? host_ptr : NULL, err);
   /* Tutti reads and writes its native buffers for transfers and eviction whatever the
    * program said of its own access (checked at Tutti's entry points). */
   flags &= ~(cl_mem_flags)(CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS);
@@ -748,7 +752,7 @@ static cl_int window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool 
     }
   void *host = w.host;
   if (dm->local && !w.native)
-    w.native = tt_window_native_new(ctx, dom, flags, w.hi - w.lo, NULL, &host, &err);
+    w.native = tt_window_native_new(ctx, dom, root, flags, w.hi - w.lo, NULL, &host, &err);
   w.host = host;
   if (dm->local && !w.native) {
     TT_LOG(TT_LOG_ERR, "buffer #%llu: a window of bytes %zu-%zu (%zu bytes) on %s: %s",

@@ -51,11 +51,12 @@ static inline bool tt_windowed(cl_mem m)
  * holds the plan lock. */
 cl_int tt_window_place(cl_mem m, cl_uint dom, size_t off, size_t len, struct tt_place *out);
 
-/* A native buffer for a buffer's bytes in local domain dom: in memory of Tutti's when the
- * domain's buffers live there (*host then gives it; freed with the native buffer), else the
- * backend's. flags and host_ptr as the program gave them. */
-cl_mem tt_window_native_new(cl_context ctx, cl_uint dom, cl_mem_flags flags, size_t size,
-                            void *host_ptr, void **host, cl_int *err);
+/* A native buffer for bytes of root in local domain dom: in memory of Tutti's when the
+ * domain's buffers live there (*host then gives it; freed with the native buffer), in CUDA
+ * memory on a CUDA domain (runtime/cuda.h), else the backend's. flags and host_ptr as the
+ * program gave them. */
+cl_mem tt_window_native_new(cl_context ctx, cl_uint dom, cl_mem root, cl_mem_flags flags,
+                            size_t size, void *host_ptr, void **host, cl_int *err);
 
 /* Makes root windowed, if nothing was ever written to it and nothing depends on its native
  * buffers (sub-buffers, maps, an attachment): its native buffers go. Caller holds the plan

@@ -1,0 +1,66 @@
+/* The CUDA fast path for NVIDIA devices (doc/cluster.md, "Copies between GPUs of one host").
+ *
+ * NVIDIA's OpenCL moves bytes between two GPUs through host memory. Where its driver offers
+ * cl_khr_external_memory_opaque_fd, the native buffers of an NVIDIA device are allocated by
+ * the CUDA driver instead (cuMemCreate, exportable as a file descriptor) and imported into
+ * the device's native context, where kernels use them unchanged; bytes then move between
+ * GPUs of one host by the GPUs' own copy engines (NVLink or PCIe): between two devices of one
+ * rank directly, between ranks of one host after the receiver imported the sender's memory
+ * (its descriptor taken through pidfd_getfd). libcuda is opened at run time, never linked.
+ *
+ * Which devices take this path is decided once, by the node's first rank, and travels in the
+ * device table (cl_device_id.cuda), so every rank plans the same transfers. Which buffers do
+ * is decided from replicated facts too (tt_cuda_wanted). */
+#ifndef TUTTI_CUDA_H
+#define TUTTI_CUDA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/cl.h"
+
+struct tt_backend_platform;
+
+/* The CUDA device of an NVIDIA OpenCL device (matched by UUID), or -1: TUTTI_CUDA=off, no
+ * libcuda, or the device lacks cl_khr_device_uuid or cl_khr_external_memory_opaque_fd (one
+ * debug line says which). */
+int tt_cuda_device_of(struct tt_backend_platform *bp, cl_device_id native);
+
+/* Whether the native buffers of root (on devices that take the path) live in CUDA memory:
+ * not for CL_MEM_USE_HOST_PTR, nor for buffers under TT_CUDA_MIN bytes (the driver's
+ * granularity is 2 MiB a buffer). Every rank alike. */
+#define TT_CUDA_MIN ((size_t)64 << 10)
+bool tt_cuda_wanted(cl_mem root);
+
+/* A native buffer of size bytes in CUDA memory of CUDA device `device`, imported into the
+ * native context ctx of the OpenCL device ndev (bp's), holding init's bytes when init is not
+ * NULL. Its CUDA memory goes with it. NULL and *err on failure (logged). */
+cl_mem tt_cuda_buffer_new(struct tt_backend_platform *bp, cl_context ctx, cl_device_id ndev,
+                          int device, cl_mem_flags flags, size_t size, const void *init,
+                          cl_int *err);
+
+/* Bytes of a CUDA buffer as another rank of the host sees them. */
+struct tt_cuda_desc {
+  int32_t pid, fd;      /* the owner's process and its descriptor of the memory */
+  uint64_t serial;      /* the allocation, unique in that process */
+  uint64_t size;        /* of the allocation */
+  uint64_t at;          /* the bytes' offset in it */
+  int32_t ok, pad;      /* 0: the owner could not describe them (the transfer fails) */
+};
+
+/* Fills d for bytes at `at` of native buffer `native` (made by tt_cuda_buffer_new); false
+ * when it is not one. */
+bool tt_cuda_describe(cl_mem native, size_t at, struct tt_cuda_desc *d);
+
+/* The device address of byte `at` of native (0: not a CUDA buffer). */
+uint64_t tt_cuda_address(cl_mem native, size_t at);
+
+/* Copies len bytes to dst on CUDA device `device` from src (an address of this process), or
+ * from bytes a peer described (peer not NULL; src ignored), on Tutti's copy thread; done(arg,
+ * ok) runs on that thread once the bytes are there. 0, or -1 when it cannot start (done not
+ * called). */
+int tt_cuda_copy(int device, uint64_t dst, uint64_t src, const struct tt_cuda_desc *peer,
+                 size_t len, void (*done)(void *arg, int ok), void *arg);
+
+#endif
