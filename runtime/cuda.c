@@ -15,6 +15,7 @@
 #include "runtime/backend.h"
 #include "runtime/env.h"
 #include "runtime/log.h"
+#include "runtime/object.h"
 #include "runtime/tutti_internal.h"
 
 #include <CL/cl_ext.h>
@@ -518,12 +519,7 @@ int tt_cuda_copy(int device, uint64_t dst, uint64_t src, const struct tt_cuda_de
     j->peer = *peer;
   pthread_mutex_lock(&jobs_lock);
   if (!worker_started) {
-    pthread_t t;
-    pthread_attr_t a;
-    pthread_attr_init(&a);
-    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-    worker_started = pthread_create(&t, &a, worker, NULL) == 0;
-    pthread_attr_destroy(&a);
+    worker_started = tt_thread_start(worker);
     if (!worker_started) {
       pthread_mutex_unlock(&jobs_lock);
       free(j);

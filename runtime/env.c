@@ -140,6 +140,24 @@ static const char *nonempty(const char *name)
   return v && *v ? v : NULL;
 }
 
+/* The place of variable name's value among words (a NULL-ended list, case-insensitive);
+ * dflt when it is unset or empty. Anything else is reported and gives dflt. */
+static int choice(const char *name, const char *const *words, int dflt)
+{
+  const char *v = nonempty(name);
+  if (!v)
+    return dflt;
+  size_t n = 0;
+  for (; words[n]; n++)
+    if (!strcasecmp(v, words[n]))
+      return (int)n;
+  char list[128] = "";
+  for (size_t i = 0; i < n; i++)
+    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", words[i]);
+  fprintf(stderr, "[tutti] %s=%s is not one of %s: ignored\n", name, v, list);
+  return dflt;
+}
+
 static void read_env(void)
 {
   const char *bad = NULL;
@@ -173,16 +191,8 @@ static void read_env(void)
     else
       env.stress = (unsigned)seed;
   }
-  const char *staging = getenv("TUTTI_STAGING");
-  env.staging = -1;
-  if (staging && *staging) {
-    if (!strcasecmp(staging, "on"))
-      env.staging = 1;
-    else if (!strcasecmp(staging, "off"))
-      env.staging = 0;
-    else if (strcasecmp(staging, "auto") != 0)
-      fprintf(stderr, "[tutti] TUTTI_STAGING=%s is not one of auto, on, off: ignored\n", staging);
-  }
+  static const int staging_of[] = {-1, 1, 0};
+  env.staging = staging_of[choice("TUTTI_STAGING", (const char *const[]){"auto", "on", "off", NULL}, 0)];
   env.piece = (size_t)4 << 20;
   const char *piece = nonempty("TUTTI_PIECE");
   if (piece) {
@@ -228,21 +238,9 @@ static void read_env(void)
     env.spill_dir = nonempty("TMPDIR");
   if (!env.spill_dir)
     env.spill_dir = "/tmp";
-  const char *cuda = getenv("TUTTI_CUDA");
-  env.cuda = false;
-  if (cuda && *cuda) {
-    if (!strcasecmp(cuda, "on"))
-      env.cuda = true;
-    else if (strcasecmp(cuda, "off") != 0)
-      fprintf(stderr, "[tutti] TUTTI_CUDA=%s is not one of on, off: ignored\n", cuda);
-  }
-  const char *domains = getenv("TUTTI_DOMAINS");
-  if (domains && *domains) {
-    if (!strcasecmp(domains, "device"))
-      env.domain_per_device = true;
-    else if (strcasecmp(domains, "backend") != 0)
-      fprintf(stderr, "[tutti] TUTTI_DOMAINS=%s is not one of backend, device: ignored\n", domains);
-  }
+  env.cuda = choice("TUTTI_CUDA", (const char *const[]){"off", "on", NULL}, 0) == 1;
+  env.domain_per_device =
+      choice("TUTTI_DOMAINS", (const char *const[]){"backend", "device", NULL}, 0) == 1;
 }
 
 const struct tt_env *tt_env(void)

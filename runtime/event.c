@@ -461,13 +461,8 @@ static void note_failure(void)
   if (atomic_exchange(&failures_seen, true) || tt_cluster_distributed() ||
       atomic_exchange(&sweeping, true))
     return;
-  pthread_t t;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  if (pthread_create(&t, &attr, sweeper_main, NULL) != 0)
+  if (!tt_thread_start(sweeper_main))
     TT_WARN("cannot start the thread that completes failed commands");
-  pthread_attr_destroy(&attr);
 }
 
 cl_int tt_native_callback(cl_event native, cl_int type,

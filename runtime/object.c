@@ -174,14 +174,8 @@ void tt_reaper_run(void (*fn)(void *), void *arg)
   }
   *r = (struct reap){fn, arg, NULL};
   pthread_mutex_lock(&reap_lock);
-  if (!reaper_started) {
-    pthread_t t;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    reaper_started = pthread_create(&t, &attr, reaper_main, NULL) == 0;
-    pthread_attr_destroy(&attr);
-  }
+  if (!reaper_started)
+    reaper_started = tt_thread_start(reaper_main);
   if (reap_tail)
     reap_tail->next = r;
   else
@@ -232,4 +226,15 @@ void tt_object_list_live(void)
               (unsigned long long)o->id, atomic_load(&o->refcount));
   }
   pthread_rwlock_unlock(&registry_lock);
+}
+
+bool tt_thread_start(void *(*fn)(void *))
+{
+  pthread_t t;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  bool ok = pthread_create(&t, &attr, fn, NULL) == 0;
+  pthread_attr_destroy(&attr);
+  return ok;
 }

@@ -451,6 +451,14 @@ cl_int tt_plan_order_after(struct tt_deps *d, cl_context ctx, cl_uint dom, struc
   return order_after(d, ctx, dom, nq, root, off, len, writes);
 }
 
+/* Sets a user event of Tutti's (complete, or failed) and drops Tutti's reference. */
+static void user_event_end(cl_event ev, bool ok)
+{
+  const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(ev);
+  d->clSetUserEventStatus(ev, ok ? CL_COMPLETE : CL_OUT_OF_RESOURCES);
+  d->clReleaseEvent(ev);
+}
+
 static void CL_CALLBACK free_staging(cl_event ev, cl_int status, void *p)
 {
   free(p);
@@ -928,9 +936,7 @@ static void staged_received(void *arg, int ok)
    * holds a reference of its own. */
   cl_event mirror = ((struct staged *)arg)->mirror;
   struct tt_nqueue *wq = ((struct staged *)arg)->wq;
-  const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(mirror);
-  d->clSetUserEventStatus(mirror, ok ? CL_COMPLETE : CL_OUT_OF_RESOURCES);
-  d->clReleaseEvent(mirror);
+  user_event_end(mirror, ok);
   /* Some backends (NVIDIA) start a command whose user event was set only at a flush. */
   wq->d->clFlush(wq->native);
   tt_nqueue_unref(wq);
@@ -1058,6 +1064,26 @@ void tt_plan_domain_release(struct tt_domain *dm)
  * receives into the buffer's memory itself, once the commands the transfer must follow are
  * complete (callbacks on their events, nothing on any queue); a user event of the domain
  * stands for the transfer in the buffer's accesses, set when every piece has moved. */
+/* Counts in *waiting each event of deps not complete yet and has ready(arg) called as each
+ * completes (the caller holds one more count while setting up, and acts when the count ends).
+ * An event that takes no callback is waited for here. */
+static void wait_for(struct tt_deps *deps, atomic_int *waiting,
+                     void (CL_CALLBACK *ready)(cl_event, cl_int, void *), void *arg)
+{
+  for (size_t i = 0; i < deps->n; i++) {
+    cl_int st = CL_QUEUED;
+    const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(deps->ev[i]);
+    d->clGetEventInfo(deps->ev[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+    if (st == CL_COMPLETE || st < 0)
+      continue;
+    atomic_fetch_add(waiting, 1);
+    if (tt_native_callback(deps->ev[i], CL_COMPLETE, ready, arg) != CL_SUCCESS) {
+      d->clWaitForEvents(1, &deps->ev[i]);
+      atomic_fetch_sub(waiting, 1);
+    }
+  }
+}
+
 struct direct {
   struct xfer what;     /* first: the transport describes operations by it */
   cl_event done;        /* set when every piece has moved */
@@ -1083,11 +1109,9 @@ static void direct_moved(void *arg, int ok)
   char s[256];
   if (atomic_load(&x->failed))
     TT_WARN("moving %s failed (MPI error)", xfer_str(&x->what, s, sizeof s));
-  const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(x->done);
-  d->clSetUserEventStatus(x->done, atomic_load(&x->failed) ? CL_OUT_OF_RESOURCES : CL_COMPLETE);
-  d->clReleaseEvent(x->done);
+  user_event_end(x->done, !atomic_load(&x->failed));
   tt_reaper_enter(); /* the buffer's last release may run its destructors */
-  d->clReleaseMemObject(x->buffer);
+  TT_NATIVE_DISPATCH(x->buffer)->clReleaseMemObject(x->buffer);
   tt_reaper_leave();
   if (x->nq) {
     /* Some backends start a command whose user event was set only at a flush. */
@@ -1154,8 +1178,7 @@ static int direct_run(struct fetch *f, cl_uint dom, size_t off, size_t len, bool
   f->err = order_after(&deps, f->ctx, dom, NULL, f->root, off, len, !send);
   if (f->err != CL_SUCCESS) {
     tt_deps_release(&deps);
-    dm->bp->d->clSetUserEventStatus(x->done, CL_OUT_OF_RESOURCES);
-    dm->bp->d->clReleaseEvent(x->done);
+    user_event_end(x->done, false);
     dm->bp->d->clReleaseMemObject(x->buffer);
     free(x);
     return 1;
@@ -1171,18 +1194,7 @@ static int direct_run(struct fetch *f, cl_uint dom, size_t off, size_t len, bool
     x->nq = f->nq;
   }
   atomic_store(&x->waiting, 1);
-  for (size_t i = 0; i < deps.n; i++) {
-    cl_int st = CL_QUEUED;
-    const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(deps.ev[i]);
-    d->clGetEventInfo(deps.ev[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
-    if (st == CL_COMPLETE || st < 0)
-      continue;
-    atomic_fetch_add(&x->waiting, 1);
-    if (tt_native_callback(deps.ev[i], CL_COMPLETE, direct_ready, x) != CL_SUCCESS) {
-      d->clWaitForEvents(1, &deps.ev[i]);
-      atomic_fetch_sub(&x->waiting, 1);
-    }
-  }
+  wait_for(&deps, &x->waiting, direct_ready, x);
   tt_deps_release(&deps);
   trace_internal(dm, !send, send ? "direct: send from the buffer" : "direct: receive into the buffer",
                  x->done, cur_cmd);
@@ -1229,11 +1241,8 @@ struct gpu_copy {
 
 static void gpu_set(cl_event ev, bool ok)
 {
-  if (!ev)
-    return;
-  const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(ev);
-  d->clSetUserEventStatus(ev, ok ? CL_COMPLETE : CL_OUT_OF_RESOURCES);
-  d->clReleaseEvent(ev);
+  if (ev)
+    user_event_end(ev, ok);
 }
 
 static void gpu_end(struct gpu_copy *x)
@@ -1336,23 +1345,6 @@ static void gpu_desc_arrived(void *arg, int ok)
   gpu_step(x);
 }
 
-/* Waits (through callbacks) for every event of deps before the copy. */
-static void gpu_wait(struct gpu_copy *x, struct tt_deps *deps)
-{
-  for (size_t i = 0; i < deps->n; i++) {
-    cl_int st = CL_QUEUED;
-    const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(deps->ev[i]);
-    d->clGetEventInfo(deps->ev[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
-    if (st == CL_COMPLETE || st < 0)
-      continue;
-    atomic_fetch_add(&x->waiting, 1);
-    if (tt_native_callback(deps->ev[i], CL_COMPLETE, gpu_ready, x) != CL_SUCCESS) {
-      d->clWaitForEvents(1, &deps->ev[i]);
-      atomic_fetch_sub(&x->waiting, 1);
-    }
-  }
-}
-
 /* One side of a copy in local domain dom: its user event, recorded as the access (under the
  * unmaps' queue, as transfer pieces are), and the accesses it must wait for in deps. */
 static cl_event gpu_side(struct fetch *f, cl_uint dom, size_t off, size_t len, bool writes,
@@ -1396,10 +1388,10 @@ static int gpu_run(struct fetch *f, enum gpu_role role, cl_uint src, size_t off,
   x->id = id;
   size_t at = 0;
   cl_mem sn = NULL, dn = NULL;
-  if (role != GPU_RECV)
+  if (role == GPU_LOCAL)
     x->src = gpu_address(f, src, off, len, &sn, &at);
-  if (role == GPU_SEND && sn && !tt_cuda_describe(sn, at, &x->desc))
-    x->desc.ok = 0;
+  else if (role == GPU_SEND && (sn = placed(f, src, off, len, &at, NULL)))
+    tt_cuda_describe(sn, at, &x->desc); /* else desc.ok stays 0: the receiver fails it */
   if (role != GPU_SEND) {
     x->dst = gpu_address(f, f->dom, off, len, &dn, &at);
     x->device = f->ctx->domains[f->dom].cuda;
@@ -1431,9 +1423,10 @@ static int gpu_run(struct fetch *f, enum gpu_role role, cl_uint src, size_t off,
       x->nq = f->nq;
     }
   }
+  char s[256];
   if (role == GPU_RECV && !x->dst)
     TT_WARN("receiving %s: the destination is not in CUDA memory",
-            xfer_str(&x->what, (char[256]){0}, 256));
+            xfer_str(&x->what, s, sizeof s));
   if (role != GPU_LOCAL)
     tt_transport_promise(1); /* the description, or the answer */
   if (role == GPU_RECV) {
@@ -1442,11 +1435,10 @@ static int gpu_run(struct fetch *f, enum gpu_role role, cl_uint src, size_t off,
                            x) != 0)
       gpu_desc_arrived(x, 0);
   }
-  gpu_wait(x, &deps);
+  wait_for(&deps, &x->waiting, gpu_ready, x);
   tt_deps_release(&deps);
   bool failed = f->err != CL_SUCCESS;
   if (failed) {
-    char s[256];
     TT_WARN("planning the GPU copy of %s failed: %s", xfer_str(&x->what, s, sizeof s),
             tt_error_name(f->err));
   }
@@ -1566,10 +1558,13 @@ static int fetch_run(void *arg, size_t off, size_t len, tt_holders holders)
       return 1;
   }
   if (sd->rank == dd->rank) {
-    if (dd->local && gpu_pair(f->ctx, src, f->dom, f->root))
-      stop = gpu_run(f, GPU_LOCAL, src, off, len, -1, 0);
-    if (dd->local && (stop < 0 || !gpu_pair(f->ctx, src, f->dom, f->root)))
-      stop = copy_local(f, src, off, len);
+    if (dd->local) {
+      /* -1: not between GPUs that way, or it cannot take it: through the host. */
+      stop = gpu_pair(f->ctx, src, f->dom, f->root) ? gpu_run(f, GPU_LOCAL, src, off, len, -1, 0)
+                                                    : -1;
+      if (stop < 0)
+        stop = copy_local(f, src, off, len);
+    }
   } else if (sd->local || dd->local) {
     static bool described;
     if (!described) {
