@@ -132,6 +132,19 @@ void tt_split_kernel_init(cl_kernel k);
 void tt_split_kernel_free(cl_kernel k);
 void tt_split_mem_free(cl_mem m);
 
+/* Balancing split launches (icd/balance.c). Whether launches in ctx are balanced
+ * (TUTTI_BALANCE, more than one device; their native queues then profile). The group ranges
+ * of a launch of k over qs with G groups when k's measured weights apply: bounds[0..nq],
+ * true; else false (equal ranges). A launch to measure: one part per queue, its groups and
+ * events. clFinish(q) covered every command of q up to seq: parts measured there count. */
+bool tt_balance_on(cl_context ctx);
+bool tt_balance_bounds(cl_kernel k, cl_uint nq, const cl_command_queue *qs, size_t G,
+                       size_t *bounds);
+void tt_balance_measure(cl_kernel k, cl_uint nq, const cl_command_queue *qs,
+                        const size_t *groups, cl_event *ev);
+void tt_balance_finished(cl_command_queue q, uint64_t seq);
+void tt_balance_kernel_free(cl_kernel k);
+
 /* The aggregate device (icd/aggregate.c): made at the first question (NULL without
  * TUTTI_AGGREGATE); a device with its aggregate replaced by its first member; a device list
  * with aggregates replaced by their members, without repeats (malloc'd; the count, 0 without

@@ -70,7 +70,9 @@ cl_command_queue CL_API_CALL tt_clCreateCommandQueue(cl_context context, cl_devi
   q->native = device->bp->d->clCreateCommandQueue(context->domains[q->domain].native,
                                                   device->native,
                                                   (properties & CL_QUEUE_PROFILING_ENABLE) |
-                                                      (tt_trace_on ? CL_QUEUE_PROFILING_ENABLE : 0),
+                                                      (tt_trace_on || tt_balance_on(context)
+                                                           ? CL_QUEUE_PROFILING_ENABLE
+                                                           : 0),
                                                   &err);
   if (!q->native && err == CL_SUCCESS)
     err = CL_OUT_OF_RESOURCES;
@@ -191,6 +193,8 @@ cl_int CL_API_CALL tt_clFinish(cl_command_queue command_queue)
     if (command_queue->device->actual && status == CL_COMPLETE)
       atomic_store_explicit(&command_queue->nq->drained, issued, memory_order_release);
     tt_event_wait_spreads(command_queue, UINT64_MAX);
+    if (status == CL_COMPLETE)
+      tt_balance_finished(command_queue, m->seq);
     TT_RELEASE(m);
     return CL_SUCCESS;
   }
@@ -204,5 +208,7 @@ cl_int CL_API_CALL tt_clFinish(cl_command_queue command_queue)
            command_queue->device->bp->short_name, tt_error_name(err));
     err = CL_SUCCESS;
   }
+  if (err == CL_SUCCESS)
+    tt_balance_finished(command_queue, UINT64_MAX);
   return err;
 }

@@ -158,6 +158,7 @@ static void variants_free(struct tt_variant *v)
 
 void tt_split_kernel_free(cl_kernel k)
 {
+  tt_balance_kernel_free(k);
   variants_free(k->variants);
   tt_ann_free(k->ann);
   free(k->ann_text);
@@ -301,17 +302,27 @@ static size_t parts_from_distribution(const struct tt_distribution *d, cl_uint n
   return n;
 }
 
-/* Equal contiguous ranges of the G work-groups, one per queue. */
-static size_t parts_equal(cl_uint nq, size_t G, struct part **out)
+/* Contiguous ranges of the G work-groups, one per queue: equal, or as the kernel's measured
+ * weights say (icd/balance.c; *balanced). */
+static size_t parts_weighted(cl_kernel k, cl_uint nq, const cl_command_queue *qs, size_t G,
+                             struct part **out, bool *balanced)
 {
   struct part *p = calloc(nq, sizeof *p);
-  if (!p)
-    return 0;
+  size_t *bounds = calloc((size_t)nq + 1, sizeof *bounds);
   size_t n = 0;
-  for (cl_uint q = 0; q < nq; q++) {
-    size_t g0 = (size_t)((unsigned __int128)q * G / nq), g1 = (size_t)((unsigned __int128)(q + 1) * G / nq);
-    if (g1 > g0)
-      p[n++] = (struct part){q, g0, g1};
+  if (p && bounds) {
+    *balanced = tt_balance_on(k->context) && tt_balance_bounds(k, nq, qs, G, bounds);
+    for (cl_uint q = 0; q < nq; q++) {
+      size_t g0 = *balanced ? bounds[q] : (size_t)((unsigned __int128)q * G / nq);
+      size_t g1 = *balanced ? bounds[q + 1] : (size_t)((unsigned __int128)(q + 1) * G / nq);
+      if (g1 > g0)
+        p[n++] = (struct part){q, g0, g1};
+    }
+  }
+  free(bounds);
+  if (!n) {
+    free(p);
+    return 0;
   }
   *out = p;
   return n;
@@ -872,9 +883,14 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
     poff[dim - 1] += s->parts[p].g0 * lws3[dim - 1];
     pgws[dim - 1] = (s->parts[p].g1 - s->parts[p].g0) * lws3[dim - 1];
     if (err == CL_SUCCESS) {
-      if (q->device->actual)
-        atomic_fetch_add_explicit(&tt_stats_device(q->device->index)->parts, 1,
-                                  memory_order_relaxed);
+      if (q->device->actual) {
+        struct tt_stats_device *st = tt_stats_device(q->device->index);
+        size_t groups = 1;
+        for (cl_uint d = 0; d < dim; d++)
+          groups *= pgws[d] / lws3[d];
+        atomic_fetch_add_explicit(&st->parts, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&st->groups, groups, memory_order_relaxed);
+      }
       err = tt_enqueue_launch(q, run, dim, poff, pgws, lws3, s->uses[p].u, s->uses[p].n, true,
                               rebase ? rb : NULL, nwait, wait, evs ? &evs[(*nevs)++] : NULL);
     }
@@ -971,6 +987,7 @@ cl_int CL_API_CALL tt_clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues,
   else
     choose_local(kernel, num_queues, queues, global_work_size, lws);
   struct split s = {.k = kernel};
+  bool balanced = false, measure = false;
   pthread_mutex_lock(&kernel->obj.lock);
   cl_uint D = work_dim - 1;
   size_t G = global_work_size[D] / lws[D];
@@ -987,8 +1004,11 @@ cl_int CL_API_CALL tt_clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues,
       if ((ri.mode & TT_ANN_WRITE) && m && m->root->dist)
         s.nparts = parts_from_distribution(m->root->dist, num_queues, queues, G, &s.parts);
     }
-    if (!s.parts)
-      s.nparts = parts_equal(num_queues, G, &s.parts);
+    if (!s.parts) {
+      s.nparts = parts_weighted(kernel, num_queues, queues, G, &s.parts, &balanced);
+      /* Measured: one part on each queue (queues of one device count alike). */
+      measure = num_queues > 1 && s.nparts == num_queues && tt_balance_on(kernel->context);
+    }
     int64_t *values = calloc((size_t)kernel->nparams + 1, sizeof *values);
     for (long i = 0; values && i < kernel->nparams; i++)
       values[i] = param_value(&kernel->params[i], &kernel->args[i]);
@@ -1021,12 +1041,24 @@ cl_int CL_API_CALL tt_clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues,
   size_t most = s.nparts + 1, nevs = 0;
   for (size_t i = 0; i < s.nparts * s.nrules; i++)
     most += s.reduce[i].n;
-  cl_event *evs = event ? calloc(most, sizeof *evs) : NULL;
-  if (event && !evs)
+  /* Every rank plans the same parts and measures the same launches (TUTTI_BALANCE alike). */
+  if (tt_check_active) {
+    uint64_t v[3] = {kernel->obj.id, measure, balanced ? tt_check_bytes(s.parts, s.nparts * sizeof *s.parts) : 0};
+    tt_check_call("split parts", 0, v, 3);
+  }
+  /* The parts' events: for the program's event, and for measuring the parts' times. */
+  cl_event *evs = event || measure ? calloc(most, sizeof *evs) : NULL;
+  if ((event || measure) && !evs)
     err = CL_OUT_OF_HOST_MEMORY;
   else
     err = run_parts(&s, queues, work_dim, global_work_offset, global_work_size, lws,
                     num_events_in_wait_list, event_wait_list, evs, &nevs);
+  if (err == CL_SUCCESS && measure) {
+    size_t groups[num_queues];
+    for (size_t p = 0; p < s.nparts; p++)
+      groups[p] = s.parts[p].g1 - s.parts[p].g0;
+    tt_balance_measure(kernel, num_queues, queues, groups, evs);
+  }
   if (err == CL_SUCCESS && event) {
     /* One event for the launch: complete when its last part (and combination) is. */
     if (nevs == 1) {

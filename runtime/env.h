@@ -42,6 +42,8 @@ struct tt_env {
   size_t host_mem;            /* TUTTI_HOST_MEM: bytes of evicted data a rank keeps in its
                                * memory before the rest goes to files; 0: no limit */
   const char *spill_dir;      /* TUTTI_SPILL_DIR: where those files go (TMPDIR, else /tmp) */
+  bool balance;               /* TUTTI_BALANCE (default on): split launches re-weighted from
+                               * measured times (icd/balance.c) */
   size_t lookahead;           /* TUTTI_LOOKAHEAD: bytes of windows brought back ahead of use
                                * per command; SIZE_MAX: not given (a quarter of the budget) */
 };

@@ -271,6 +271,19 @@ cl_int tt_event_command_status(cl_event e)
   return native ? native_status(native) : tt_event_status(e);
 }
 
+uint64_t tt_event_native_ns(cl_event e)
+{
+  cl_event native = e->native ? e->native : e->prof;
+  cl_ulong t[2] = {0, 0};
+  if (!native ||
+      TT_NATIVE_DISPATCH(native)->clGetEventProfilingInfo(native, CL_PROFILING_COMMAND_START,
+                                                          sizeof t[0], &t[0], NULL) != CL_SUCCESS ||
+      TT_NATIVE_DISPATCH(native)->clGetEventProfilingInfo(native, CL_PROFILING_COMMAND_END,
+                                                          sizeof t[1], &t[1], NULL) != CL_SUCCESS)
+    return 0;
+  return t[1] > t[0] ? t[1] - t[0] : 0;
+}
+
 /* The final status of a command whose completion callback says `status`: some backends
  * call CL_COMPLETE callbacks with CL_COMPLETE for commands that failed (PoCL, when the
  * command's wait list failed), so the event itself is asked too. */
@@ -568,17 +581,24 @@ void tt_event_track(cl_event e)
 struct batch {
   cl_event *ev;
   size_t n;
+  /* The message: each event's time on its device (tt_event_native_ns), then its status. */
+  uint64_t *msg;
   cl_int *status;
   atomic_int pending; /* owner: sends under way, plus the callback and a waiting host thread */
   atomic_bool sent;   /* owner: the statuses went out (from whichever saw the end first) */
 };
+
+static size_t batch_bytes(size_t n)
+{
+  return n * (sizeof(uint64_t) + sizeof(cl_int));
+}
 
 static void batch_free(struct batch *b)
 {
   for (size_t i = 0; i < b->n; i++)
     TT_RELEASE(b->ev[i]);
   free(b->ev);
-  free(b->status);
+  free(b->msg);
   free(b);
 }
 
@@ -596,13 +616,15 @@ static void batch_sent(void *arg, int ok)
 static void batch_fire(struct batch *b, cl_int status)
 {
   if (!atomic_exchange(&b->sent, true)) {
-    for (size_t i = 0; i < b->n; i++)
+    for (size_t i = 0; i < b->n; i++) {
       b->status[i] = final_status(b->ev[i], i + 1 == b->n ? status : CL_COMPLETE);
+      b->msg[i] = tt_event_native_ns(b->ev[i]);
+    }
     int me = tt_cluster_rank(), n = tt_cluster_size();
     atomic_fetch_add(&b->pending, n - 1); /* one per send */
     for (int r = 0; r < n; r++)
       if (r != me &&
-          tt_transport_isend(TT_CH_BATCH, b->status, b->n * sizeof *b->status, r,
+          tt_transport_isend(TT_CH_BATCH, b->msg, batch_bytes(b->n), r,
                              b->ev[b->n - 1]->gid, batch_sent, b) != 0) {
         TT_WARN("sending the statuses of %zu events to rank %d failed", b->n, r);
         batch_sent(b, 0);
@@ -623,9 +645,11 @@ static void CL_CALLBACK batch_ready(cl_event last, cl_int status, void *arg)
 static void batch_arrived(void *arg, int ok)
 {
   struct batch *b = arg;
-  for (size_t i = 0; i < b->n; i++)
+  for (size_t i = 0; i < b->n; i++) {
+    b->ev[i]->ns = ok ? b->msg[i] : 0;
     if (!b->ev[i]->spread)
       tt_event_complete(b->ev[i], ok ? b->status[i] : CL_OUT_OF_RESOURCES);
+  }
   batch_free(b);
 }
 
@@ -645,11 +669,11 @@ struct tt_batch *tt_event_batch(cl_command_queue q)
   if (!l.n)
     return NULL;
   struct batch *b = calloc(1, sizeof *b);
-  cl_int *status = calloc(l.n, sizeof *status);
-  if (!b || !status) {
+  uint64_t *msg = calloc(1, batch_bytes(l.n));
+  if (!b || !msg) {
     TT_WARN("out of memory for the statuses of %zu events", l.n);
     free(b);
-    free(status);
+    free(msg);
     for (size_t i = 0; i < l.n; i++)
       TT_RELEASE(l.ev[i]);
     free(l.ev);
@@ -662,7 +686,8 @@ struct tt_batch *tt_event_batch(cl_command_queue q)
   }
   b->ev = l.ev;
   b->n = l.n;
-  b->status = status;
+  b->msg = msg;
+  b->status = (cl_int *)(msg + l.n);
   cl_event last = l.ev[l.n - 1];
   if (last->owner == tt_cluster_rank()) {
     tt_transport_promise(1);
@@ -672,7 +697,7 @@ struct tt_batch *tt_event_batch(cl_command_queue q)
       batch_ready(last, tt_event_wait(last), b);
     return (struct tt_batch *)b;
   }
-  if (tt_transport_irecv(TT_CH_BATCH, b->status, b->n * sizeof *b->status, last->owner,
+  if (tt_transport_irecv(TT_CH_BATCH, b->msg, batch_bytes(b->n), last->owner,
                          last->gid, batch_arrived, b) != 0) {
     TT_WARN("receiving the statuses of %zu events from rank %d failed", b->n, last->owner);
     batch_arrived(b, 0);

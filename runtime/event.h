@@ -47,6 +47,10 @@ cl_int tt_native_callback(cl_event native, cl_int type,
 /* The status of e's command as its executing rank knows it: a native event's, a managed
  * event's own native command's (e->prof), else the managed status. */
 cl_int tt_event_command_status(cl_event e);
+/* On the command's owner: its time on the device from the backend's profiling (end - start),
+ * 0 when its queue does not profile. The status batches carry it to the other ranks
+ * (e->ns). */
+uint64_t tt_event_native_ns(cl_event e);
 
 /* Queues of jobs of several ranks. Every host wait must end with the statuses the
  * specification promises on every rank, also for the events of commands that ran on other

@@ -56,10 +56,11 @@ static void report_devices(void)
     uint64_t parts = atomic_load(&d->parts), halo = atomic_load(&d->halo_bytes),
              red = atomic_load(&d->reduce_bytes), peak = atomic_load(&d->window_peak);
     if (parts || halo || red || peak)
-      fprintf(tt_log_file(), "[tutti %d stats] device %u: split parts %llu, halo bytes %llu, "
-              "reduction bytes %llu, window bytes at most %llu\n", tt_cluster_rank(), i,
-              (unsigned long long)parts, (unsigned long long)halo, (unsigned long long)red,
-              (unsigned long long)peak);
+      fprintf(tt_log_file(), "[tutti %d stats] device %u: split parts %llu (work-groups %llu), "
+              "halo bytes %llu, reduction bytes %llu, window bytes at most %llu\n",
+              tt_cluster_rank(), i, (unsigned long long)parts,
+              (unsigned long long)atomic_load(&d->groups), (unsigned long long)halo,
+              (unsigned long long)red, (unsigned long long)peak);
     uint64_t ev = atomic_load(&d->evicted);
     if (ev)
       fprintf(tt_log_file(), "[tutti %d stats] device %u: evicted bytes %llu, written back "
@@ -75,6 +76,12 @@ static void report_devices(void)
             "%llu, written back %llu, digest %016llx\n", tt_cluster_rank(),
             (unsigned long long)windows, (unsigned long long)bytes, (unsigned long long)back,
             (unsigned long long)tt_window_evictions_digest());
+  /* Balancing is planned alike on every rank too. */
+  uint64_t rebalanced = atomic_load(&tt_stats.rebalanced);
+  if (rebalanced)
+    fprintf(tt_log_file(), "[tutti %d stats] split kernels rebalanced %llu times, digest "
+            "%016llx\n", tt_cluster_rank(), (unsigned long long)rebalanced,
+            (unsigned long long)atomic_load(&tt_stats.balance_digest));
 }
 
 static void report(void)

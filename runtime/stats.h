@@ -12,6 +12,9 @@ struct tt_stats {
                                       * rather than discarded by the queueing optimization */
   atomic_uint_fast64_t host_reads;   /* reads and maps whose bytes reach every rank */
   atomic_uint_fast64_t wait_ns;      /* time the host spent blocked in OpenCL calls */
+  atomic_uint_fast64_t rebalanced;   /* split kernels given new weights (icd/balance.c; every
+                                      * rank alike), and a digest of those weights */
+  atomic_uint_fast64_t balance_digest;
 };
 
 extern struct tt_stats tt_stats;
@@ -20,7 +23,7 @@ extern struct tt_stats tt_stats;
  * counts), bytes its parts fetched from other devices (halos, its owner), bytes of partial
  * reduction results combined on it, window bytes (every rank counts). */
 struct tt_stats_device {
-  atomic_uint_fast64_t parts, halo_bytes, reduce_bytes;
+  atomic_uint_fast64_t parts, groups, halo_bytes, reduce_bytes; /* groups: work-groups of parts */
   /* Bytes of windows of windowed buffers held in the device's domain (a domain's windows
    * count for its first device): now, and at most. */
   atomic_uint_fast64_t window_bytes, window_peak;

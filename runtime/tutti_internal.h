@@ -261,6 +261,7 @@ struct _cl_kernel {
   struct tt_variant *variants;
   bool warned_whole; /* the one warning of launches run whole */
   bool rebase_refused; /* its source's parameters cannot take windows (tt_ann_rebase) */
+  struct tt_balance *balance; /* weights of its parts (icd/balance.c; that file's lock) */
 };
 
 struct tt_callback;
@@ -298,6 +299,9 @@ struct _cl_event {
    * times it spans, first start to last end. */
   cl_event *span;
   cl_uint nspan;
+  /* The command's time on its device (profiling end - start), as its owner's status batch
+   * gave it (0: not measured); icd/balance.c. */
+  uint64_t ns;
 };
 
 struct _cl_sampler {

@@ -49,7 +49,12 @@ static const char *src =
     "{ size_t g = get_group_id(0); if (get_local_id(0)) return; size_t n = get_local_size(0);\n"
     "  float a = 0, lo = INFINITY, hi = -INFINITY; long l = 0; ulong u = 0;\n"
     "  for (size_t j = 0; j < n; j++) { float v = x[g * n + j]; a += v; lo = fmin(lo, v); hi = fmax(hi, v); l += (long)v; u ^= (ulong)(g * n + j) << 20; }\n"
-    "  s[g] = a; mn[g] = lo; mx[g] = hi; ls[g] = l; ux[g] = u; }\n";
+    "  s[g] = a; mn[g] = lo; mx[g] = hi; ls[g] = l; ux[g] = u; }\n"
+    "/* Work-items below `heavy` do 100 times the work of the others. */\n"
+    "#pragma tutti global i => readwrite a[i]\n"
+    "__kernel void skewed(__global uint *a, uint heavy)\n"
+    "{ size_t i = get_global_id(0); uint v = a[i], n = i < heavy ? 4000 : 40;\n"
+    "  for (uint j = 0; j < n; j++) v = v * 1103515245u + 12345u; a[i] = v; }\n";
 
 /* Windows: buffers with a BLOCK distribution, written and read chunk by chunk on their
  * owners' queues, through sweeps of a stencil whose parts need their neighbours' edges.
@@ -187,11 +192,52 @@ static void big(struct app *a, cl_program p)
     clReleaseMemObject(no);
 }
 
+/* Balancing (SPLIT_BALANCE): a kernel whose first half of work-items does 100 times the
+ * work of the second, launched over every queue (the aggregate device's members, with
+ * TUTTI_AGGREGATE) and followed by clFinish of each, 12 times; exact against the host. The
+ * parts' new weights show in TUTTI_STATS and the plan log (tests/split.test reads them);
+ * SPLIT_BALANCE_OFF=R turns balancing off on rank R alone, a divergence. */
+static void balance(struct app *a, cl_program p)
+{
+  enum { N = 1 << 14, ROUNDS = 12 };
+  static cl_uint h[N], want[N];
+  for (cl_uint i = 0; i < N; i++)
+    h[i] = want[i] = i * 2654435761u;
+  for (int r = 0; r < ROUNDS; r++)
+    for (cl_uint i = 0; i < N; i++)
+      for (cl_uint j = 0, n = i < N / 2 ? 4000 : 40; j < n; j++)
+        want[i] = want[i] * 1103515245u + 12345u;
+  cl_int err;
+  cl_mem m = clCreateBuffer(a->ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof h, h, &err);
+  CHECK(err);
+  cl_kernel k = clCreateKernel(p, "skewed", &err);
+  CHECK(err);
+  cl_uint heavy = N / 2, first = getenv("TUTTI_AGGREGATE") ? 1 : 0;
+  CHECK(clSetKernelArg(k, 0, sizeof m, &m));
+  CHECK(clSetKernelArg(k, 1, sizeof heavy, &heavy));
+  size_t n = N, local = 64;
+  for (int r = 0; r < ROUNDS; r++) {
+    if (first)
+      CHECK(clEnqueueNDRangeKernel(a->qs[0], k, 1, NULL, &n, &local, 0, NULL, NULL));
+    else
+      CHECK(clEnqueueSplitNDRangeKernelTUTTI(a->ndev, a->qs, k, 1, NULL, &n, &local, 0, NULL, NULL));
+    for (cl_uint q = 0; q < a->ndev; q++)
+      CHECK(clFinish(a->qs[q]));
+  }
+  CHECK(clEnqueueReadBuffer(a->qs[first], m, CL_TRUE, 0, sizeof h, h, 0, NULL, NULL));
+  ok(!memcmp(h, want, sizeof h), "balance: a skewed kernel split 12 times, exact");
+  clReleaseKernel(k);
+  clReleaseMemObject(m);
+}
+
 int main(void)
 {
   const char *r = getenv("OMPI_COMM_WORLD_RANK");
   int rank = r ? atoi(r) : 0;
   rank0 = rank == 0;
+  const char *bal_off = getenv("SPLIT_BALANCE_OFF");
+  if (bal_off && atoi(bal_off) == rank)
+    setenv("TUTTI_BALANCE", "off", 1);
   struct app a;
   app_open(&a);
   if (rank0)
@@ -211,8 +257,10 @@ int main(void)
   cl_kernel copy = clCreateKernel(p, "copy", &err);
   CHECK(err);
   size_t n = N, local = 64;
-  if (getenv("SPLIT_WINDOWS") || getenv("SPLIT_BIG")) {
-    if (getenv("SPLIT_BIG"))
+  if (getenv("SPLIT_WINDOWS") || getenv("SPLIT_BIG") || getenv("SPLIT_BALANCE")) {
+    if (getenv("SPLIT_BALANCE"))
+      balance(&a, p);
+    else if (getenv("SPLIT_BIG"))
       big(&a, p);
     else
       windows(&a, p, 0);
