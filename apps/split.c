@@ -8,7 +8,8 @@
  *   SPLIT_REPS=R runs each app R times and prints the median times; SPLIT_QUEUES=Q splits over
  *   Q queues of the first device instead of one queue per device; SPLIT_PER_DEVICE=Q over Q
  *   queues of every device (parts that each hold a slice of data past a budget); JACOBI_ITERS sets Jacobi's
- *   sweeps; SPLIT_ONLY=1 runs the split launches alone (no whole launch: data past a device's
+ *   sweeps; SPLIT_WARMUPS=W launches each app W times (default 1), each followed by clFinish of
+ *   every queue, before the timed launch (histogram: once); SPLIT_ONLY=1 runs the split launches alone (no whole launch: data past a device's
  *   budget, TUTTI_DEVICE_MEM, taken in by parts). On a platform without cl_tutti_split (a vendor's own), or with SPLIT_PLAIN=1, only
  *   the whole launches run, on the first device: the vendor's baseline of Tutti's overhead, or
  *   an unchanged program that TUTTI_AGGREGATE splits over every device. */
@@ -161,6 +162,17 @@ static void launch(cl_kernel k, int split, cl_uint dim, const size_t *gws, const
     CHECK(clEnqueueNDRangeKernel(queues[0], k, dim, NULL, gws, lws, 0, NULL, NULL));
 }
 
+/* Warm-up launches (builds, first transfers), each followed by clFinish of every queue:
+ * SPLIT_WARMUPS of them (default 1; more let Tutti's balancing measure the parts). */
+static void warm_up(cl_kernel k, int split, cl_uint dim, const size_t *gws, const size_t *lws)
+{
+  int n = getenv("SPLIT_WARMUPS") ? atoi(getenv("SPLIT_WARMUPS")) : 1;
+  for (int i = 0; i < (n > 0 ? n : 1); i++) {
+    launch(k, split, dim, gws, lws);
+    finish_all();
+  }
+}
+
 /* Floats within 1e-5 relative (1e-5 absolute near zero). */
 static int close_enough(const float *got, const float *want, size_t n, const char *what)
 {
@@ -237,8 +249,7 @@ static void vecadd(int scale)
   double t[2] = {0, 0};
   int ok = 1;
   for (int split = first_run; split < 1 + have_split; split++) {
-    launch(k, split, 1, &n, NULL); /* warm-up: builds, first transfers */
-    finish_all();
+    warm_up(k, split, 1, &n, NULL);
     double t0 = now();
     launch(k, split, 1, &n, NULL);
     finish_all();
@@ -284,8 +295,7 @@ static void jacobi(int scale)
     /* Warm-up (builds, first transfers) into b, which the first sweep overwrites. */
     CHECK(clSetKernelArg(k, 0, sizeof a, &a));
     CHECK(clSetKernelArg(k, 1, sizeof b, &b));
-    launch(k, split, 2, gws, lws);
-    finish_all();
+    warm_up(k, split, 2, gws, lws);
     double t0 = now();
     for (int it = 0; it < iters; it++) {
       CHECK(clSetKernelArg(k, 0, sizeof a, it % 2 ? &b : &a));
@@ -334,8 +344,7 @@ static void matmul(int scale)
   double t[2] = {0, 0};
   int ok = 1;
   for (int split = first_run; split < 1 + have_split; split++) {
-    launch(k, split, 2, gws, NULL);
-    finish_all();
+    warm_up(k, split, 2, gws, NULL);
     double t0 = now();
     launch(k, split, 2, gws, NULL);
     memset(C, 0, (size_t)n * m * 4);
@@ -437,8 +446,7 @@ static void kmeans(int scale)
     CHECK(clSetKernelArg(k, 1, sizeof Cn, &Cn));
     CHECK(clSetKernelArg(k, 2, sizeof S, &S));
     CHECK(clSetKernelArg(k, 3, sizeof N, &N));
-    launch(k, split, 1, &gws, NULL); /* warm-up: its sums are overwritten below */
-    finish_all();
+    warm_up(k, split, 1, &gws, NULL); /* its sums are overwritten below */
     double t0 = now();
     for (int it = 0; it < iters; it++) {
       static const int zero[32];
@@ -504,8 +512,7 @@ static void nbody(int scale)
   double t[2] = {0, 0};
   int ok = 1;
   for (int split = first_run; split < 1 + have_split; split++) {
-    launch(k, split, 1, &gws, NULL);
-    finish_all();
+    warm_up(k, split, 1, &gws, NULL);
     double t0 = now();
     launch(k, split, 1, &gws, NULL);
     finish_all();

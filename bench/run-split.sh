@@ -6,9 +6,12 @@
 #  gpus: weak scaling on the host's GPUs (BACKEND, default nvidia): one rank with GPU 0 alone
 #    (CUDA_VISIBLE_DEVICES=0) against GPUS ranks with one GPU each and against one rank with
 #    GPUS GPUs, GPUS times the work (GPUS default 2).
+#  hetero: one rank with every device of the host's backends (a GPU and PoCL's CPU device, say):
+#    the split launches with balancing on and off (TUTTI_BALANCE; WARMUPS launches first, each
+#    followed by clFinish, default 6) against the whole launch on the first device.
 #  overhead: one GPU (BACKEND, default nvidia), the same kernel launched by the backend directly
 #    (its own platform, no Tutti) against a split launch of 1 part and of 8 parts on that GPU.
-# Usage: bench/run-split.sh scaling|gpus|overhead [APPS]   (from the build directory; BASE scales
+# Usage: bench/run-split.sh scaling|gpus|hetero|overhead [APPS]   (from the build directory; BASE scales
 # every size, default 8; VENDOR_LIB: the backend's library for the direct run)
 set -e
 what=${1:-scaling}
@@ -44,6 +47,16 @@ gpus)
     t1n=$(SPLIT_REPS=$reps "$top_builddir/tutti-run" -n 1 "$top_builddir/apps/split" "$app" \
           $((base * n)) | split_ms "$app")
     echo "$app (scale $base per GPU): 1 GPU ${t1} ms; $n ranks x 1 GPU ${tr} ms: efficiency $(echo "$t1 $tr" | awk '{printf "%.3f", $1 / $2}'); 1 rank x $n GPUs ${t1n} ms: efficiency $(echo "$t1 $t1n" | awk '{printf "%.3f", $1 / $2}')"
+  done ;;
+hetero)
+  "$top_builddir/tutti-info" 2>/dev/null | sed 's/^/# /' || true
+  for app in $apps; do
+    on=$(SPLIT_WARMUPS=${WARMUPS:-6} SPLIT_REPS=$reps "$top_builddir/tutti-run" -n 1 \
+         "$top_builddir/apps/split" "$app" "$base")
+    off=$(TUTTI_BALANCE=off SPLIT_WARMUPS=${WARMUPS:-6} SPLIT_REPS=$reps \
+          "$top_builddir/tutti-run" -n 1 "$top_builddir/apps/split" "$app" "$base")
+    w=$(echo "$on" | whole_ms "$app") b=$(echo "$on" | split_ms "$app") e=$(echo "$off" | split_ms "$app")
+    echo "$app (scale $base): whole on the first device ${w} ms; split over every device: balanced ${b} ms ($(echo "$w $b" | awk '{printf "%.2f", $1 / $2}')x the whole), equal parts ${e} ms ($(echo "$w $e" | awk '{printf "%.2f", $1 / $2}')x)"
   done ;;
 overhead)
   backend=${BACKEND:-nvidia}

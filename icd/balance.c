@@ -8,8 +8,8 @@
  * holds by then: a part's owner reads its kernel's profiling times, and the status batch that
  * clFinish waits for carries them to the other ranks (runtime/event.c). One launch of a kernel
  * is measured at a time, never the first on a set of devices; once clFinish has covered every
- * one of its parts, the kernel's weights become the mean of the old ones and the measured
- * speeds, unless the parts already ended within 5% of each other. Launches whose parts follow
+ * one of its parts, the kernel's weights move three quarters of the way from the old ones to
+ * the measured speeds, unless the parts already ended within 5% of each other. Launches whose parts follow
  * a buffer's distribution are not re-weighted (the data decides where work goes).
  * TUTTI_BALANCE=off turns it off. */
 #include "icd/icd.h"
@@ -215,9 +215,10 @@ static void reweigh(cl_kernel k, struct tt_balance *b)
     return;
   uint64_t got = 0;
   for (cl_uint p = 0; p < n; p++) {
-    /* The mean of the equal (or last) split and the measured one: noise moves it less. */
+    /* A quarter of the equal (or last) split, three quarters of the measured one: near
+     * the measured speeds in one step or two, less moved by noise. */
     uint64_t old = first ? ONE / n : b->w[p];
-    b->w[p] = old / 2 + fresh[p] / 2;
+    b->w[p] = old / 4 + fresh[p] / 4 * 3;
     got += b->w[p];
   }
   b->w[n - 1] += ONE - got; /* rounding: the sum stays ONE */

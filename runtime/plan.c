@@ -430,13 +430,31 @@ static cl_int depend_on(struct tt_deps *d, cl_context ctx, cl_uint dom, struct t
   return tt_deps_take(d, ev);
 }
 
-/* Adds the events of earlier accesses that conflict with [off, off+len). */
+/* A buffer's accesses are kept in order of their first byte; none is longer than
+ * root->access_longest. The first access starting at or after off. */
+static size_t access_at(cl_mem root, size_t off)
+{
+  size_t lo = 0, hi = root->naccesses;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (root->accesses[mid].off < off)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Adds the events of earlier accesses that conflict with [off, off+len): only those starting
+ * less than the longest access's length before it need a look. */
 static cl_int order_after(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
                           cl_mem root, size_t off, size_t len, bool writes)
 {
-  for (size_t i = 0; i < root->naccesses; i++) {
+  size_t from = off > root->access_longest ? off - root->access_longest : 0;
+  for (size_t i = access_at(root, from); i < root->naccesses && root->accesses[i].off < off + len;
+       i++) {
     struct tt_access *a = &root->accesses[i];
-    if (a->off < off + len && off < a->off + a->len && (a->writes || writes)) {
+    if (off < a->off + a->len && (a->writes || writes)) {
       cl_int err = depend_on(d, ctx, dom, nq, a);
       if (err != CL_SUCCESS)
         return err;
@@ -1648,6 +1666,7 @@ static void prune(cl_mem root)
       made[nmade++] = (typeof(made[0])){a->nq, a->ev};
   }
   size_t w = 0;
+  root->access_longest = 0;
   for (size_t i = 0; i < root->naccesses; i++) {
     struct tt_access *a = &root->accesses[i];
     cl_int st = CL_QUEUED;
@@ -1657,6 +1676,7 @@ static void prune(cl_mem root)
       drop_access(a);
       continue;
     }
+    root->access_longest = a->len > root->access_longest ? a->len : root->access_longest;
     root->accesses[w++] = *a;
   }
   root->naccesses = w;
@@ -1667,17 +1687,19 @@ static void record_access(cl_mem root, size_t off, size_t len, bool writes, cl_u
                           struct tt_nqueue *nq, cl_event ev, bool may_fail)
 {
   if (writes) {
-    /* A write supersedes every access it covers: it already waits for them. */
-    size_t w = 0;
-    for (size_t i = 0; i < root->naccesses; i++) {
+    /* A write supersedes every access it covers (they start inside it): it already waits
+     * for them. */
+    size_t first = access_at(root, off), w = first, i = first;
+    for (; i < root->naccesses && root->accesses[i].off < off + len; i++) {
       struct tt_access *a = &root->accesses[i];
-      if (a->off >= off && a->off + a->len <= off + len) {
+      if (a->off + a->len <= off + len) {
         drop_access(a);
         continue;
       }
       root->accesses[w++] = *a;
     }
-    root->naccesses = w;
+    memmove(root->accesses + w, root->accesses + i, (root->naccesses - i) * sizeof *root->accesses);
+    root->naccesses -= i - w;
   }
   if (root->naccesses >= ACCESS_PRUNE_AT)
     prune(root);
@@ -1694,8 +1716,15 @@ static void record_access(cl_mem root, size_t off, size_t len, bool writes, cl_u
   if (ev)
     TT_NATIVE_DISPATCH(ev)->clRetainEvent(ev);
   tt_nqueue_ref(nq);
+  /* After the accesses starting at or before it: the order of first bytes holds. */
+  size_t at = access_at(root, off);
+  while (at < root->naccesses && acc[at].off == off)
+    at++;
+  memmove(acc + at + 1, acc + at, (root->naccesses - at) * sizeof *acc);
+  root->naccesses++;
+  root->access_longest = len > root->access_longest ? len : root->access_longest;
   /* A command of a queue that saw a failing command may fail with it. */
-  acc[root->naccesses++] = (struct tt_access){off, len, writes, dom, nq, ev, may_fail || nq->may_fail};
+  acc[at] = (struct tt_access){off, len, writes, dom, nq, ev, may_fail || nq->may_fail};
 }
 
 void tt_plan_record_order(cl_mem root, size_t off, size_t len, cl_uint dom,
@@ -1805,6 +1834,7 @@ void tt_plan_forget(cl_mem root)
   free(root->accesses);
   root->accesses = NULL;
   root->naccesses = 0;
+  root->access_longest = 0;
   tt_rangemap_free(root->latest);
   root->latest = NULL;
 }

@@ -177,8 +177,10 @@ struct _cl_mem {
                       * when none */
   /* Consistency and ordering state: only in roots, guarded by the plan lock. */
   struct tt_rangemap *latest;   /* which domains hold the newest bytes of each range */
-  struct tt_access *accesses;   /* recent commands touching the buffer, for conflict order */
+  struct tt_access *accesses;   /* recent commands touching the buffer, for conflict order,
+                                 * by first byte (runtime/plan.c) */
   size_t naccesses;
+  size_t access_longest;        /* no access is longer */
   struct tt_map_record *maps;   /* live mappings (guarded by obj.lock) */
   /* clAttachBufferToDevice (roots only, plan lock): the domain that always holds the newest
    * bytes, or TT_NOT_ATTACHED; whether anything was ever written (else attaching zeroes). */
