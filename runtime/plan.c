@@ -1701,8 +1701,12 @@ static void record_access(cl_mem root, size_t off, size_t len, bool writes, cl_u
     memmove(root->accesses + w, root->accesses + i, (root->naccesses - i) * sizeof *root->accesses);
     root->naccesses -= i - w;
   }
-  if (root->naccesses >= ACCESS_PRUNE_AT)
+  /* Pruning asks the backend about every access: when most are still running (a split
+   * launch's parts), the next pruning waits until there are twice as many. */
+  if (root->naccesses >= ACCESS_PRUNE_AT && root->naccesses >= root->access_prune_at) {
     prune(root);
+    root->access_prune_at = 2 * root->naccesses;
+  }
   struct tt_access *acc = root->accesses;
   if (root->naccesses % ACCESS_PRUNE_AT == 0) {
     acc = realloc(root->accesses, (root->naccesses + ACCESS_PRUNE_AT) * sizeof *acc);
@@ -1835,6 +1839,7 @@ void tt_plan_forget(cl_mem root)
   root->accesses = NULL;
   root->naccesses = 0;
   root->access_longest = 0;
+  root->access_prune_at = 0;
   tt_rangemap_free(root->latest);
   root->latest = NULL;
 }

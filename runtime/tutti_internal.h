@@ -181,6 +181,7 @@ struct _cl_mem {
                                  * by first byte (runtime/plan.c) */
   size_t naccesses;
   size_t access_longest;        /* no access is longer */
+  size_t access_prune_at;       /* accesses pruned again from this many */
   struct tt_map_record *maps;   /* live mappings (guarded by obj.lock) */
   /* clAttachBufferToDevice (roots only, plan lock): the domain that always holds the newest
    * bytes, or TT_NOT_ATTACHED; whether anything was ever written (else attaching zeroes). */
