@@ -9,9 +9,9 @@
  * clFinish waits for carries them to the other ranks (runtime/event.c). One launch of a kernel
  * is measured at a time, never the first on a set of devices; once clFinish has covered every
  * one of its parts, the kernel's weights move three quarters of the way from the old ones to
- * the measured speeds, unless the parts already ended within 5% of each other. Launches whose parts follow
- * a buffer's distribution are not re-weighted (the data decides where work goes).
- * TUTTI_BALANCE=off turns it off. */
+ * the measured speeds, unless the parts already ended within 5% of each other. Launches whose
+ * parts follow a buffer's distribution are not re-weighted (the data decides where work
+ * goes). TUTTI_BALANCE=off turns it off. */
 #include "icd/icd.h"
 
 #include "runtime/check.h"
@@ -27,67 +27,68 @@
 
 #define ONE ((uint64_t)1 << 32) /* weights of a launch add up to this */
 
-/* A kernel's balance, guarded by the list lock below. */
+/* One part of the launch being measured. */
+struct part_time {
+  cl_event ev;   /* retained */
+  size_t groups; /* its work-groups */
+  uint64_t ns;   /* its kernel time, once clFinish covered it */
+  bool known;
+};
+
+/* A kernel's balance, guarded by the lock below. */
 struct tt_balance {
+  cl_kernel kernel;
   cl_uint nq;
   cl_device_id *dev; /* the queues' devices, in launch order */
   uint64_t *w;       /* their weights (sum ONE); NULL while equal */
   uint64_t launches; /* launches on these devices so far */
-  /* The launch being measured: one part per queue, or none (nparts 0). */
-  cl_uint nparts;
-  cl_event *ev;   /* the parts' events (retained) */
-  size_t *groups; /* work-groups of each part */
-  uint64_t *ns;   /* kernel time of each part once clFinish covered it, else 0 */
-  bool *known;
+  /* The launch being measured (one part per queue), or NULL; measured balances are listed
+   * from `measuring` through next. */
+  struct part_time *parts;
+  struct tt_balance *next;
 };
 
-/* Kernels with a launch being measured. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static cl_kernel *measuring;
-static size_t nmeasuring, capmeasuring;
+static struct tt_balance *measuring;
 
 bool tt_balance_on(cl_context ctx)
 {
   return tt_env()->balance && ctx->ndevices > 1;
 }
 
+/* Ends b's measurement (b is off the list). */
 static void measure_end(struct tt_balance *b)
 {
-  for (cl_uint p = 0; p < b->nparts; p++)
-    TT_RELEASE(b->ev[p]);
-  free(b->ev);
-  free(b->groups);
-  free(b->ns);
-  free(b->known);
-  b->ev = NULL;
-  b->groups = b->ns = NULL;
-  b->known = NULL;
-  b->nparts = 0;
+  for (cl_uint p = 0; b->parts && p < b->nq; p++)
+    TT_RELEASE(b->parts[p].ev);
+  free(b->parts);
+  b->parts = NULL;
+}
+
+static void unlist(struct tt_balance *b)
+{
+  for (struct tt_balance **at = &measuring; *at; at = &(*at)->next)
+    if (*at == b) {
+      *at = b->next;
+      return;
+    }
 }
 
 static void balance_free(struct tt_balance *b)
 {
   if (!b)
     return;
+  if (b->parts)
+    unlist(b);
   measure_end(b);
   free(b->dev);
   free(b->w);
   free(b);
 }
 
-static void unlist(cl_kernel k)
-{
-  for (size_t i = 0; i < nmeasuring; i++)
-    if (measuring[i] == k) {
-      measuring[i] = measuring[--nmeasuring];
-      return;
-    }
-}
-
 void tt_balance_kernel_free(cl_kernel k)
 {
   pthread_mutex_lock(&lock);
-  unlist(k);
   balance_free(k->balance);
   k->balance = NULL;
   pthread_mutex_unlock(&lock);
@@ -135,13 +136,13 @@ void tt_balance_measure(cl_kernel k, cl_uint nq, const cl_command_queue *qs,
   struct tt_balance *b = k->balance;
   if (!same_devices(b, nq, qs)) {
     balance_free(b);
-    unlist(k);
     b = k->balance = calloc(1, sizeof *b);
     if (b && !(b->dev = calloc(nq, sizeof *b->dev))) {
       free(b);
       b = k->balance = NULL;
     }
     if (b) {
+      b->kernel = k;
       b->nq = nq;
       for (cl_uint q = 0; q < nq; q++)
         b->dev[q] = qs[q]->device;
@@ -150,34 +151,13 @@ void tt_balance_measure(cl_kernel k, cl_uint nq, const cl_command_queue *qs,
   /* Not the first launch on these devices (its times may hold the backend's first-use
    * work), and one launch measured at a time: later ones wait until it is (decisions of
    * program order, alike on every rank). */
-  if (b && !b->nparts && b->launches++ > 0) {
-    b->ev = calloc(nq, sizeof *b->ev);
-    b->groups = calloc(nq, sizeof *b->groups);
-    b->ns = calloc(nq, sizeof *b->ns);
-    b->known = calloc(nq, sizeof *b->known);
-    bool listed = false;
-    if (b->ev && b->groups && b->ns && b->known && nmeasuring == capmeasuring) {
-      size_t cap = capmeasuring ? capmeasuring * 2 : 16;
-      cl_kernel *m = realloc(measuring, cap * sizeof *m);
-      if (m) {
-        measuring = m;
-        capmeasuring = cap;
-      }
+  if (b && !b->parts && b->launches++ > 0 && (b->parts = calloc(nq, sizeof *b->parts))) {
+    for (cl_uint p = 0; p < nq; p++) {
+      TT_RETAIN(ev[p]);
+      b->parts[p] = (struct part_time){.ev = ev[p], .groups = groups[p]};
     }
-    if (b->ev && b->groups && b->ns && b->known && nmeasuring < capmeasuring) {
-      measuring[nmeasuring++] = k;
-      listed = true;
-    }
-    if (listed) {
-      b->nparts = nq;
-      for (cl_uint p = 0; p < nq; p++) {
-        TT_RETAIN(ev[p]);
-        b->ev[p] = ev[p];
-        b->groups[p] = groups[p];
-      }
-    } else {
-      measure_end(b);
-    }
+    b->next = measuring;
+    measuring = b;
   }
   pthread_mutex_unlock(&lock);
 }
@@ -188,28 +168,26 @@ static uint64_t part_ns(cl_event e)
   return e->owner == tt_cluster_rank() ? tt_event_native_ns(e) : e->ns;
 }
 
-/* All parts of k's measured launch are known: new weights, unless they ended within 5%. */
-static void reweigh(cl_kernel k, struct tt_balance *b)
+/* All parts of b's measured launch are known: new weights, unless they ended within 5%. */
+static void reweigh(struct tt_balance *b)
 {
-  cl_uint n = b->nparts;
+  cl_uint n = b->nq;
+  const struct part_time *t = b->parts;
   uint64_t lo = UINT64_MAX, hi = 0;
   for (cl_uint p = 0; p < n; p++) {
-    lo = b->ns[p] < lo ? b->ns[p] : lo;
-    hi = b->ns[p] > hi ? b->ns[p] : hi;
+    lo = t[p].ns < lo ? t[p].ns : lo;
+    hi = t[p].ns > hi ? t[p].ns : hi;
   }
   if (lo == 0 || hi * 100 <= lo * 105)
     return;
   /* Speeds in groups per second, scaled, then as weights adding up to ONE. */
   unsigned __int128 speed[n], total = 0;
   for (cl_uint p = 0; p < n; p++) {
-    speed[p] = ((unsigned __int128)b->groups[p] << 40) / b->ns[p];
+    speed[p] = ((unsigned __int128)t[p].groups << 40) / t[p].ns;
     total += speed[p];
   }
   if (!total)
     return;
-  uint64_t fresh[n];
-  for (cl_uint p = 0; p < n; p++)
-    fresh[p] = (uint64_t)(speed[p] * ONE / total);
   bool first = !b->w;
   if (first && !(b->w = malloc(n * sizeof *b->w)))
     return;
@@ -217,25 +195,27 @@ static void reweigh(cl_kernel k, struct tt_balance *b)
   for (cl_uint p = 0; p < n; p++) {
     /* A quarter of the equal (or last) split, three quarters of the measured one: near
      * the measured speeds in one step or two, less moved by noise. */
-    uint64_t old = first ? ONE / n : b->w[p];
-    b->w[p] = old / 4 + fresh[p] / 4 * 3;
+    uint64_t old = first ? ONE / n : b->w[p], fresh = (uint64_t)(speed[p] * ONE / total);
+    b->w[p] = old / 4 + fresh / 4 * 3;
     got += b->w[p];
   }
   b->w[n - 1] += ONE - got; /* rounding: the sum stays ONE */
   uint64_t h = tt_check_bytes(b->w, n * sizeof *b->w);
   /* Rank-0 comparison: the weights are a plan decision like any other. */
   if (tt_check_active) {
-    uint64_t v[2] = {k->obj.id, h};
+    uint64_t v[2] = {b->kernel->obj.id, h};
     tt_check_call("rebalance", 0, v, 2);
   }
-  if (tt_cluster_rank() == 0 || !tt_cluster_distributed()) {
+#ifdef TT_ENABLE_DEBUG
+  if (tt_cluster_rank() == 0 && (tt_env()->debug & TT_LOG_PLAN)) {
     char line[512];
     int at = 0;
     for (cl_uint p = 0; p < n && at < (int)sizeof line - 24; p++)
       at += snprintf(line + at, sizeof line - (size_t)at, "%s%.1f%%", p ? " " : "",
                      (double)b->w[p] * 100.0 / (double)ONE);
-    TT_LOG(TT_LOG_PLAN, "kernel '%s' rebalanced over %u devices: %s", k->name, n, line);
+    TT_LOG(TT_LOG_PLAN, "kernel '%s' rebalanced over %u devices: %s", b->kernel->name, n, line);
   }
+#endif
   atomic_fetch_add_explicit(&tt_stats.rebalanced, 1, memory_order_relaxed);
   atomic_store_explicit(&tt_stats.balance_digest,
                         (atomic_load(&tt_stats.balance_digest) ^ h) * 1099511628211ull,
@@ -245,24 +225,24 @@ static void reweigh(cl_kernel k, struct tt_balance *b)
 void tt_balance_finished(cl_command_queue q, uint64_t seq)
 {
   pthread_mutex_lock(&lock);
-  for (size_t i = 0; i < nmeasuring;) {
-    cl_kernel k = measuring[i];
-    struct tt_balance *b = k->balance;
+  for (struct tt_balance **at = &measuring; *at;) {
+    struct tt_balance *b = *at;
     bool all = true;
-    for (cl_uint p = 0; p < b->nparts; p++) {
-      if (!b->known[p] && b->ev[p]->queue == q && b->ev[p]->seq <= seq) {
-        b->known[p] = true;
-        b->ns[p] = part_ns(b->ev[p]);
+    for (cl_uint p = 0; p < b->nq; p++) {
+      struct part_time *t = &b->parts[p];
+      if (!t->known && t->ev->queue == q && t->ev->seq <= seq) {
+        t->known = true;
+        t->ns = part_ns(t->ev);
       }
-      all = all && b->known[p];
+      all = all && t->known;
     }
     if (!all) {
-      i++;
+      at = &b->next;
       continue;
     }
-    reweigh(k, b);
+    *at = b->next;
+    reweigh(b);
     measure_end(b);
-    measuring[i] = measuring[--nmeasuring];
   }
   pthread_mutex_unlock(&lock);
 }

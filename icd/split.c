@@ -311,13 +311,17 @@ static size_t parts_weighted(cl_kernel k, cl_uint nq, const cl_command_queue *qs
   size_t *bounds = calloc((size_t)nq + 1, sizeof *bounds);
   size_t n = 0;
   if (p && bounds) {
-    *balanced = tt_balance_on(k->context) && tt_balance_bounds(k, nq, qs, G, bounds);
-    for (cl_uint q = 0; q < nq; q++) {
-      size_t g0 = *balanced ? bounds[q] : (size_t)((unsigned __int128)q * G / nq);
-      size_t g1 = *balanced ? bounds[q + 1] : (size_t)((unsigned __int128)(q + 1) * G / nq);
-      if (g1 > g0)
-        p[n++] = (struct part){q, g0, g1};
-    }
+    *balanced = tt_balance_bounds(k, nq, qs, G, bounds);
+    for (cl_uint q = 0; q <= nq && !*balanced; q++)
+      bounds[q] = (size_t)((unsigned __int128)q * G / nq);
+    /* Field by field: the divergence check hashes the parts' bytes, whose padding stays
+     * calloc's zeros. */
+    for (cl_uint q = 0; q < nq; q++)
+      if (bounds[q + 1] > bounds[q]) {
+        p[n].queue = q;
+        p[n].g0 = bounds[q];
+        p[n++].g1 = bounds[q + 1];
+      }
   }
   free(bounds);
   if (!n) {
@@ -1043,7 +1047,8 @@ cl_int CL_API_CALL tt_clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues,
     most += s.reduce[i].n;
   /* Every rank plans the same parts and measures the same launches (TUTTI_BALANCE alike). */
   if (tt_check_active) {
-    uint64_t v[3] = {kernel->obj.id, measure, balanced ? tt_check_bytes(s.parts, s.nparts * sizeof *s.parts) : 0};
+    uint64_t v[3] = {kernel->obj.id, measure,
+                     balanced ? tt_check_bytes(s.parts, s.nparts * sizeof *s.parts) : 0};
     tt_check_call("split parts", 0, v, 3);
   }
   /* The parts' events: for the program's event, and for measuring the parts' times. */
