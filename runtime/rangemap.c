@@ -138,17 +138,43 @@ static size_t split(struct tt_rangemap *m, size_t off)
   return i + 1;
 }
 
-static void merge(struct tt_rangemap *m)
+/* Joins equal neighbours among runs [lo, hi) after an edit there; every other pair of
+ * neighbours differs already, so a CYCLIC buffer's thousands of runs are not all compared
+ * again on every part's write. */
+static void merge(struct tt_rangemap *m, size_t lo, size_t hi)
 {
-  size_t w = 0, bytes = m->words * sizeof *m->bits;
-  for (size_t i = 1; i < m->n; i++) {
+  size_t w = lo, bytes = m->words * sizeof *m->bits;
+  for (size_t i = lo + 1; i < hi; i++) {
     if (!memcmp(bits_of(m, i), bits_of(m, w), bytes))
       continue;
     w++;
     m->start[w] = m->start[i];
     memmove(bits_of(m, w), bits_of(m, i), bytes);
   }
-  m->n = w + 1;
+  size_t gone = hi - 1 - w, after = m->n - hi;
+  if (!gone)
+    return;
+  memmove(&m->start[w + 1], &m->start[hi], after * sizeof *m->start);
+  memmove(bits_of(m, w + 1), bits_of(m, hi), after * bytes);
+  m->n -= gone;
+}
+
+/* The runs an edit of runs [first, last) may have made equal to a neighbour. */
+static void merge_edit(struct tt_rangemap *m, size_t first, size_t last)
+{
+  merge(m, first ? first - 1 : 0, last < m->n ? last + 1 : m->n);
+}
+
+/* Whether run i's holders are h alone (h < 0: nobody), or include h (add). */
+static bool holds_as(const struct tt_rangemap *m, size_t i, int h, int add)
+{
+  const uint64_t *b = bits_of(m, i);
+  if (add)
+    return b[h / 64] >> (h % 64) & 1;
+  for (unsigned k = 0; k < m->words; k++)
+    if (b[k] != (h >= 0 && (unsigned)h / 64 == k ? (uint64_t)1 << (h % 64) : 0))
+      return false;
+  return true;
 }
 
 static int update(struct tt_rangemap *m, size_t off, size_t len, int h, int add)
@@ -158,6 +184,13 @@ static int update(struct tt_rangemap *m, size_t off, size_t len, int h, int add)
   if (h >= 0 && (unsigned)h >= m->nholders)
     return -1;
   size_t end = off + len > m->size ? m->size : off + len;
+  /* Nothing to change (a part writing again the chunk it wrote last time): no runs split
+   * and joined back, which moves every run after them. */
+  bool same = true;
+  for (size_t i = find(m, off); i < m->n && m->start[i] < end && same; i++)
+    same = holds_as(m, i, h, add);
+  if (same)
+    return 0;
   if (reserve(m, 2))
     return -1;
   size_t first = off ? split(m, off) : 0;
@@ -169,7 +202,7 @@ static int update(struct tt_rangemap *m, size_t off, size_t len, int h, int add)
     if (h >= 0)
       b[h / 64] |= (uint64_t)1 << (h % 64);
   }
-  merge(m);
+  merge_edit(m, first, last);
   return 0;
 }
 
@@ -183,28 +216,37 @@ int tt_rangemap_add(struct tt_rangemap *m, size_t off, size_t len, unsigned h)
   return update(m, off, len, (int)h, 1);
 }
 
+/* Whether dropping holder h changes run i: h holds it, and so does another (the only
+ * holder keeps its bytes). */
+static bool drop_changes(const struct tt_rangemap *m, size_t i, unsigned h)
+{
+  const uint64_t *b = bits_of(m, i);
+  uint64_t bit = (uint64_t)1 << (h % 64);
+  bool others = false;
+  for (unsigned k = 0; k < m->words && !others; k++)
+    others = (k == h / 64 ? b[k] & ~bit : b[k]) != 0;
+  return (b[h / 64] & bit) && others;
+}
+
 int tt_rangemap_drop(struct tt_rangemap *m, size_t off, size_t len, unsigned h)
 {
   if (len == 0 || off >= m->size || h >= m->nholders)
     return 0;
   size_t end = off + len > m->size ? m->size : off + len;
+  /* As in update: nothing to change, nothing split. */
+  bool same = true;
+  for (size_t i = find(m, off); i < m->n && m->start[i] < end && same; i++)
+    same = !drop_changes(m, i, h);
+  if (same)
+    return 0;
   if (reserve(m, 2))
     return -1;
   size_t first = off ? split(m, off) : 0;
   size_t last = end < m->size ? split(m, end) : m->n;
-  uint64_t bit = (uint64_t)1 << (h % 64);
-  for (size_t i = first; i < last; i++) {
-    uint64_t *b = bits_of(m, i);
-    if (!(b[h / 64] & bit))
-      continue;
-    b[h / 64] &= ~bit;
-    bool others = false;
-    for (unsigned k = 0; k < m->words && !others; k++)
-      others = b[k] != 0;
-    if (!others)
-      b[h / 64] |= bit; /* its only holder keeps it */
-  }
-  merge(m);
+  for (size_t i = first; i < last; i++)
+    if (drop_changes(m, i, h))
+      bits_of(m, i)[h / 64] &= ~((uint64_t)1 << (h % 64));
+  merge_edit(m, first, last);
   return 0;
 }
 

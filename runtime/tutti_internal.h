@@ -100,9 +100,11 @@ struct tt_domain {
    * goes on the internal queue after their writes (runtime/window.c). */
   struct tt_spill *spill_blocks;
   /* Prefetch (runtime/window.c): the window the domain's commands used last, by its buffer
-   * (NULL: none) and a byte in it; every rank alike. */
+   * (NULL: none) and a byte in it; every rank alike. Prefetching starts with the domain's
+   * first eviction: until then every window is on its device. */
   cl_mem last_root;
   size_t last_at;
+  bool evicted;
 };
 
 struct _cl_context {

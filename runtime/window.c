@@ -388,11 +388,18 @@ struct drop_walk {
 /* The window of root in dom holding byte `at`, or NULL. */
 static struct tt_window *window_holding(cl_mem root, cl_uint dom, size_t at)
 {
+  /* The last window starting at or before `at` (they are sorted and disjoint: a CYCLIC
+   * buffer's device has one per chunk it owns, looked up for every part). */
   struct tt_window_set *s = &root->windows[dom];
-  for (size_t k = 0; k < s->n && s->w[k].lo <= at; k++)
-    if (at < s->w[k].hi)
-      return &s->w[k];
-  return NULL;
+  size_t lo = 0, hi = s->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (s->w[mid].lo <= at)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo && at < s->w[lo - 1].hi ? &s->w[lo - 1] : NULL;
 }
 
 static int drop_run(void *arg, size_t off, size_t len, tt_holders holders)
@@ -458,6 +465,7 @@ static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
     tt_check_call("eviction", 0, v + 1, sizeof v / sizeof v[0] - 1);
   count(root, dom, -(int64_t)len);
   w->resident = false;
+  dm->evicted = true;
   /* Only the domain's rank has a native buffer to hand on or free. */
   if (w->native && keep && !keep->native && e.sp && keep->len == len &&
       keep->flags == window_flags(root)) {
@@ -632,9 +640,15 @@ static cl_int carry_over(cl_mem root, cl_uint dom, const struct tt_window *o,
 /* Windows of s overlapping [lo, hi): *i .. *j-1. */
 static void overlap(const struct tt_window_set *s, size_t lo, size_t hi, size_t *i, size_t *j)
 {
-  *i = 0;
-  while (*i < s->n && s->w[*i].hi <= lo)
-    ++*i;
+  size_t a = 0, b = s->n; /* disjoint and sorted: their ends are sorted too */
+  while (a < b) {
+    size_t mid = a + (b - a) / 2;
+    if (s->w[mid].hi <= lo)
+      a = mid + 1;
+    else
+      b = mid;
+  }
+  *i = a;
   *j = *i;
   while (*j < s->n && s->w[*j].lo < hi)
     ++*j;
@@ -849,7 +863,7 @@ void tt_window_prefetch(cl_context ctx, cl_uint dom)
 {
   struct tt_domain *dm = &ctx->domains[dom];
   size_t ahead = tt_env()->lookahead;
-  if (!dm->last_root || !ahead)
+  if (!dm->last_root || !ahead || !dm->evicted)
     return;
   if (ahead == SIZE_MAX) {
     size_t budget = budget_of(ctx, dom);

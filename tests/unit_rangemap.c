@@ -44,6 +44,49 @@ static int collect(void *arg, size_t off, size_t len, tt_holders h)
   return 0;
 }
 
+/* Random writes, copies and drops on a map of 257 bytes among 3 holders, against a byte by
+ * byte model: the same holders everywhere, and as many runs as the model has maximal runs
+ * (edits join equal neighbours only around themselves, so nothing may stay split). */
+static void against_model(void)
+{
+  enum { SIZE = 257 };
+  unsigned char model[SIZE];
+  struct tt_rangemap *m = tt_rangemap_new(SIZE, 3, 0);
+  memset(model, 0, sizeof model);
+  unsigned long long x = 88172645463325252ull;
+  for (int step = 0; step < 20000; step++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    size_t off = x % SIZE, len = (x >> 16) % 40;
+    unsigned h = (x >> 32) % 3, op = (x >> 40) % 3;
+    size_t end = off + len > SIZE ? SIZE : off + len;
+    if (op == 0) {
+      CHECK(tt_rangemap_set(m, off, len, (int)h) == 0);
+      for (size_t i = off; i < end; i++)
+        model[i] = (unsigned char)(1u << h);
+    } else if (op == 1) {
+      CHECK(tt_rangemap_add(m, off, len, h) == 0);
+      for (size_t i = off; i < end; i++)
+        model[i] |= (unsigned char)(1u << h);
+    } else {
+      CHECK(tt_rangemap_drop(m, off, len, h) == 0);
+      for (size_t i = off; i < end; i++)
+        if (model[i] & ~(1u << h))
+          model[i] &= (unsigned char)~(1u << h);
+    }
+    size_t runs = 1;
+    for (size_t i = 1; i < SIZE; i++)
+      runs += model[i] != model[i - 1];
+    int same = tt_rangemap_runs(m) == runs;
+    for (size_t i = 0; i < SIZE && same; i++)
+      for (unsigned k = 0; k < 3; k++)
+        same &= !tt_rangemap_holds(m, i, 1, k) == !(model[i] >> k & 1);
+    CHECK(same);
+    if (!same)
+      break;
+  }
+  tt_rangemap_free(m);
+}
+
 static int stop_at_second(void *arg, size_t off, size_t len, tt_holders h)
 {
   int *n = arg;
@@ -161,6 +204,7 @@ int main(void)
   CHECK(mg.bytes == 100 && mg.calls == 4 && tt_rangemap_runs(m) == 2);
   tt_rangemap_free(m);
 
+  against_model();
   printf("unit_rangemap: %s\n", failures ? "FAILED" : "passed");
   return failures ? 1 : 0;
 }
