@@ -143,6 +143,8 @@ void tt_split_kernel_init(cl_kernel k)
   k->ann_text = k->ann ? strdup(pr->text) : NULL;
 }
 
+static void memo_drop(cl_kernel k);
+
 static void variants_free(struct tt_variant *v)
 {
   while (v) {
@@ -158,6 +160,7 @@ static void variants_free(struct tt_variant *v)
 
 void tt_split_kernel_free(cl_kernel k)
 {
+  memo_drop(k);
   tt_balance_kernel_free(k);
   variants_free(k->variants);
   tt_ann_free(k->ann);
@@ -186,6 +189,7 @@ cl_int CL_API_CALL tt_clSetKernelAnnotationTUTTI(cl_kernel kernel, const char *a
      * non-affine index). */
     return CL_INVALID_VALUE;
   }
+  memo_drop(kernel);
   tt_ann_free(kernel->ann);
   free(kernel->ann_text);
   kernel->ann = a;
@@ -462,10 +466,13 @@ struct split {
   struct tt_ann_ranges *reduce; /* per part and reduce rule: [part * nrules + rule] */
   size_t nrules;
   char why[256];                /* why the launch runs whole, when it does */
+  struct tt_split_memo *memo;   /* the arrays above are the kernel's memo's (memo_done) */
 };
 
 static void split_free(struct split *s)
 {
+  if (s->memo)
+    return;
   for (size_t p = 0; s->uses && p < s->nparts; p++)
     free(s->uses[p].u);
   for (size_t i = 0; s->reduce && i < s->nparts * s->nrules; i++)
@@ -583,6 +590,133 @@ static int plan_parts(struct split *s, const struct tt_ann_launch *l)
   }
   free(w);
   return rc;
+}
+
+/* --- the plan of the last launch, kept -------------------------------------------------------- */
+
+/* A kernel launched again and again alike (a solver's iterations, the same arguments, the
+ * same parts) gets the same plan: the last one is kept with what it was planned from and
+ * taken again when all of that is equal (caller holds the kernel's lock). */
+struct tt_split_memo {
+  bool busy;  /* a launch is using it (run_parts runs outside the kernel's lock) */
+  bool stale; /* dropped while busy: freed when that launch ends */
+  const struct tt_ann *ann;
+  struct tt_ann_launch l;
+  int64_t *values;  /* nparams */
+  uint64_t *ids;    /* nargs: each argument's buffer id, or 0 */
+  struct split s;   /* parts, uses, reduce ranges */
+  size_t *nuses;    /* per part: its uses as planned (run_parts appends reduction copies) */
+};
+
+static void memo_free(struct tt_split_memo *m)
+{
+  if (!m)
+    return;
+  m->s.memo = NULL;
+  split_free(&m->s);
+  free(m->values);
+  free(m->ids);
+  free(m->nuses);
+  free(m);
+}
+
+/* Drops k's memo (its annotation changed, it is released). */
+static void memo_drop(cl_kernel k)
+{
+  struct tt_split_memo *m = k->split_memo;
+  k->split_memo = NULL;
+  if (m && m->busy)
+    m->stale = true;
+  else
+    memo_free(m);
+}
+
+static uint64_t arg_id(const struct tt_kernel_arg *a)
+{
+  return a->kind == TT_ARG_MEM && a->mem ? a->mem->obj.id : 0;
+}
+
+static bool same_launch(const struct tt_ann_launch *a, const struct tt_ann_launch *b)
+{
+  if (a->work_dim != b->work_dim)
+    return false;
+  for (unsigned d = 0; d < 3; d++)
+    if (a->offset[d] != b->offset[d] || a->global[d] != b->global[d] || a->local[d] != b->local[d])
+      return false;
+  return true;
+}
+
+/* Takes k's memo for s when it was planned from the same annotation, launch, parameter
+ * values, buffers and parts (s->parts: this launch's, given up for the memo's). */
+static bool memo_take(cl_kernel k, struct split *s, const struct tt_ann_launch *l)
+{
+  struct tt_split_memo *m = k->split_memo;
+  if (!m || m->busy || m->ann != k->ann || m->s.nparts != s->nparts || !same_launch(&m->l, l))
+    return false;
+  for (long i = 0; i < k->nparams; i++)
+    if (m->values[i] != l->values[i])
+      return false;
+  for (cl_uint i = 0; i < k->nargs; i++)
+    if (m->ids[i] != arg_id(&k->args[i]))
+      return false;
+  /* Field by field: a part's padding is not part of it. */
+  for (size_t p = 0; p < s->nparts; p++)
+    if (m->s.parts[p].queue != s->parts[p].queue || m->s.parts[p].g0 != s->parts[p].g0 ||
+        m->s.parts[p].g1 != s->parts[p].g1)
+      return false;
+  free(s->parts);
+  s->parts = m->s.parts;
+  s->uses = m->s.uses;
+  s->reduce = m->s.reduce;
+  s->nrules = m->s.nrules;
+  s->memo = m;
+  m->busy = true;
+  return true;
+}
+
+/* Keeps s, planned from l, as k's memo (values: taken), unless a launch is using the one
+ * there. Without memory s stays the launch's own. */
+static void memo_keep(cl_kernel k, struct split *s, const struct tt_ann_launch *l, int64_t *values)
+{
+  if (k->split_memo && k->split_memo->busy) {
+    free(values);
+    return;
+  }
+  struct tt_split_memo *m = calloc(1, sizeof *m);
+  uint64_t *ids = calloc(k->nargs + 1, sizeof *ids);
+  size_t *nuses = calloc(s->nparts + 1, sizeof *nuses);
+  if (!m || !ids || !nuses) {
+    free(m);
+    free(ids);
+    free(nuses);
+    free(values);
+    return;
+  }
+  memo_drop(k);
+  for (cl_uint i = 0; i < k->nargs; i++)
+    ids[i] = arg_id(&k->args[i]);
+  for (size_t p = 0; p < s->nparts; p++)
+    nuses[p] = s->uses[p].n;
+  *m = (struct tt_split_memo){.busy = true, .ann = k->ann, .l = *l, .values = values, .ids = ids,
+                              .s = *s, .nuses = nuses};
+  m->l.values = NULL;
+  s->memo = m;
+  k->split_memo = m;
+}
+
+/* The launch is done with s: a memo's uses back as planned, and free for the next launch. */
+static void memo_done(cl_kernel k, struct split *s)
+{
+  struct tt_split_memo *m = s->memo;
+  if (!m)
+    return;
+  pthread_mutex_lock(&k->obj.lock);
+  for (size_t p = 0; p < m->s.nparts; p++)
+    m->s.uses[p].n = m->nuses[p];
+  m->busy = false;
+  if (m->stale)
+    memo_free(m);
+  pthread_mutex_unlock(&k->obj.lock);
 }
 
 /* --- programs built for split launches ------------------------------------------------------ */
@@ -1022,7 +1156,16 @@ cl_int CL_API_CALL tt_clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues,
       l.global[d] = global_work_size[d];
       l.local[d] = lws[d];
     }
-    rc = s.parts && values ? plan_parts(&s, &l) : -2;
+    if (!s.parts || !values)
+      rc = -2;
+    else if (memo_take(kernel, &s, &l))
+      rc = 0;
+    else
+      rc = plan_parts(&s, &l);
+    if (rc == 0 && !s.memo) {
+      memo_keep(kernel, &s, &l, values);
+      values = NULL;
+    }
     free(values);
   }
   bool warn = rc == -1 && num_queues > 1 && !kernel->warned_whole;
@@ -1084,6 +1227,7 @@ cl_int CL_API_CALL tt_clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues,
     if (evs[i])
       TT_RELEASE(evs[i]);
   free(evs);
+  memo_done(kernel, &s);
   split_free(&s);
   return err;
 }

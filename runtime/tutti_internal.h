@@ -23,6 +23,7 @@ struct tt_backend_platform;
 struct tt_rangemap;
 struct tt_access;
 struct tt_ann;
+struct tt_split_memo;
 struct tt_ann_param;
 struct tt_ann_pragma;
 struct tt_variant;
@@ -267,6 +268,7 @@ struct _cl_kernel {
   bool warned_whole; /* the one warning of launches run whole */
   bool rebase_refused; /* its source's parameters cannot take windows (tt_ann_rebase) */
   struct tt_balance *balance; /* weights of its parts (icd/balance.c; that file's lock) */
+  struct tt_split_memo *split_memo; /* the plan of its last split launch (icd/split.c) */
 };
 
 struct tt_callback;

@@ -50,6 +50,8 @@ static const char *src =
     "  float a = 0, lo = INFINITY, hi = -INFINITY; long l = 0; ulong u = 0;\n"
     "  for (size_t j = 0; j < n; j++) { float v = x[g * n + j]; a += v; lo = fmin(lo, v); hi = fmax(hi, v); l += (long)v; u ^= (ulong)(g * n + j) << 20; }\n"
     "  s[g] = a; mn[g] = lo; mx[g] = hi; ls[g] = l; ux[g] = u; }\n"
+    "#pragma tutti global i => read a[i+s], write b[i]\n"
+    "__kernel void shifted(__global const int *a, __global int *b, int s) { size_t i = get_global_id(0); b[i] = a[i + s] + 1; }\n"
     "/* Work-items below `heavy` do 100 times the work of the others. */\n"
     "#pragma tutti global i => readwrite a[i]\n"
     "__kernel void skewed(__global uint *a, uint heavy)\n"
@@ -141,6 +143,73 @@ static void windows(struct app *a, cl_program p, int whole)
   clReleaseKernel(k);
   clReleaseMemObject(X[0]);
   clReleaseMemObject(X[1]);
+}
+
+/* A kernel launched again plans again only when something it was planned from changed:
+ * launches alike, then another buffer, another scalar that moves its reads, another size.
+ * A plan kept too long would write the old buffer or read the old chunks. */
+static void replan(struct app *a, cl_program p)
+{
+  cl_uint first = getenv("TUTTI_AGGREGATE") ? 1 : 0, nq = a->ndev - first;
+  cl_command_queue *qs = a->qs + first;
+  enum { W = 1 << 14 };
+  static int host[W], got[W], zero[W];
+  for (int i = 0; i < W; i++)
+    host[i] = (i * 29) % 1013 - 500;
+  cl_int err;
+  cl_tutti_distribution d = {CL_TUTTI_DIST_BLOCK, 1, sizeof(int), {W, 0, 0}, {0, 0, 0}, nq,
+                             a->devs + first};
+  cl_mem A, B[2];
+  A = clCreateBuffer(a->ctx, CL_MEM_READ_WRITE, sizeof host, NULL, &err);
+  CHECK(err);
+  CHECK(clSetBufferDistributionTUTTI(A, &d));
+  /* Each chunk written on its owner: no rank holds the others' bytes. */
+  size_t chunk = (W + nq - 1) / nq;
+  for (cl_uint q = 0; q < nq; q++) {
+    size_t lo = q * chunk, hi = lo + chunk < W ? lo + chunk : W;
+    CHECK(clEnqueueWriteBuffer(qs[q], A, CL_FALSE, lo * 4, (hi - lo) * 4, host + lo, 0, NULL, NULL));
+  }
+  for (int b = 0; b < 2; b++) {
+    B[b] = clCreateBuffer(a->ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof zero, zero, &err);
+    CHECK(err);
+    CHECK(clSetBufferDistributionTUTTI(B[b], &d));
+  }
+  cl_kernel k = clCreateKernel(p, "shifted", &err);
+  CHECK(err);
+  struct {
+    int b, shift;
+    size_t n;
+    const char *what;
+  } steps[] = {{0, 0, W / 2, "first launch"},
+               {0, 0, W / 2, "the same launch again"},
+               {0, W / 2, W / 2, "another shift: reads move to the upper half"},
+               {1, W / 2, W / 2, "another buffer written"},
+               {1, W / 4, W / 2, "another shift again"},
+               {1, 0, W, "another global size"}};
+  for (size_t t = 0; t < sizeof steps / sizeof steps[0]; t++) {
+    int shift = steps[t].shift;
+    CHECK(clSetKernelArg(k, 0, sizeof A, &A));
+    CHECK(clSetKernelArg(k, 1, sizeof B[0], &B[steps[t].b]));
+    CHECK(clSetKernelArg(k, 2, sizeof shift, &shift));
+    CHECK(clEnqueueSplitNDRangeKernelTUTTI(nq, qs, k, 1, NULL, &steps[t].n, NULL, 0, NULL, NULL));
+    CHECK(clEnqueueReadBuffer(qs[nq - 1], B[steps[t].b], CL_TRUE, 0, sizeof got, got, 0, NULL, NULL));
+    int good = 1;
+    for (size_t i = 0; i < steps[t].n; i++)
+      good &= got[i] == host[i + shift] + 1;
+    /* The other buffer keeps what its last launch wrote. */
+    if (t == 3) {
+      CHECK(clEnqueueReadBuffer(qs[0], B[0], CL_TRUE, 0, sizeof got, got, 0, NULL, NULL));
+      for (size_t i = 0; i < W / 2; i++)
+        good &= got[i] == host[i + W / 2] + 1;
+    }
+    char what[128];
+    snprintf(what, sizeof what, "replanning: %s", steps[t].what);
+    ok(good, what);
+  }
+  clReleaseKernel(k);
+  clReleaseMemObject(A);
+  clReleaseMemObject(B[0]);
+  clReleaseMemObject(B[1]);
 }
 
 /* A buffer larger than any one device's CL_DEVICE_MAX_MEM_ALLOC_SIZE, through the aggregate
@@ -274,6 +343,7 @@ int main(void)
     return failures ? 1 : 0;
   }
   windows(&a, p, 1);
+  replan(&a, p);
 
   /* clSetKernelAnnotationTUTTI. */
   is(clSetKernelAnnotationTUTTI(NULL, "global i => read a[i]"), CL_INVALID_KERNEL, "annotation: NULL kernel");
