@@ -2,7 +2,8 @@
 # Split launches (apps/split, doc/split.md), two figures:
 #  scaling: weak scaling on CPU devices, 1 rank with 1 PoCL device of THREADS threads against
 #    RANKS ranks with one such device each and RANKS times the work; efficiency = T1 / TR of
-#    the split launches (medians of REPS runs).
+#    the split launches (medians of REPS runs). Also RANKS copies of the 1-rank job at once
+#    (time TC): T1 / TC is what the host loses with that many busy cores, TC / TR Tutti's part.
 #  gpus: weak scaling on the host's GPUs (BACKEND, default nvidia): one rank with GPU 0 alone
 #    (CUDA_VISIBLE_DEVICES=0) against GPUS ranks with one GPU each and against one rank with
 #    GPUS GPUs, GPUS times the work (GPUS default 2).
@@ -34,7 +35,20 @@ scaling)
     tr=$(POCL_DEVICES=pthread POCL_MAX_PTHREAD_COUNT=$threads SPLIT_REPS=$reps \
          "$top_builddir/tutti-run" -n "$ranks" "$top_builddir/apps/split" "$app" $((base * ranks)) |
          split_ms "$app")
-    echo "$app: 1 rank x 1 device ($threads threads) ${t1} ms, $ranks ranks x 1 device, ${ranks}x the work, ${tr} ms: weak-scaling efficiency $(echo "$t1 $tr" | awk '{printf "%.3f", $1 / $2}')"
+    # The machine's own share: RANKS copies of the 1-rank job at once (no MPI between them,
+    # as many busy cores as the RANKS-rank job): T1 against their median is what sharing the
+    # host's cores, caches and clock costs; the crowded time against TR is Tutti's part.
+    outs=""
+    for c in $(seq "$ranks"); do
+      o=$(mktemp)
+      outs="$outs $o"
+      POCL_DEVICES=pthread POCL_MAX_PTHREAD_COUNT=$threads SPLIT_REPS=$reps \
+        "$top_builddir/tutti-run" -n 1 "$top_builddir/apps/split" "$app" "$base" > "$o" &
+    done
+    wait
+    tc=$(for o in $outs; do split_ms "$app" < "$o"; done | sort -n | awk '{v[NR] = $1} END {print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}')
+    rm -f $outs
+    echo "$app: 1 rank x 1 device ($threads threads) ${t1} ms, $ranks ranks x 1 device, ${ranks}x the work, ${tr} ms: weak-scaling efficiency $(echo "$t1 $tr" | awk '{printf "%.3f", $1 / $2}'); $ranks 1-rank jobs at once ${tc} ms: the host's share $(echo "$t1 $tc" | awk '{printf "%.3f", $1 / $2}'), Tutti's $(echo "$tc $tr" | awk '{printf "%.3f", $1 / $2}')"
   done ;;
 gpus)
   n=${GPUS:-2}

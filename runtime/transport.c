@@ -107,6 +107,13 @@ static int64_t large_activity_ns;
  * that move the bytes or run the kernels waited for. */
 static bool hot_polling;
 static atomic_int host_waiting; /* tt_transport_host_waits */
+/* When the host began to wait (host_waiting went from 0). The polling stays hot for the
+ * first HOT_WAIT_NS only: a small read's bytes or a short kernel's status come within it,
+ * and a wait for a long kernel elsewhere does not keep a core spinning beside the backend's
+ * threads (4 ranks of 4 PoCL threads on 16 cores: each rank's spinning thread slowed its
+ * kernels); after it, the thread sleeps at most 50 us between tests. */
+#define HOT_WAIT_NS 1000000LL
+static _Atomic int64_t host_wait_since;
 
 static int busy_requests(void)
 {
@@ -243,10 +250,12 @@ static void *progress_main(void *unused)
       /* Nothing moved: back off, from a microsecond up to 50 us (5 ms when only goodbyes
        * are awaited), so that an idle rank leaves the cores to the backends' kernels. */
       pthread_mutex_lock(&lock);
-      long cap = busy_requests() ? 50000 : 5000000;
+      bool waited = atomic_load(&host_waiting) > 0;
+      long cap = busy_requests() || waited ? 50000 : 5000000;
+      int64_t t = now_ns();
       bool hot = (large_inflight > 0 &&
-                  now_ns() - large_activity_ns < (hot_polling ? HOT_NS : HOT_FEW_CORES_NS)) ||
-                 (hot_polling && atomic_load(&host_waiting) > 0);
+                  t - large_activity_ns < (hot_polling ? HOT_NS : HOT_FEW_CORES_NS)) ||
+                 (hot_polling && waited && t - atomic_load(&host_wait_since) < HOT_WAIT_NS);
       pthread_mutex_unlock(&lock);
       if (hot) {
         sched_yield();
@@ -469,6 +478,8 @@ void tt_transport_describe_with(enum tt_channel ch, void (*fn)(void *arg, char *
 
 void tt_transport_host_waits(int delta)
 {
+  if (delta > 0 && atomic_load(&host_waiting) == 0)
+    atomic_store(&host_wait_since, now_ns());
   atomic_fetch_add(&host_waiting, delta);
 }
 

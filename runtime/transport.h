@@ -77,7 +77,8 @@ void tt_transport_describe_with(enum tt_channel ch, void (*fn)(void *arg, char *
 void tt_transport_on_poll(void (*fn)(void));
 
 /* A host thread starts (+1) or ends (-1) waiting for something a message will complete:
- * meanwhile the progress thread polls without sleeping, where the rank has cores to spare. */
+ * meanwhile the progress thread polls without sleeping for the wait's first millisecond,
+ * where the rank has cores to spare, then sleeps at most 50 us between tests. */
 void tt_transport_host_waits(int delta);
 
 /* Blocking collectives over all ranks (host thread, program order). */
