@@ -111,7 +111,8 @@ static atomic_int host_waiting; /* tt_transport_host_waits */
  * first HOT_WAIT_NS only: a small read's bytes or a short kernel's status come within it,
  * and a wait for a long kernel elsewhere does not keep a core spinning beside the backend's
  * threads (4 ranks of 4 PoCL threads on 16 cores: each rank's spinning thread slowed its
- * kernels); after it, the thread sleeps at most 50 us between tests. */
+ * kernels); after it, the thread sleeps between tests up to 1/16 of the time waited so far
+ * (from 50 us to 5 ms: its wake-ups take the backend's cores too). */
 #define HOT_WAIT_NS 1000000LL
 static _Atomic int64_t host_wait_since;
 
@@ -251,11 +252,16 @@ static void *progress_main(void *unused)
        * are awaited), so that an idle rank leaves the cores to the backends' kernels. */
       pthread_mutex_lock(&lock);
       bool waited = atomic_load(&host_waiting) > 0;
-      long cap = busy_requests() || waited ? 50000 : 5000000;
-      int64_t t = now_ns();
+      int64_t t = now_ns(), waited_ns = waited ? t - atomic_load(&host_wait_since) : 0;
+      /* A long wait is told of its end at most 1/16 of its length late (5 ms at most). */
+      long cap = busy_requests() ? 50000
+                 : waited        ? (long)(waited_ns / 16 < 50000     ? 50000
+                                          : waited_ns / 16 > 5000000 ? 5000000
+                                                                     : waited_ns / 16)
+                                 : 5000000;
       bool hot = (large_inflight > 0 &&
                   t - large_activity_ns < (hot_polling ? HOT_NS : HOT_FEW_CORES_NS)) ||
-                 (hot_polling && waited && t - atomic_load(&host_wait_since) < HOT_WAIT_NS);
+                 (hot_polling && waited && waited_ns < HOT_WAIT_NS);
       pthread_mutex_unlock(&lock);
       if (hot) {
         sched_yield();

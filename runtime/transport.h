@@ -78,7 +78,8 @@ void tt_transport_on_poll(void (*fn)(void));
 
 /* A host thread starts (+1) or ends (-1) waiting for something a message will complete:
  * meanwhile the progress thread polls without sleeping for the wait's first millisecond,
- * where the rank has cores to spare, then sleeps at most 50 us between tests. */
+ * where the rank has cores to spare, then sleeps between tests up to 1/16 of the time
+ * waited so far. */
 void tt_transport_host_waits(int delta);
 
 /* Blocking collectives over all ranks (host thread, program order). */
