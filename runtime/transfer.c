@@ -1,0 +1,1160 @@
+/* The planner's transfers (runtime/plan.h): bytes a command's domain lacks, moved from a
+ * holder through host memory within a rank, between ranks in pieces (mapped, through pinned
+ * staging, or straight from and into buffers in host memory), or between GPUs of one host by
+ * CUDA's copy engines (runtime/cuda.h). runtime/plan.c decides what moves where. */
+#include "config.h"
+
+#include "runtime/plan.h"
+#include "runtime/plan_internal.h"
+#include "runtime/cuda.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/backend.h"
+#include "runtime/env.h"
+#include "runtime/event.h"
+#include "runtime/log.h"
+#include "runtime/trace.h"
+#include "runtime/transport.h"
+#include "runtime/window.h"
+
+/* What a piece of a transfer between ranks carries, for messages: both ranks, the buffer,
+ * its bytes and the command that needed them. */
+struct xfer {
+  int src, dst;
+  uint64_t mem;
+  size_t off, len;
+  uint64_t cmd;
+  char cmd_name[48]; /* a copy: the kernel that named the command may be gone by then */
+  uint64_t id;
+};
+
+static struct xfer xfer_of(const struct fetch *f, int src, int dst, size_t off, size_t len,
+                           uint64_t id)
+{
+  struct xfer x = {src, dst, f->root->obj.id, off, len, tt_plan_cur.cmd, "", id};
+  snprintf(x.cmd_name, sizeof x.cmd_name, "%s", tt_plan_cur.name);
+  return x;
+}
+
+/* "buffer #12 bytes 0+4194304 from rank 0 to rank 1 (message 3) for command #7 (vec_add)" */
+static const char *xfer_str(const struct xfer *x, char *buf, size_t cap)
+{
+  snprintf(buf, cap, "buffer #%llu bytes %zu+%zu from rank %d to rank %d (message %llu) for "
+           "command #%llu (%s)", (unsigned long long)x->mem, x->off, x->len, x->src, x->dst,
+           (unsigned long long)x->id, (unsigned long long)x->cmd, x->cmd_name);
+  return buf;
+}
+
+/* The transport's operations of buffer bytes carry a piece or a staged piece, both starting
+ * with their xfer. */
+static void describe_xfer(void *arg, char *buf, size_t cap)
+{
+  xfer_str(arg, buf, cap);
+}
+
+
+/* Sets a user event of Tutti's (complete, or failed) and drops Tutti's reference. */
+static void user_event_end(cl_event ev, bool ok)
+{
+  const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(ev);
+  d->clSetUserEventStatus(ev, ok ? CL_COMPLETE : CL_OUT_OF_RESOURCES);
+  d->clReleaseEvent(ev);
+}
+
+static void CL_CALLBACK free_staging(cl_event ev, cl_int status, void *p)
+{
+  free(p);
+}
+
+
+
+/* The native buffer holding the root's bytes [off, off+len) in local domain dom (its window,
+ * runtime/window.h); *at (unless NULL): their offset in it, *host (unless NULL): their
+ * address when it lives in Tutti's memory. NULL with f->err set when no window could be
+ * made. */
+static cl_mem placed(struct fetch *f, cl_uint dom, size_t off, size_t len, size_t *at,
+                     unsigned char **host)
+{
+  struct tt_place p;
+  f->err = tt_window_place(f->root, dom, off, len, &p);
+  if (f->err != CL_SUCCESS)
+    return NULL;
+  if (at)
+    *at = p.off;
+  if (host)
+    *host = p.host;
+  return p.native;
+}
+
+
+/* Both domains on this rank: read into host staging on the holder's internal queue, then
+ * write into this domain's copy on the command's queue. */
+static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
+{
+  struct tt_domain *sd = &f->ctx->domains[src];
+  struct tt_domain *dd = &f->ctx->domains[f->dom];
+  void *staging = malloc(len);
+  struct tt_nqueue *sq = NULL;
+  struct tt_deps sdeps;
+  tt_deps_init(&sdeps);
+  cl_event read_ev = NULL, bridge = NULL, write_ev = NULL;
+  size_t sat = 0, dat = 0;
+  cl_mem sn = NULL, dn = NULL;
+  f->err = staging ? tt_plan_internal_queue(f->ctx, src, &sq) : CL_OUT_OF_HOST_MEMORY;
+  if (f->err == CL_SUCCESS && (sn = placed(f, src, off, len, &sat, NULL)))
+    dn = placed(f, f->dom, off, len, &dat, NULL);
+  if (f->err == CL_SUCCESS)
+    f->err = tt_plan_order_after(&sdeps, f->ctx, src, sq, f->root, off, len, false);
+  if (f->err == CL_SUCCESS)
+    f->err = sd->bp->d->clEnqueueReadBuffer(sq->native, sn, CL_FALSE, sat, len,
+                                            staging, sdeps.n, sdeps.n ? sdeps.ev : NULL, &read_ev);
+  tt_deps_release(&sdeps);
+  if (f->err == CL_SUCCESS) {
+    sd->bp->d->clFlush(sq->native);
+    f->err = tt_plan_bridge(f->ctx, f->dom, read_ev, true, &bridge);
+  }
+  if (f->err == CL_SUCCESS)
+    f->err = dd->bp->d->clEnqueueWriteBuffer(f->nq->native, dn, CL_FALSE, dat, len, staging, 1,
+                                             &bridge, &write_ev);
+  if (bridge)
+    dd->bp->d->clReleaseEvent(bridge);
+  if (f->err != CL_SUCCESS) {
+    if (read_ev) {
+      /* The read may still run into staging: free it only after the read. */
+      if (tt_native_callback(read_ev, CL_COMPLETE, free_staging,
+                                                          staging) != CL_SUCCESS)
+        TT_NATIVE_DISPATCH(read_ev)->clWaitForEvents(1, &read_ev), free(staging);
+      sd->bp->d->clReleaseEvent(read_ev);
+    } else {
+      free(staging);
+    }
+    TT_LOG(TT_LOG_ERR, "transfer of buffer #%llu bytes %zu+%zu from %s (domain %u) to %s "
+           "(domain %u) failed: %s", (unsigned long long)f->root->obj.id, off, len,
+           sd->bp->short_name, src, dd->bp->short_name, f->dom, tt_error_name(f->err));
+    return 1;
+  }
+  TT_LOG(TT_LOG_PLAN, "buffer #%llu bytes %zu+%zu: %s (domain %u) -> %s (domain %u) through "
+         "the host", (unsigned long long)f->root->obj.id, off, len, sd->bp->short_name, src,
+         dd->bp->short_name, f->dom);
+  if (tt_native_callback(write_ev, CL_COMPLETE, free_staging, staging) != CL_SUCCESS) {
+    dd->bp->d->clWaitForEvents(1, &write_ev);
+    free(staging);
+  }
+  tt_plan_trace_internal(sd, false, "copy through host: read", read_ev, tt_plan_cur.cmd);
+  tt_plan_trace_internal(dd, true, "copy through host: write", write_ev, tt_plan_cur.cmd);
+  /* The read must stay ordered before later writers of these bytes in the source. */
+  tt_plan_access_record(f->root, off, len, false, src, sq, read_ev, false);
+  tt_plan_access_record(f->root, off, len, true, f->dom, f->nq, write_ev, false);
+  sd->bp->d->clReleaseEvent(read_ev);
+  f->err = tt_deps_take(f->deps, write_ev);
+  return f->err != CL_SUCCESS;
+}
+
+/* Transfers between ranks travel in pieces (TUTTI_PIECE bytes, 4 MiB by default), so that
+ * the source, the network and the destination overlap. A transfer of several pieces between
+ * buffers in host memory (PoCL) maps each piece: MPI then reads and writes the buffer itself.
+ * A transfer of one piece goes through a host copy instead (a read into it, then one
+ * message; on the other side a receive posted at once, then a write), which takes no map,
+ * unmap or callback round trips. Buffers in device memory go through pinned staging. */
+#define PIECE_BYTES (tt_env()->piece)
+
+struct piece {
+  struct xfer what;    /* first: the transport describes operations by it */
+  struct tt_nqueue *q; /* the queue its unmap goes to (referenced) */
+  cl_mem buffer;       /* native buffer (retained) */
+  void *ptr;           /* mapped piece */
+  size_t len;
+  int peer;
+  uint64_t id;
+  cl_event done;       /* native user event: the piece is through and unmapped */
+  cl_device_id device; /* of the queues it is mapped and unmapped on (traces) */
+};
+
+static void piece_free(struct piece *p)
+{
+  if (p->buffer)
+    p->q->d->clReleaseMemObject(p->buffer);
+  if (p->done)
+    p->q->d->clReleaseEvent(p->done);
+  tt_nqueue_unref(p->q);
+  free(p);
+}
+
+static void CL_CALLBACK piece_unmapped(cl_event ev, cl_int status, void *arg)
+{
+  struct piece *p = arg;
+  p->q->d->clSetUserEventStatus(p->done, status < 0 ? status : CL_COMPLETE);
+  tt_reaper_enter();
+  piece_free(p);
+  tt_reaper_leave();
+}
+
+/* The bytes went out or came in: unmap the piece; its user event completes with the unmap. */
+static void piece_through(void *arg, int ok)
+{
+  struct piece *p = arg;
+  /* Once its callback is set the piece may be gone: keep what is needed after that. */
+  struct tt_nqueue *q = p->q;
+  struct xfer what = p->what;
+  char s[256];
+  tt_nqueue_ref(q);
+  if (!ok)
+    TT_WARN("moving %s failed (MPI error)", xfer_str(&what, s, sizeof s));
+  cl_event ev = NULL;
+  cl_int err = q->d->clEnqueueUnmapMemObject(q->native, p->buffer, p->ptr, 0, NULL, &ev);
+  if (err == CL_SUCCESS && tt_trace_on && p->device)
+    tt_trace_command(p->device, "piece: unmap", TT_TRACE_INTERNAL, what.cmd, ev, q->d);
+  if (err == CL_SUCCESS)
+    err = tt_native_callback(ev, CL_COMPLETE, piece_unmapped, p);
+  if (err != CL_SUCCESS) {
+    TT_WARN("unmapping %s failed (%s)", xfer_str(&what, s, sizeof s), tt_error_name(err));
+    q->d->clSetUserEventStatus(p->done, CL_OUT_OF_RESOURCES);
+    piece_free(p);
+  }
+  if (ev)
+    q->d->clReleaseEvent(ev);
+  q->d->clFlush(q->native);
+  tt_nqueue_unref(q);
+}
+
+static void CL_CALLBACK piece_mapped_for_send(cl_event ev, cl_int status, void *arg)
+{
+  struct piece *p = arg;
+  char s[256];
+  if (status < 0)
+    TT_WARN("mapping %s failed (%s): sending it anyway", xfer_str(&p->what, s, sizeof s),
+            tt_error_name(status));
+  if (tt_transport_isend(TT_CH_DATA, p->ptr, p->len, p->peer, p->id, piece_through, p) != 0)
+    TT_WARN("sending %s failed", xfer_str(&p->what, s, sizeof s));
+  tt_transport_promise(-1);
+}
+
+static void CL_CALLBACK piece_mapped_for_recv(cl_event ev, cl_int status, void *arg)
+{
+  struct piece *p = arg;
+  char s[256];
+  if (status < 0)
+    TT_WARN("mapping %s failed (%s)", xfer_str(&p->what, s, sizeof s), tt_error_name(status));
+  if (tt_transport_irecv(TT_CH_DATA, p->ptr, p->len, p->peer, p->id, piece_through, p) != 0)
+    TT_WARN("receiving %s failed", xfer_str(&p->what, s, sizeof s));
+}
+
+/* Maps one piece on domain dom's internal queue after the accesses it conflicts with, and
+ * records the piece's transfer as an access whose event is the piece's user event. Returns
+ * the piece (with its map event in *map_ev), or NULL with f->err set. */
+static struct piece *map_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool writes,
+                               int peer, uint64_t id, cl_event *map_ev)
+{
+  struct tt_domain *dm = &f->ctx->domains[dom];
+  struct tt_nqueue *q;
+  f->err = tt_plan_internal_queue(f->ctx, dom, &q);
+  if (f->err == CL_SUCCESS)
+    f->err = tt_plan_queue_make(dm, &dm->unmaps);
+  if (f->err != CL_SUCCESS)
+    return NULL;
+  struct piece *p = calloc(1, sizeof *p);
+  if (!p) {
+    f->err = CL_OUT_OF_HOST_MEMORY;
+    return NULL;
+  }
+  /* Maps wait (in plan order) for earlier accesses, which may be earlier pieces whose unmaps
+   * come later: the unmaps go to a queue of their own, so no map ever waits behind them. */
+  tt_nqueue_ref(dm->unmaps);
+  p->q = dm->unmaps;
+  p->len = n;
+  p->peer = peer;
+  p->id = id;
+  int me = dm->rank;
+  p->what = writes ? xfer_of(f, peer, me, off, n, id) : xfer_of(f, me, peer, off, n, id);
+  p->done = dm->bp->d->clCreateUserEvent(dm->native, &f->err);
+  if (!p->done) {
+    piece_free(p);
+    return NULL;
+  }
+  struct tt_deps deps;
+  tt_deps_init(&deps);
+  size_t at = 0;
+  p->buffer = placed(f, dom, off, n, &at, NULL);
+  if (f->err == CL_SUCCESS)
+    f->err = tt_plan_order_after(&deps, f->ctx, dom, q, f->root, off, n, writes);
+  if (f->err == CL_SUCCESS)
+    p->ptr = dm->bp->d->clEnqueueMapBuffer(
+        q->native, p->buffer, CL_FALSE, writes ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ,
+        at, n, deps.n, deps.n ? deps.ev : NULL, map_ev, &f->err);
+  tt_deps_release(&deps);
+  if (f->err != CL_SUCCESS) {
+    p->buffer = NULL;
+    dm->bp->d->clSetUserEventStatus(p->done, CL_OUT_OF_RESOURCES);
+    piece_free(p);
+    return NULL;
+  }
+  p->device = dm->first_device;
+  tt_plan_trace_internal(dm, false, writes ? "piece: map for receiving" : "piece: map for sending",
+                         *map_ev, tt_plan_cur.cmd);
+  dm->bp->d->clRetainMemObject(p->buffer);
+  /* The piece is through when its user event says so, not when the map (a command of the
+   * internal queue) is: recorded under the unmaps' queue, so that no command of the internal
+   * queue takes it as already ordered. */
+  tt_plan_access_record(f->root, off, n, writes, dom, dm->unmaps, p->done, false);
+  return p;
+}
+
+/* Backends that keep buffers in device memory (GPUs) move pieces through pinned host
+ * memory of their own (a buffer allocated with CL_MEM_ALLOC_HOST_PTR and mapped once): their
+ * reads and writes are then DMA at the link's speed, where a map of a device buffer is a slow
+ * pageable copy. A piece that finds no free slot takes the map path. Up to 16 slots of a
+ * piece each, 64 MiB at most (2 slots at least). */
+#define STAGING_MAX_SLOTS 16
+#define STAGING_BYTES ((size_t)64 << 20)
+
+static int staging_slots(void)
+{
+  size_t n = STAGING_BYTES / PIECE_BYTES;
+  return n < 2 ? 2 : n > STAGING_MAX_SLOTS ? STAGING_MAX_SLOTS : (int)n;
+}
+
+struct tt_staging {
+  cl_mem buffer;
+  unsigned char *host;
+  struct tt_nqueue *q;
+  pthread_mutex_t lock;
+  uint32_t free_slots; /* bit i: slot i is free */
+};
+
+struct staged {
+  struct xfer what; /* first: the transport describes operations by it */
+  struct tt_staging *st;
+  int slot;           /* of st, or -1: the piece has host memory of its own (own) */
+  unsigned char *own;
+  size_t len;
+  int peer;
+  uint64_t id;
+  cl_event mirror;      /* receiving side: set when the bytes are in */
+  struct tt_nqueue *wq; /* receiving side: the queue of the write (referenced) */
+};
+
+static bool device_memory(cl_context ctx, cl_uint dom)
+{
+  struct tt_domain *dm = &ctx->domains[dom];
+  if (tt_env()->staging >= 0 && dm->host_unified < 0)
+    dm->host_unified = !tt_env()->staging;
+  if (dm->host_unified < 0) {
+    cl_bool unified = CL_TRUE;
+    dm->bp->d->clGetDeviceInfo(dm->first_device->native, CL_DEVICE_HOST_UNIFIED_MEMORY,
+                               sizeof unified, &unified, NULL);
+    dm->host_unified = unified != CL_FALSE;
+  }
+  return !dm->host_unified;
+}
+
+bool tt_plan_device_memory(cl_context ctx, cl_uint dom)
+{
+  return device_memory(ctx, dom);
+}
+
+/* Does the backend run its commands on the very host memory of a CL_MEM_USE_HOST_PTR
+ * buffer? A fill must show in that memory and a store there in a read, with no map between. */
+static bool probe_direct(struct tt_domain *dm)
+{
+  const size_t n = 4096;
+  unsigned char *mem = aligned_alloc(n, n), back[64];
+  cl_int err = mem ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+  cl_command_queue q = NULL;
+  cl_mem b = NULL;
+  bool ok = false;
+  if (mem)
+    q = dm->bp->d->clCreateCommandQueue(dm->native, dm->first_device->native, 0, &err);
+  if (q)
+    b = dm->bp->d->clCreateBuffer(dm->native, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, n, mem,
+                                  &err);
+  if (b) {
+    const unsigned char pattern = 0x5a;
+    memset(mem, 0, n);
+    ok = dm->bp->d->clEnqueueFillBuffer(q, b, &pattern, 1, 0, n, 0, NULL, NULL) == CL_SUCCESS &&
+         dm->bp->d->clFinish(q) == CL_SUCCESS;
+    for (size_t i = 0; ok && i < n; i++)
+      ok = mem[i] == pattern;
+    memset(mem + 64, 0xa5, sizeof back);
+    ok = ok && dm->bp->d->clEnqueueReadBuffer(q, b, CL_TRUE, 64, sizeof back, back, 0, NULL,
+                                              NULL) == CL_SUCCESS;
+    for (size_t i = 0; ok && i < sizeof back; i++)
+      ok = back[i] == 0xa5;
+    dm->bp->d->clReleaseMemObject(b);
+    dm->bp->d->clFinish(q);
+  }
+  if (q)
+    dm->bp->d->clReleaseCommandQueue(q);
+  /* The backend may keep the memory until its own release completes: one page, kept. */
+  if (!b)
+    free(mem);
+  TT_LOG(TT_LOG_MM, "%s: buffers %s in host memory of Tutti's (%s)", dm->bp->short_name,
+         ok ? "live" : "do not live", b ? "probed" : tt_error_name(err));
+  return ok;
+}
+
+bool tt_plan_direct_memory(cl_context ctx, cl_uint dom)
+{
+  struct tt_domain *dm = &ctx->domains[dom];
+  if (dm->direct >= 0)
+    return dm->direct;
+  static pthread_mutex_t probing = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&probing);
+  if (dm->direct < 0) {
+    bool several = false;
+    for (cl_uint i = 0; i < ctx->ndomains; i++)
+      several |= !ctx->domains[i].local;
+    dm->direct = dm->local && several && tt_env()->staging < 0 && !device_memory(ctx, dom) &&
+                 probe_direct(dm);
+  }
+  pthread_mutex_unlock(&probing);
+  return dm->direct;
+}
+
+/* len bytes of the domain's pinned host memory: a CL_MEM_ALLOC_HOST_PTR buffer (*buffer), mapped
+ * on the unmaps' queue, behind which nothing ever waits (the internal queue may hold commands
+ * waiting for other ranks). NULL with *err on failure. */
+static void *pinned_map(struct tt_domain *dm, size_t len, cl_mem *buffer, cl_int *err)
+{
+  *buffer = NULL;
+  *err = tt_plan_queue_make(dm, &dm->unmaps);
+  cl_mem b = *err == CL_SUCCESS
+                 ? dm->bp->d->clCreateBuffer(dm->native, CL_MEM_ALLOC_HOST_PTR, len, NULL, err)
+                 : NULL;
+  void *p = b ? dm->bp->d->clEnqueueMapBuffer(dm->unmaps->native, b, CL_TRUE,
+                                              CL_MAP_READ | CL_MAP_WRITE, 0, len, 0, NULL, NULL,
+                                              err)
+              : NULL;
+  if (!p && b)
+    dm->bp->d->clReleaseMemObject(b);
+  if (p)
+    *buffer = b;
+  return p;
+}
+
+void *tt_plan_pinned_new(cl_context ctx, cl_uint dom, size_t len, cl_mem *buffer)
+{
+  struct tt_domain *dm = &ctx->domains[dom];
+  *buffer = NULL;
+  if (!device_memory(ctx, dom))
+    return NULL;
+  cl_int err;
+  void *p = pinned_map(dm, len, buffer, &err);
+  if (!p)
+    TT_LOG(TT_LOG_MM, "no pinned memory of %zu bytes on %s: %s", len, dm->bp->short_name,
+           tt_error_name(err));
+  return p;
+}
+
+void tt_plan_pinned_free(struct tt_domain *dm, cl_mem buffer, void *p)
+{
+  if (dm->unmaps)
+    dm->bp->d->clEnqueueUnmapMemObject(dm->unmaps->native, buffer, p, 0, NULL, NULL);
+  dm->bp->d->clReleaseMemObject(buffer);
+}
+
+/* A free slot of the domain's pinned staging (made on first use), or -1. */
+static int staging_slot(cl_context ctx, cl_uint dom, struct tt_staging **out)
+{
+  struct tt_domain *dm = &ctx->domains[dom];
+  if (!dm->staging) {
+    struct tt_staging *st = calloc(1, sizeof *st);
+    cl_int err = CL_OUT_OF_HOST_MEMORY;
+    if (!st || !(st->host = pinned_map(dm, staging_slots() * PIECE_BYTES, &st->buffer, &err))) {
+      TT_LOG(TT_LOG_MM, "no pinned staging on %s: %s", dm->bp->short_name, tt_error_name(err));
+      free(st);
+      dm->host_unified = 1; /* do not try again: maps it is */
+      return -1;
+    }
+    tt_nqueue_ref(dm->unmaps);
+    st->q = dm->unmaps;
+    pthread_mutex_init(&st->lock, NULL);
+    st->free_slots = (1u << staging_slots()) - 1;
+    dm->staging = st;
+  }
+  struct tt_staging *st = dm->staging;
+  pthread_mutex_lock(&st->lock);
+  int slot = st->free_slots ? __builtin_ctz(st->free_slots) : -1;
+  if (slot >= 0)
+    st->free_slots &= ~(1u << slot);
+  pthread_mutex_unlock(&st->lock);
+  *out = st;
+  return slot;
+}
+
+static void staged_free(struct staged *s)
+{
+  if (s->slot >= 0) {
+    pthread_mutex_lock(&s->st->lock);
+    s->st->free_slots |= 1u << s->slot;
+    pthread_mutex_unlock(&s->st->lock);
+  }
+  free(s->own);
+  free(s);
+}
+
+static void *slot_ptr(const struct staged *s)
+{
+  return s->own ? s->own : s->st->host + (size_t)s->slot * PIECE_BYTES;
+}
+
+static void staged_sent(void *arg, int ok)
+{
+  char s[256];
+  if (!ok)
+    TT_WARN("sending %s failed (MPI error)", xfer_str(&((struct staged *)arg)->what, s, sizeof s));
+  staged_free(arg);
+}
+
+static void CL_CALLBACK staged_read(cl_event ev, cl_int status, void *arg)
+{
+  struct staged *s = arg;
+  char m[256];
+  if (status < 0)
+    TT_WARN("reading %s into staging failed (%s): sending it anyway",
+            xfer_str(&s->what, m, sizeof m), tt_error_name(status));
+  if (tt_transport_isend(TT_CH_DATA, slot_ptr(s), s->len, s->peer, s->id, staged_sent, s) != 0)
+    TT_WARN("sending %s failed", xfer_str(&s->what, m, sizeof m));
+  tt_transport_promise(-1);
+}
+
+static void staged_received(void *arg, int ok)
+{
+  char m[256];
+  if (!ok)
+    TT_WARN("receiving %s failed (MPI error)", xfer_str(&((struct staged *)arg)->what, m, sizeof m));
+  /* The write may run, finish and free the piece as soon as the mirror is set: the receive
+   * holds a reference of its own. */
+  cl_event mirror = ((struct staged *)arg)->mirror;
+  struct tt_nqueue *wq = ((struct staged *)arg)->wq;
+  user_event_end(mirror, ok);
+  /* Some backends (NVIDIA) start a command whose user event was set only at a flush. */
+  wq->d->clFlush(wq->native);
+  tt_nqueue_unref(wq);
+}
+
+static void CL_CALLBACK staged_written(cl_event ev, cl_int status, void *arg)
+{
+  struct staged *s = arg;
+  TT_NATIVE_DISPATCH(s->mirror)->clReleaseEvent(s->mirror);
+  staged_free(s);
+}
+
+/* One piece through pinned staging, or through host memory of its own (own_copy): send side
+ * (read, then send) or receive side (receive, then write on the command's queue). Returns 0
+ * when done, -1 when no slot was free (the caller maps instead), 1 on an error (f->err). */
+static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool send, int peer,
+                        uint64_t id, bool own_copy)
+{
+  struct tt_staging *st = NULL;
+  int slot = -1;
+  unsigned char *own = NULL;
+  if (own_copy) {
+    own = malloc(n);
+    if (!own) {
+      f->err = CL_OUT_OF_HOST_MEMORY;
+      return 1;
+    }
+  } else if ((slot = staging_slot(f->ctx, dom, &st)) < 0) {
+    return -1;
+  }
+  struct tt_domain *dm = &f->ctx->domains[dom];
+  struct staged *s = calloc(1, sizeof *s);
+  if (!s) {
+    if (slot >= 0) {
+      pthread_mutex_lock(&st->lock);
+      st->free_slots |= 1u << slot;
+      pthread_mutex_unlock(&st->lock);
+    }
+    free(own);
+    f->err = CL_OUT_OF_HOST_MEMORY;
+    return 1;
+  }
+  *s = (struct staged){{0}, st, slot, own, n, peer, id, NULL, NULL};
+  s->what = send ? xfer_of(f, dm->rank, peer, off, n, id) : xfer_of(f, peer, dm->rank, off, n, id);
+  cl_event ev = NULL;
+  size_t at = 0;
+  cl_mem native = placed(f, dom, off, n, &at, NULL);
+  if (!native) {
+    /* Nothing issued: the slot and copy go back as they came. */
+  } else if (send) {
+    struct tt_nqueue *q;
+    struct tt_deps deps;
+    tt_deps_init(&deps);
+    f->err = tt_plan_internal_queue(f->ctx, dom, &q);
+    if (f->err == CL_SUCCESS)
+      f->err = tt_plan_order_after(&deps, f->ctx, dom, q, f->root, off, n, false);
+    if (f->err == CL_SUCCESS)
+      f->err = dm->bp->d->clEnqueueReadBuffer(q->native, native, CL_FALSE, at, n, slot_ptr(s), deps.n, deps.n ? deps.ev : NULL, &ev);
+    tt_deps_release(&deps);
+    if (f->err == CL_SUCCESS) {
+      tt_plan_trace_internal(dm, false,
+                             own ? "host copy: read for sending" : "staging: read for sending",
+                             ev, tt_plan_cur.cmd);
+      tt_plan_access_record(f->root, off, n, false, dom, q, ev, false);
+      tt_transport_promise(1);
+      if (tt_native_callback(ev, CL_COMPLETE, staged_read, s) != CL_SUCCESS) {
+        dm->bp->d->clWaitForEvents(1, &ev);
+        staged_read(ev, CL_COMPLETE, s);
+      }
+    }
+  } else {
+    s->mirror = dm->bp->d->clCreateUserEvent(dm->native, &f->err);
+    if (s->mirror)
+      f->err = dm->bp->d->clEnqueueWriteBuffer(f->nq->native, native, CL_FALSE, at, n,
+                                               slot_ptr(s), 1, &s->mirror, &ev);
+    if (f->err == CL_SUCCESS) {
+      tt_plan_trace_internal(dm, true,
+                             own ? "host copy: write of received bytes"
+                                 : "staging: write of received bytes",
+                             ev, tt_plan_cur.cmd);
+      tt_plan_access_record(f->root, off, n, true, dom, f->nq, ev, false);
+      dm->bp->d->clRetainEvent(ev);
+      f->err = tt_deps_take(f->deps, ev);
+      if (tt_native_callback(ev, CL_COMPLETE, staged_written, s) != CL_SUCCESS)
+        TT_WARN("a staging slot (or host copy) of %s stays taken", dm->bp->short_name);
+      dm->bp->d->clRetainEvent(s->mirror);
+      tt_nqueue_ref(f->nq);
+      s->wq = f->nq;
+      if (tt_transport_irecv(TT_CH_DATA, slot_ptr(s), n, peer, id, staged_received, s) != 0) {
+        char m[256];
+        TT_WARN("receiving %s failed", xfer_str(&s->what, m, sizeof m));
+        f->err = CL_OUT_OF_RESOURCES;
+      }
+    } else if (s->mirror) {
+      dm->bp->d->clReleaseEvent(s->mirror);
+    }
+  }
+  if (ev)
+    dm->bp->d->clReleaseEvent(ev);
+  if (f->err != CL_SUCCESS && !ev) {
+    staged_free(s);
+    return 1;
+  }
+  return f->err != CL_SUCCESS;
+}
+
+void tt_plan_domain_release(struct tt_domain *dm)
+{
+  if (dm->staging) {
+    struct tt_staging *st = dm->staging;
+    dm->bp->d->clEnqueueUnmapMemObject(st->q->native, st->buffer, st->host, 0, NULL, NULL);
+    dm->bp->d->clFinish(st->q->native);
+    dm->bp->d->clReleaseMemObject(st->buffer);
+    tt_nqueue_unref(st->q);
+    pthread_mutex_destroy(&st->lock);
+    free(st);
+    dm->staging = NULL;
+  }
+  tt_window_domain_release(dm);
+  if (dm->internal)
+    tt_nqueue_unref(dm->internal);
+  if (dm->unmaps)
+    tt_nqueue_unref(dm->unmaps);
+  dm->internal = dm->unmaps = NULL;
+}
+
+/* Buffers in host memory of Tutti's (tt_plan_direct_memory): the transport sends from and
+ * receives into the buffer's memory itself, once the commands the transfer must follow are
+ * complete (callbacks on their events, nothing on any queue); a user event of the domain
+ * stands for the transfer in the buffer's accesses, set when every piece has moved. */
+/* Counts in *waiting each event of deps not complete yet and has ready(arg) called as each
+ * completes (the caller holds one more count while setting up, and acts when the count ends).
+ * An event that takes no callback is waited for here. */
+static void wait_for(struct tt_deps *deps, atomic_int *waiting,
+                     void (CL_CALLBACK *ready)(cl_event, cl_int, void *), void *arg)
+{
+  for (size_t i = 0; i < deps->n; i++) {
+    cl_int st = CL_QUEUED;
+    const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(deps->ev[i]);
+    d->clGetEventInfo(deps->ev[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+    if (st == CL_COMPLETE || st < 0)
+      continue;
+    atomic_fetch_add(waiting, 1);
+    if (tt_native_callback(deps->ev[i], CL_COMPLETE, ready, arg) != CL_SUCCESS) {
+      d->clWaitForEvents(1, &deps->ev[i]);
+      atomic_fetch_sub(waiting, 1);
+    }
+  }
+}
+
+struct direct {
+  struct xfer what;     /* first: the transport describes operations by it */
+  cl_event done;        /* set when every piece has moved */
+  cl_mem buffer;        /* the native buffer (retained: its memory goes with it) */
+  struct tt_nqueue *nq; /* receiving: the command's queue, flushed once done is set */
+  unsigned char *base;
+  size_t len;
+  int peer;
+  uint64_t id;
+  bool send;
+  atomic_int waiting;   /* events still to complete before posting (+1 while setting up) */
+  atomic_int moving;    /* pieces still moving */
+  atomic_bool failed;
+};
+
+static void direct_moved(void *arg, int ok)
+{
+  struct direct *x = arg;
+  if (!ok)
+    atomic_store(&x->failed, true);
+  if (atomic_fetch_sub(&x->moving, 1) != 1)
+    return;
+  char s[256];
+  if (atomic_load(&x->failed))
+    TT_WARN("moving %s failed (MPI error)", xfer_str(&x->what, s, sizeof s));
+  user_event_end(x->done, !atomic_load(&x->failed));
+  tt_reaper_enter(); /* the buffer's last release may run its destructors */
+  TT_NATIVE_DISPATCH(x->buffer)->clReleaseMemObject(x->buffer);
+  tt_reaper_leave();
+  if (x->nq) {
+    /* Some backends start a command whose user event was set only at a flush. */
+    x->nq->d->clFlush(x->nq->native);
+    tt_nqueue_unref(x->nq);
+  }
+  free(x);
+}
+
+static void direct_post(struct direct *x)
+{
+  size_t piece = PIECE_BYTES;
+  bool send = x->send;
+  atomic_store(&x->moving, (int)((x->len + piece - 1) / piece));
+  /* x may be gone once the last piece is posted. */
+  size_t len = x->len;
+  unsigned char *base = x->base;
+  int peer = x->peer;
+  uint64_t id = x->id;
+  for (size_t at = 0; at < len; at += piece, id++) {
+    size_t n = len - at < piece ? len - at : piece;
+    int r = send ? tt_transport_isend(TT_CH_DATA, base + at, n, peer, id, direct_moved, x)
+                 : tt_transport_irecv(TT_CH_DATA, base + at, n, peer, id, direct_moved, x);
+    if (r != 0)
+      direct_moved(x, 0);
+  }
+  if (send)
+    tt_transport_promise(-1);
+}
+
+static void CL_CALLBACK direct_ready(cl_event ev, cl_int status, void *arg)
+{
+  struct direct *x = arg;
+  (void)ev;
+  (void)status; /* ordering only: a failed earlier command still frees the bytes */
+  if (atomic_fetch_sub(&x->waiting, 1) == 1)
+    direct_post(x);
+}
+
+/* A whole run of bytes from (send) or into this domain's buffer memory. */
+static int direct_run(struct fetch *f, cl_uint dom, size_t off, size_t len, bool send, int peer,
+                      uint64_t id, cl_mem native, unsigned char *host)
+{
+  struct tt_domain *dm = &f->ctx->domains[dom];
+  struct direct *x = calloc(1, sizeof *x);
+  f->err = x ? tt_plan_queue_make(dm, &dm->unmaps) : CL_OUT_OF_HOST_MEMORY;
+  if (f->err == CL_SUCCESS)
+    x->done = dm->bp->d->clCreateUserEvent(dm->native, &f->err);
+  if (f->err != CL_SUCCESS) {
+    free(x);
+    return 1;
+  }
+  x->what = send ? xfer_of(f, dm->rank, peer, off, len, id) : xfer_of(f, peer, dm->rank, off, len, id);
+  x->base = host;
+  x->buffer = native;
+  dm->bp->d->clRetainMemObject(x->buffer);
+  x->len = len;
+  x->peer = peer;
+  x->id = id;
+  x->send = send;
+  struct tt_deps deps;
+  tt_deps_init(&deps);
+  /* No queue: every conflicting access is waited for (NULL matches none). */
+  f->err = tt_plan_order_after(&deps, f->ctx, dom, NULL, f->root, off, len, !send);
+  if (f->err != CL_SUCCESS) {
+    tt_deps_release(&deps);
+    user_event_end(x->done, false);
+    dm->bp->d->clReleaseMemObject(x->buffer);
+    free(x);
+    return 1;
+  }
+  /* Recorded under the unmaps' queue, as pieces are: no command takes it as ordered. */
+  tt_plan_access_record(f->root, off, len, !send, dom, dm->unmaps, x->done, false);
+  if (send) {
+    tt_transport_promise(1);
+  } else {
+    dm->bp->d->clRetainEvent(x->done);
+    f->err = tt_deps_take(f->deps, x->done);
+    tt_nqueue_ref(f->nq);
+    x->nq = f->nq;
+  }
+  atomic_store(&x->waiting, 1);
+  wait_for(&deps, &x->waiting, direct_ready, x);
+  tt_deps_release(&deps);
+  tt_plan_trace_internal(dm, !send,
+                         send ? "direct: send from the buffer" : "direct: receive into the buffer",
+                         x->done, tt_plan_cur.cmd);
+  if (atomic_fetch_sub(&x->waiting, 1) == 1)
+    direct_post(x);
+  return f->err != CL_SUCCESS;
+}
+
+/* --- Copies between GPUs of one host by CUDA (runtime/cuda.h) ---------------------------
+ * Between two domains of this rank the destination's GPU copies once the source's writers
+ * and the destination's earlier accesses are complete. Between ranks the sender describes its
+ * bytes once their writers are complete (TT_CH_PEER), the receiver's GPU copies them straight
+ * from the sender's memory once its own earlier accesses are complete and answers; the
+ * sender's read ends with that answer. No byte goes through host memory or MPI. */
+
+/* Whether bytes of root move between domains a and b that way: both CUDA domains of one
+ * host, root's memory CUDA's there. Every rank alike. */
+static bool gpu_pair(cl_context ctx, cl_uint a, cl_uint b, cl_mem root)
+{
+  const struct tt_domain *x = &ctx->domains[a], *y = &ctx->domains[b];
+  return x->cuda >= 0 && y->cuda >= 0 && tt_cuda_wanted(root) &&
+         !strcmp(x->first_device->host, y->first_device->host);
+}
+
+enum gpu_role { GPU_LOCAL, GPU_SEND, GPU_RECV };
+
+struct gpu_copy {
+  struct xfer what;      /* first: the transport describes operations by it */
+  enum gpu_role role;
+  cl_event read, write;  /* user events: the source's read (LOCAL, SEND), the destination's
+                          * write (LOCAL, RECV) */
+  cl_mem keep[2];        /* native buffers retained while the copy may touch them */
+  struct tt_nqueue *nq;  /* LOCAL, RECV: the command's queue, flushed once write is set */
+  int device;            /* the CUDA device that copies (the destination's) */
+  uint64_t dst, src;
+  size_t len;
+  int peer;
+  uint64_t id;
+  struct tt_cuda_desc desc; /* SEND: sent; RECV: received */
+  int32_t answer;           /* 1: copied */
+  atomic_int waiting;       /* what is still to happen before the copy (or the send) */
+  atomic_int ends;          /* what is still to happen before x goes */
+};
+
+static void gpu_set(cl_event ev, bool ok)
+{
+  if (ev)
+    user_event_end(ev, ok);
+}
+
+static void gpu_end(struct gpu_copy *x)
+{
+  if (atomic_fetch_sub(&x->ends, 1) != 1)
+    return;
+  tt_reaper_enter(); /* the buffers' last releases may run their destructors */
+  for (int i = 0; i < 2; i++)
+    if (x->keep[i])
+      TT_NATIVE_DISPATCH(x->keep[i])->clReleaseMemObject(x->keep[i]);
+  tt_reaper_leave();
+  if (x->nq) {
+    x->nq->d->clFlush(x->nq->native);
+    tt_nqueue_unref(x->nq);
+  }
+  free(x);
+}
+
+static void gpu_answer_sent(void *arg, int ok)
+{
+  (void)ok; /* a lost answer stops the job at the sender */
+  gpu_end(arg);
+}
+
+/* The copy thread: the bytes are there (or not). */
+static void gpu_copied(void *arg, int ok)
+{
+  struct gpu_copy *x = arg;
+  char s[256];
+  if (!ok)
+    TT_WARN("copying %s between GPUs failed", xfer_str(&x->what, s, sizeof s));
+  gpu_set(x->write, ok);
+  x->write = NULL;
+  if (x->role == GPU_LOCAL) {
+    gpu_set(x->read, ok);
+    x->read = NULL;
+  } else {
+    x->answer = ok;
+    if (tt_transport_isend(TT_CH_ANSWER, &x->answer, sizeof x->answer, x->peer, x->id,
+                           gpu_answer_sent, x) != 0)
+      atomic_fetch_sub(&x->ends, 1);
+    tt_transport_promise(-1);
+  }
+  gpu_end(x);
+}
+
+/* The sender: the receiver answered. */
+static void gpu_answered(void *arg, int ok)
+{
+  struct gpu_copy *x = arg;
+  gpu_set(x->read, ok && x->answer == 1);
+  x->read = NULL;
+  gpu_end(x);
+}
+
+static void gpu_desc_sent(void *arg, int ok)
+{
+  (void)ok;
+  gpu_end(arg);
+}
+
+/* Everything before the copy (or the description) happened. */
+static void gpu_go(struct gpu_copy *x)
+{
+  if (x->role == GPU_SEND) {
+    atomic_store(&x->ends, 2);
+    if (tt_transport_irecv(TT_CH_ANSWER, &x->answer, sizeof x->answer, x->peer, x->id,
+                           gpu_answered, x) != 0)
+      gpu_answered(x, 0);
+    if (tt_transport_isend(TT_CH_PEER, &x->desc, sizeof x->desc, x->peer, x->id, gpu_desc_sent,
+                           x) != 0)
+      gpu_desc_sent(x, 0);
+    tt_transport_promise(-1);
+    return;
+  }
+  if (!x->dst || (x->role == GPU_LOCAL && !x->src) ||
+      tt_cuda_copy(x->device, x->dst, x->src, x->role == GPU_RECV ? &x->desc : NULL, x->len,
+                   gpu_copied, x) != 0)
+    gpu_copied(x, 0);
+}
+
+static void gpu_step(struct gpu_copy *x)
+{
+  if (atomic_fetch_sub(&x->waiting, 1) == 1)
+    gpu_go(x);
+}
+
+static void CL_CALLBACK gpu_ready(cl_event ev, cl_int status, void *arg)
+{
+  (void)ev;
+  (void)status; /* ordering only, as for direct transfers */
+  gpu_step(arg);
+}
+
+static void gpu_desc_arrived(void *arg, int ok)
+{
+  struct gpu_copy *x = arg;
+  if (!ok)
+    x->desc.ok = 0;
+  gpu_step(x);
+}
+
+/* One side of a copy in local domain dom: its user event, recorded as the access (under the
+ * unmaps' queue, as transfer pieces are), and the accesses it must wait for in deps. */
+static cl_event gpu_side(struct fetch *f, cl_uint dom, size_t off, size_t len, bool writes,
+                         struct tt_deps *deps)
+{
+  struct tt_domain *dm = &f->ctx->domains[dom];
+  cl_event ev = NULL;
+  if ((f->err = tt_plan_queue_make(dm, &dm->unmaps)) == CL_SUCCESS)
+    ev = dm->bp->d->clCreateUserEvent(dm->native, &f->err);
+  if (!ev)
+    return NULL;
+  /* No queue: every conflicting access is waited for (NULL matches none). */
+  f->err = tt_plan_order_after(deps, f->ctx, dom, NULL, f->root, off, len, writes);
+  tt_plan_access_record(f->root, off, len, writes, dom, dm->unmaps, ev, false);
+  tt_plan_trace_internal(dm, writes, writes ? "GPU copy: write" : "GPU copy: read", ev,
+                         tt_plan_cur.cmd);
+  return ev;
+}
+
+/* The native buffer of a local domain and the CUDA address of byte off there (0: none). */
+static uint64_t gpu_address(struct fetch *f, cl_uint dom, size_t off, size_t len, cl_mem *native,
+                            size_t *at)
+{
+  *native = placed(f, dom, off, len, at, NULL);
+  return *native ? tt_cuda_address(*native, *at) : 0;
+}
+
+/* role LOCAL: from domain src of this rank into f->dom; SEND: from src here to rank peer;
+ * RECV: from rank peer into f->dom. Returns -1 when a LOCAL copy cannot take this path (the
+ * caller copies through the host), else whether planning must stop. */
+static int gpu_run(struct fetch *f, enum gpu_role role, cl_uint src, size_t off, size_t len,
+                   int peer, uint64_t id)
+{
+  struct gpu_copy *x = calloc(1, sizeof *x);
+  if (!x) {
+    f->err = CL_OUT_OF_HOST_MEMORY;
+    return 1;
+  }
+  x->role = role;
+  x->len = len;
+  x->peer = peer;
+  x->id = id;
+  size_t at = 0;
+  cl_mem sn = NULL, dn = NULL;
+  if (role == GPU_LOCAL)
+    x->src = gpu_address(f, src, off, len, &sn, &at);
+  else if (role == GPU_SEND && (sn = placed(f, src, off, len, &at, NULL)))
+    tt_cuda_describe(sn, at, &x->desc); /* else desc.ok stays 0: the receiver fails it */
+  if (role != GPU_SEND) {
+    x->dst = gpu_address(f, f->dom, off, len, &dn, &at);
+    x->device = f->ctx->domains[f->dom].cuda;
+  }
+  if (f->err != CL_SUCCESS || (role == GPU_LOCAL && (!x->src || !x->dst))) {
+    free(x);
+    return f->err != CL_SUCCESS ? 1 : -1;
+  }
+  int me = f->ctx->domains[role == GPU_SEND ? src : f->dom].rank;
+  x->what = role == GPU_RECV ? xfer_of(f, peer, me, off, len, id)
+                             : xfer_of(f, me, role == GPU_SEND ? peer : me, off, len, id);
+  x->keep[0] = sn;
+  x->keep[1] = dn;
+  for (int i = 0; i < 2; i++)
+    if (x->keep[i])
+      TT_NATIVE_DISPATCH(x->keep[i])->clRetainMemObject(x->keep[i]);
+  atomic_store(&x->ends, role == GPU_RECV ? 2 : 1); /* RECV: the copy, and its answer sent */
+  atomic_store(&x->waiting, 1); /* setting up */
+  struct tt_deps deps;
+  tt_deps_init(&deps);
+  if (role != GPU_RECV)
+    x->read = gpu_side(f, src, off, len, false, &deps);
+  if (role != GPU_SEND && f->err == CL_SUCCESS) {
+    x->write = gpu_side(f, f->dom, off, len, true, &deps);
+    if (x->write) {
+      TT_NATIVE_DISPATCH(x->write)->clRetainEvent(x->write);
+      f->err = tt_deps_take(f->deps, x->write);
+      tt_nqueue_ref(f->nq);
+      x->nq = f->nq;
+    }
+  }
+  char s[256];
+  if (role == GPU_RECV && !x->dst)
+    TT_WARN("receiving %s: the destination is not in CUDA memory",
+            xfer_str(&x->what, s, sizeof s));
+  if (role != GPU_LOCAL)
+    tt_transport_promise(1); /* the description, or the answer */
+  if (role == GPU_RECV) {
+    atomic_fetch_add(&x->waiting, 1);
+    if (tt_transport_irecv(TT_CH_PEER, &x->desc, sizeof x->desc, peer, id, gpu_desc_arrived,
+                           x) != 0)
+      gpu_desc_arrived(x, 0);
+  }
+  wait_for(&deps, &x->waiting, gpu_ready, x);
+  tt_deps_release(&deps);
+  bool failed = f->err != CL_SUCCESS;
+  if (failed) {
+    TT_WARN("planning the GPU copy of %s failed: %s", xfer_str(&x->what, s, sizeof s),
+            tt_error_name(f->err));
+  }
+  gpu_step(x); /* set up: a failure above still runs the exchange, so the peer is not stuck */
+  return failed;
+}
+
+/* The holder is here, the destination on another rank: map each piece for reading and send
+ * it once mapped. */
+/* Registers, once, how the transport names operations of buffer bytes in its messages. */
+static void describe_once(void)
+{
+  static bool described;
+  if (described)
+    return;
+  tt_transport_describe_with(TT_CH_DATA, describe_xfer);
+  tt_transport_describe_with(TT_CH_PEER, describe_xfer);
+  tt_transport_describe_with(TT_CH_ANSWER, describe_xfer);
+  described = true;
+}
+
+uint64_t tt_transfer_pieces(size_t len)
+{
+  return (len + PIECE_BYTES - 1) / PIECE_BYTES;
+}
+
+int tt_transfer_local(struct fetch *f, cl_uint src, size_t off, size_t len)
+{
+  /* -1: not between GPUs that way, or it cannot take it: through the host. */
+  int stop = gpu_pair(f->ctx, src, f->dom, f->root) ? gpu_run(f, GPU_LOCAL, src, off, len, -1, 0)
+                                                    : -1;
+  return stop < 0 ? copy_local(f, src, off, len) : stop;
+}
+
+int tt_transfer_send(struct fetch *f, cl_uint src, size_t off, size_t len, int peer, uint64_t id)
+{
+  describe_once();
+  struct tt_domain *sd = &f->ctx->domains[src];
+  if (gpu_pair(f->ctx, src, f->dom, f->root))
+    return gpu_run(f, GPU_SEND, src, off, len, peer, id);
+  unsigned char *host = NULL;
+  cl_mem native = placed(f, src, off, len, NULL, &host);
+  bool direct = host != NULL;
+  if (direct)
+    direct_run(f, src, off, len, true, peer, id, native, host);
+  for (size_t at = 0; !direct && at < len && f->err == CL_SUCCESS; at += PIECE_BYTES, id++) {
+    size_t n = len - at < PIECE_BYTES ? len - at : PIECE_BYTES;
+    if (device_memory(f->ctx, src) || (n == len && tt_env()->staging < 0)) {
+      int r = staged_piece(f, src, off + at, n, true, peer, id, !device_memory(f->ctx, src));
+      if (r >= 0)
+        continue;
+    }
+    cl_event ev = NULL;
+    struct piece *p = map_piece(f, src, off + at, n, false, peer, id, &ev);
+    if (!p)
+      break;
+    tt_transport_promise(1);
+    if (tt_native_callback(ev, CL_COMPLETE, piece_mapped_for_send, p) != CL_SUCCESS) {
+      sd->bp->d->clWaitForEvents(1, &ev);
+      piece_mapped_for_send(ev, CL_COMPLETE, p);
+    }
+    sd->bp->d->clReleaseEvent(ev);
+  }
+  if (sd->internal)
+    sd->bp->d->clFlush(sd->internal->native);
+  if (f->err != CL_SUCCESS)
+    TT_WARN("sending buffer #%llu bytes %zu+%zu from rank %d to rank %d for command #%llu (%s) "
+            "failed: %s", (unsigned long long)f->root->obj.id, off, len, sd->rank, peer,
+            (unsigned long long)tt_plan_cur.cmd, tt_plan_cur.name, tt_error_name(f->err));
+  else
+    TT_LOG(TT_LOG_PLAN, "buffer #%llu bytes %zu+%zu: %s (domain %u) -> rank %d for command "
+           "#%llu (%s)", (unsigned long long)f->root->obj.id, off, len, sd->bp->short_name, src,
+           peer, (unsigned long long)tt_plan_cur.cmd, tt_plan_cur.name);
+  return f->err != CL_SUCCESS;
+}
+
+/* The holder is on another rank: map each piece of this domain's copy for writing, receive
+ * into it, unmap; the command waits for every piece. */
+int tt_transfer_recv(struct fetch *f, cl_uint src, size_t off, size_t len, int peer, uint64_t id)
+{
+  describe_once();
+  struct tt_domain *dd = &f->ctx->domains[f->dom];
+  if (gpu_pair(f->ctx, src, f->dom, f->root))
+    return gpu_run(f, GPU_RECV, src, off, len, peer, id);
+  unsigned char *host = NULL;
+  cl_mem native = placed(f, f->dom, off, len, NULL, &host);
+  bool direct = host != NULL;
+  if (direct)
+    direct_run(f, f->dom, off, len, false, peer, id, native, host);
+  for (size_t at = 0; !direct && at < len && f->err == CL_SUCCESS; at += PIECE_BYTES, id++) {
+    size_t n = len - at < PIECE_BYTES ? len - at : PIECE_BYTES;
+    if (device_memory(f->ctx, f->dom) || (n == len && tt_env()->staging < 0)) {
+      int r = staged_piece(f, f->dom, off + at, n, false, peer, id,
+                           !device_memory(f->ctx, f->dom));
+      if (r >= 0)
+        continue;
+    }
+    cl_event ev = NULL;
+    struct piece *p = map_piece(f, f->dom, off + at, n, true, peer, id, &ev);
+    if (!p)
+      break;
+    dd->bp->d->clRetainEvent(p->done);
+    f->err = tt_deps_take(f->deps, p->done);
+    if (tt_native_callback(ev, CL_COMPLETE, piece_mapped_for_recv, p) != CL_SUCCESS) {
+      dd->bp->d->clWaitForEvents(1, &ev);
+      piece_mapped_for_recv(ev, CL_COMPLETE, p);
+    }
+    dd->bp->d->clReleaseEvent(ev);
+  }
+  if (dd->internal)
+    dd->bp->d->clFlush(dd->internal->native);
+  if (f->err != CL_SUCCESS)
+    TT_WARN("receiving buffer #%llu bytes %zu+%zu from rank %d to rank %d for command #%llu "
+            "(%s) failed: %s", (unsigned long long)f->root->obj.id, off, len, peer, dd->rank,
+            (unsigned long long)tt_plan_cur.cmd, tt_plan_cur.name, tt_error_name(f->err));
+  else
+    TT_LOG(TT_LOG_PLAN, "buffer #%llu bytes %zu+%zu: rank %d -> %s (domain %u) for command "
+           "#%llu (%s)", (unsigned long long)f->root->obj.id, off, len, peer, dd->bp->short_name,
+           f->dom, (unsigned long long)tt_plan_cur.cmd, tt_plan_cur.name);
+  return f->err != CL_SUCCESS;
+}
+
