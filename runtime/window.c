@@ -385,21 +385,28 @@ struct drop_walk {
   int err;
 };
 
-/* The window of root in dom holding byte `at`, or NULL. */
-static struct tt_window *window_holding(cl_mem root, cl_uint dom, size_t at)
+/* The first window of s whose first byte (by_end: end) lies past x: s is sorted and disjoint,
+ * so both are in order (a CYCLIC buffer's device has a window per chunk it owns, looked up
+ * for every part). */
+static size_t first_past(const struct tt_window_set *s, size_t x, bool by_end)
 {
-  /* The last window starting at or before `at` (they are sorted and disjoint: a CYCLIC
-   * buffer's device has one per chunk it owns, looked up for every part). */
-  struct tt_window_set *s = &root->windows[dom];
   size_t lo = 0, hi = s->n;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (s->w[mid].lo <= at)
+    if ((by_end ? s->w[mid].hi : s->w[mid].lo) <= x)
       lo = mid + 1;
     else
       hi = mid;
   }
-  return lo && at < s->w[lo - 1].hi ? &s->w[lo - 1] : NULL;
+  return lo;
+}
+
+/* The window of root in dom holding byte `at`, or NULL. */
+static struct tt_window *window_holding(cl_mem root, cl_uint dom, size_t at)
+{
+  struct tt_window_set *s = &root->windows[dom];
+  size_t k = first_past(s, at, false);
+  return k && at < s->w[k - 1].hi ? &s->w[k - 1] : NULL;
 }
 
 static int drop_run(void *arg, size_t off, size_t len, tt_holders holders)
@@ -640,15 +647,7 @@ static cl_int carry_over(cl_mem root, cl_uint dom, const struct tt_window *o,
 /* Windows of s overlapping [lo, hi): *i .. *j-1. */
 static void overlap(const struct tt_window_set *s, size_t lo, size_t hi, size_t *i, size_t *j)
 {
-  size_t a = 0, b = s->n; /* disjoint and sorted: their ends are sorted too */
-  while (a < b) {
-    size_t mid = a + (b - a) / 2;
-    if (s->w[mid].hi <= lo)
-      a = mid + 1;
-    else
-      b = mid;
-  }
-  *i = a;
+  *i = first_past(s, lo, true);
   *j = *i;
   while (*j < s->n && s->w[*j].lo < hi)
     ++*j;
