@@ -146,6 +146,7 @@ void tt_plan_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
     root->written = true;
     if (root->attached == TT_NOT_ATTACHED)
       tt_rangemap_set(root->latest, off, len, (int)dom);
+    tt_window_written(root, dom, off, len);
   }
   if (nq)
     tt_plan_access_record(root, off, len, writes, dom, nq, ev, may_fail);

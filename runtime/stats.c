@@ -64,8 +64,10 @@ static void report_devices(void)
     uint64_t ev = atomic_load(&d->evicted);
     if (ev)
       fprintf(tt_log_file(), "[tutti %d stats] device %u: evicted bytes %llu, written back "
-              "%llu, re-fetched %llu (ahead of use %llu), to files %llu\n", tt_cluster_rank(), i,
+              "%llu (held by clean copies already %llu), re-fetched %llu (ahead of use %llu), "
+              "to files %llu\n", tt_cluster_rank(), i,
               (unsigned long long)ev, (unsigned long long)atomic_load(&d->written_back),
+              (unsigned long long)atomic_load(&d->clean),
               (unsigned long long)atomic_load(&d->refetched),
               (unsigned long long)atomic_load(&d->prefetched),
               (unsigned long long)atomic_load(&d->to_files));

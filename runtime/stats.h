@@ -31,8 +31,9 @@ struct tt_stats_device {
    * taken off the device and their bytes, bytes of them read into host memory first (the
    * device alone held their newest copy), bytes written back into the device from there
    * (prefetched: those of them brought back ahead of use, TUTTI_LOOKAHEAD), bytes of host
-   * copies that went to files (TUTTI_HOST_MEM, the owner). */
-  atomic_uint_fast64_t evictions, evicted, written_back, refetched, prefetched, to_files;
+   * copies that went to files (TUTTI_HOST_MEM, the owner); of the bytes written back, those
+   * a clean copy held already, nothing read (the owner). */
+  atomic_uint_fast64_t evictions, evicted, written_back, refetched, prefetched, to_files, clean;
 };
 struct tt_stats_device *tt_stats_device(unsigned index);
 

@@ -54,9 +54,14 @@ struct tt_window {
   unsigned char *host;
   uint64_t used;        /* when a command last used it (an order of places, alike per rank) */
   uint64_t epoch;       /* tt_plan_epoch of that command: pinned while it is planned */
-  struct tt_spill *spill; /* local domains: evicted, with the bytes its domain held newest */
+  struct tt_spill *spill; /* local domains: evicted, with the bytes its domain held newest;
+                         * resident, the clean copy it came back from (below), or NULL */
   size_t spill_lo;      /* the buffer offset of spill->mem[0] (pieces of an evicted window
                          * share its copy) */
+  uint64_t clean;       /* resident with a clean copy: a digest of the runs its domain held
+                         * newest when it came back. Evicted again while no command wrote its
+                         * bytes there (a write drops the copy, tt_window_written) and its
+                         * domain holds the same runs, it reads nothing: the copy has them */
   uint64_t next_id;     /* the window its domain's commands used next after it, last time: */
   size_t next_at;       /* its buffer's id (0: none) and a byte in it (prefetch follows it) */
 };
@@ -309,6 +314,7 @@ struct spill_walk {
   bool local;              /* the domain is this rank's: bytes move (else only counted) */
   bool back;               /* host copy -> device (else device -> host copy, made here) */
   bool ahead;              /* back, ahead of use (prefetch) */
+  bool clean;              /* out, into a clean copy that holds the bytes already */
   cl_mem native;           /* the device window, starting at native_lo */
   size_t native_lo;
   size_t lo, len;          /* the bytes moved */
@@ -326,7 +332,7 @@ static int spill_run(void *arg, size_t off, size_t len, tt_holders holders)
   if (!tt_holders_has(holders, m->dom))
     return 0;
   m->bytes += len;
-  if (!m->local)
+  if (!m->local || m->clean)
     return 0;
   cl_context ctx = m->root->context;
   struct tt_domain *dm = &ctx->domains[m->dom];
@@ -362,6 +368,29 @@ static int spill_run(void *arg, size_t off, size_t len, tt_holders holders)
     dm->bp->d->clReleaseEvent(m->last);
   m->last = ev;
   return 0;
+}
+
+/* A digest of the runs of [lo, hi) that domain dom holds newest. */
+struct held_digest {
+  cl_uint dom;
+  uint64_t h;
+};
+
+static int held_run(void *arg, size_t off, size_t len, tt_holders holders)
+{
+  struct held_digest *d = arg;
+  if (tt_holders_has(holders, d->dom)) {
+    uint64_t v[] = {d->h, off, len};
+    d->h = tt_check_bytes(v, sizeof v);
+  }
+  return 0;
+}
+
+static uint64_t held_by(cl_mem root, cl_uint dom, size_t lo, size_t hi)
+{
+  struct held_digest d = {dom, 1469598103934665603u};
+  tt_rangemap_walk(root->latest, lo, hi - lo, held_run, &d);
+  return d.h | 1; /* never 0: 0 says no clean copy */
 }
 
 /* A native buffer an eviction freed, handed to the window being made when it has the same
@@ -430,6 +459,29 @@ static int drop_run(void *arg, size_t off, size_t len, tt_holders holders)
  * goes. On the domain's rank, its native
  * buffer goes to *keep when that is empty and wants its size and flags (and the reads
  * ordered its reuse), else is released. */
+static void spill_unref(cl_context ctx, cl_uint dom, struct tt_window *o, bool queued);
+
+/* A marker on Tutti's queue of dom after every command on [lo, lo+len) of root (its event,
+ * owned), or NULL. */
+static cl_event marker_after(cl_mem root, cl_uint dom, size_t lo, size_t len)
+{
+  cl_context ctx = root->context;
+  struct tt_domain *dm = &ctx->domains[dom];
+  struct tt_nqueue *q = NULL;
+  struct tt_deps deps;
+  tt_deps_init(&deps);
+  cl_event ev = NULL;
+  if (tt_plan_internal_queue(ctx, dom, &q) == CL_SUCCESS &&
+      tt_plan_order_after(&deps, ctx, dom, q, root, lo, len, true) == CL_SUCCESS &&
+      dm->bp->d->clEnqueueMarkerWithWaitList(q->native, deps.n, deps.n ? deps.ev : NULL, &ev) !=
+          CL_SUCCESS)
+    ev = NULL;
+  tt_deps_release(&deps);
+  if (ev)
+    dm->bp->d->clFlush(q->native);
+  return ev;
+}
+
 static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
 {
   cl_context ctx = root->context;
@@ -441,14 +493,23 @@ static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
   tt_rangemap_walk(root->latest, w->lo, len, drop_run, &d);
   if (d.err)
     return CL_OUT_OF_HOST_MEMORY;
+  /* A clean copy (the window came back from it, nothing changed since) holds every byte the
+   * domain holds newest here: nothing to read. */
+  bool clean = w->spill && w->clean && w->clean == held_by(root, dom, w->lo, w->hi);
   struct spill_walk e = {.root = root, .dom = dom, .local = dm->local, .back = false,
-                         .native = w->native, .native_lo = w->lo, .lo = w->lo, .len = len,
-                         .spill_lo = w->lo};
+                         .clean = clean, .native = w->native, .native_lo = w->lo, .lo = w->lo,
+                         .len = len, .sp = clean ? w->spill : NULL,
+                         .spill_lo = clean ? w->spill_lo : w->lo};
+  if (w->spill && !clean)
+    spill_unref(ctx, dom, w, w->spill->read != NULL); /* changed since: a new copy */
+  w->clean = 0;
   tt_rangemap_walk(root->latest, w->lo, len, spill_run, &e);
   if (e.q)
     dm->bp->d->clFlush(e.q->native);
-  if (e.sp)
+  if (e.sp && !clean)
     e.sp->read = e.last;
+  if (clean)
+    atomic_fetch_add_explicit(&stats_of(ctx, dom)->clean, e.bytes, memory_order_relaxed);
   if (e.err != CL_SUCCESS) {
     TT_LOG(TT_LOG_ERR, "buffer #%llu: evicting bytes %zu-%zu from %s (domain %u) failed: %s",
            (unsigned long long)root->obj.id, w->lo, w->hi, dom_name(dm), dom,
@@ -473,13 +534,21 @@ static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
   count(root, dom, -(int64_t)len);
   w->resident = false;
   dm->evicted = true;
-  /* Only the domain's rank has a native buffer to hand on or free. */
+  /* Only the domain's rank has a native buffer to hand on or free. Its next window uses it
+   * after the eviction's reads (they follow every command on it), or when nothing was read,
+   * after a marker following those commands. */
+  cl_event after = NULL;
   if (w->native && keep && !keep->native && e.sp && keep->len == len &&
       keep->flags == window_flags(root)) {
+    if (clean)
+      after = marker_after(root, dom, w->lo, len);
+    else if ((after = e.sp->read))
+      dm->bp->d->clRetainEvent(after);
+  }
+  if (after) {
     keep->native = w->native;
     keep->host = w->host;
-    keep->read = e.sp->read;
-    dm->bp->d->clRetainEvent(keep->read);
+    keep->read = after;
   } else if (w->native) {
     /* The backend keeps it until the commands on it, the reads above among them, are done. */
     dm->bp->d->clReleaseMemObject(w->native);
@@ -487,8 +556,9 @@ static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
   w->native = NULL;
   w->host = NULL;
   w->spill = e.sp;
-  w->spill_lo = w->lo;
+  w->spill_lo = e.spill_lo;
   if (!e.bytes) {
+    spill_unref(ctx, dom, w, w->spill && w->spill->read);
     memmove(&s->w[k], &s->w[k + 1], (s->n - k - 1) * sizeof *s->w);
     s->n--;
   }
@@ -779,6 +849,15 @@ static cl_int window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool 
       err = dm->local ? carry_over(root, dom, &s->w[k], &w) : CL_SUCCESS;
     else
       err = refill(root, dom, &s->w[k], &w, ahead);
+  /* The same window back whole from its host copy: the copy stays with it, clean (evicted
+   * again unchanged, it reads nothing). */
+  if (err == CL_SUCCESS && j == i + 1 && !s->w[i].resident && s->w[i].spill && dm->local &&
+      s->w[i].lo == w.lo && s->w[i].hi == w.hi) {
+    w.spill = s->w[i].spill;
+    w.spill_lo = s->w[i].spill_lo;
+    w.clean = held_by(root, dom, w.lo, w.hi);
+    s->w[i].spill = NULL;
+  }
   /* What stays evicted on either side: pieces of the first and last windows replaced. */
   bool left = j > i && !s->w[i].resident && s->w[i].lo < w.lo;
   bool right = j > i && !s->w[j - 1].resident && s->w[j - 1].hi > w.hi;
@@ -798,6 +877,7 @@ static cl_int window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool 
   if (err != CL_SUCCESS) {
     if (w.native)
       dm->bp->d->clReleaseMemObject(w.native);
+    spill_unref(ctx, dom, &w, w.spill && w.spill->read);
     return err;
   }
   struct tt_window l = left ? piece_of(&s->w[i], s->w[i].lo, w.lo) : (struct tt_window){0};
@@ -807,8 +887,7 @@ static cl_int window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool 
   for (size_t k = i; k < j; k++) {
     if (s->w[k].native)
       dm->bp->d->clReleaseMemObject(s->w[k].native);
-    if (!s->w[k].resident)
-      spill_unref(ctx, dom, &s->w[k], s->w[k].spill && s->w[k].spill->read);
+    spill_unref(ctx, dom, &s->w[k], s->w[k].spill && s->w[k].spill->read);
   }
   /* Replace w[i .. j-1] (none: insert at i) by the window and the pieces beside it. */
   memmove(&s->w[i + n], &s->w[j], (s->n - j) * sizeof *s->w);
@@ -824,6 +903,20 @@ static cl_int window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool 
          (unsigned long long)root->obj.id, w.lo, w.hi, dom_name(dm), dom, s->n);
   *out = &s->w[i];
   return CL_SUCCESS;
+}
+
+void tt_window_written(cl_mem root, cl_uint dom, size_t off, size_t len)
+{
+  if (!tt_windowed(root) || !len)
+    return;
+  struct tt_window_set *s = &root->windows[dom];
+  size_t i, j;
+  overlap(s, off, off + len, &i, &j);
+  for (size_t k = i; k < j; k++)
+    if (s->w[k].resident && s->w[k].spill) {
+      spill_unref(root->context, dom, &s->w[k], s->w[k].spill->read != NULL);
+      s->w[k].clean = 0;
+    }
 }
 
 cl_int tt_window_place(cl_mem m, cl_uint dom, size_t off, size_t len, struct tt_place *out)

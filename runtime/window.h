@@ -51,6 +51,10 @@ static inline bool tt_windowed(cl_mem m)
  * holds the plan lock. */
 cl_int tt_window_place(cl_mem m, cl_uint dom, size_t off, size_t len, struct tt_place *out);
 
+/* A command wrote [off, off+len) of root in domain dom (plan lock): the windows there that
+ * came back from a host copy drop it (the copy no longer holds their newest bytes). */
+void tt_window_written(cl_mem root, cl_uint dom, size_t off, size_t len);
+
 /* A native buffer for bytes of root in local domain dom: in memory of Tutti's when the
  * domain's buffers live there (*host then gives it; freed with the native buffer), in CUDA
  * memory on a CUDA domain (runtime/cuda.h), else the backend's. flags and host_ptr as the
