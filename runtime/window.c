@@ -64,6 +64,8 @@ struct tt_window {
                          * domain holds the same runs, it reads nothing: the copy has them */
   uint64_t next_id;     /* the window its domain's commands used next after it, last time: */
   size_t next_at;       /* its buffer's id (0: none) and a byte in it (prefetch follows it) */
+  uint64_t last_use;    /* the program's last use (as used, prefetches aside; 0: none) and */
+  uint64_t period;      /* the time between its last two (0: one use so far) */
 };
 
 struct tt_window_set {
@@ -565,9 +567,21 @@ static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
   return CL_SUCCESS;
 }
 
-/* Makes room for `need` more bytes of windows in dom by evicting the least recently used
- * windows that no command being planned uses, none of root's overlapping [lo, hi). Failing, it
- * says why (unless quiet: a prefetch). */
+/* When a window will be used again, foretold from the time between its last two uses by the
+ * program: UINT64_MAX when that cannot be told (used once so far, or overdue). A sweep over
+ * more chunks than fit then keeps the chunks it needs soonest, where evicting the least
+ * recently used would evict each chunk just before its turn; data used by every command
+ * stays. */
+static uint64_t next_use(const struct tt_window *w)
+{
+  uint64_t next = w->period ? w->last_use + w->period : UINT64_MAX;
+  return next > clock_now ? next : UINT64_MAX;
+}
+
+/* Makes room for `need` more bytes of windows in dom by evicting, among the windows no
+ * command being planned uses (none of root's overlapping [lo, hi)), the one to be used again
+ * last (next_use), the least recently used among equals. Failing, it says why (unless quiet:
+ * a prefetch). */
 static cl_int make_room(cl_mem root, cl_uint dom, size_t need, size_t lo, size_t hi,
                         struct spare *keep, bool quiet)
 {
@@ -577,7 +591,7 @@ static cl_int make_room(cl_mem root, cl_uint dom, size_t need, size_t lo, size_t
   while (dm->held + need > budget) {
     cl_mem victim = NULL;
     size_t vk = 0;
-    uint64_t oldest = UINT64_MAX;
+    uint64_t oldest = UINT64_MAX, farthest = 0;
     for (size_t r = 0; r < ctx->nwindowed; r++) {
       cl_mem b = ctx->windowed[r];
       if (pinned_root(b))
@@ -587,7 +601,9 @@ static cl_int make_room(cl_mem root, cl_uint dom, size_t need, size_t lo, size_t
         struct tt_window *w = &s->w[k];
         if (!w->resident || w->epoch == tt_plan_epoch || (b == root && w->lo < hi && w->hi > lo))
           continue;
-        if (w->used < oldest) {
+        uint64_t next = next_use(w);
+        if (next > farthest || (next == farthest && w->used < oldest)) {
+          farthest = next;
           oldest = w->used;
           victim = b;
           vk = k;
@@ -749,6 +765,8 @@ static void touch(cl_mem root, cl_uint dom, struct tt_window *w, bool ahead)
   struct tt_domain *dm = &root->context->domains[dom];
   if (ahead || root->transient)
     return;
+  w->period = w->last_use ? clock_now - w->last_use : 0;
+  w->last_use = clock_now;
   struct tt_window *last = dm->last_root ? window_holding(dm->last_root, dom, dm->last_at) : NULL;
   if (last && last != w) {
     last->next_id = root->obj.id;
@@ -827,12 +845,18 @@ static cl_int window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool 
   }
   /* Eviction may have dropped other windows of this buffer. */
   overlap(s, w.lo, w.hi, &i, &j);
-  /* It follows on from the windows it replaces (the last of them that knew a next). */
-  for (size_t k = i; k < j; k++)
+  /* It follows on from the windows it replaces (the last of them that knew a next), and
+   * keeps the rhythm of the one used last. */
+  for (size_t k = i; k < j; k++) {
     if (s->w[k].next_id) {
       w.next_id = s->w[k].next_id;
       w.next_at = s->w[k].next_at;
     }
+    if (s->w[k].last_use > w.last_use) {
+      w.last_use = s->w[k].last_use;
+      w.period = s->w[k].period;
+    }
+  }
   void *host = w.host;
   if (dm->local && !w.native)
     w.native = tt_window_native_new(ctx, dom, root, flags, w.hi - w.lo, NULL, &host, &err);
