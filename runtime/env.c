@@ -239,6 +239,7 @@ static void read_env(void)
   if (!env.spill_dir)
     env.spill_dir = "/tmp";
   env.balance = choice("TUTTI_BALANCE", (const char *const[]){"on", "off", NULL}, 0) == 0;
+  env.evict_lru = choice("TUTTI_EVICT", (const char *const[]){"next-use", "lru", NULL}, 0) == 1;
   env.cuda = choice("TUTTI_CUDA", (const char *const[]){"off", "on", NULL}, 0) == 1;
   env.domain_per_device =
       choice("TUTTI_DOMAINS", (const char *const[]){"backend", "device", NULL}, 0) == 1;

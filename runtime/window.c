@@ -574,6 +574,8 @@ static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
  * stays. */
 static uint64_t next_use(const struct tt_window *w)
 {
+  if (tt_env()->evict_lru)
+    return 0; /* all alike: the least recently used goes */
   uint64_t next = w->period ? w->last_use + w->period : UINT64_MAX;
   return next > clock_now ? next : UINT64_MAX;
 }
