@@ -463,26 +463,12 @@ static int drop_run(void *arg, size_t off, size_t len, tt_holders holders)
  * ordered its reuse), else is released. */
 static void spill_unref(cl_context ctx, cl_uint dom, struct tt_window *o, bool queued);
 
-/* A marker on Tutti's queue of dom after every command on [lo, lo+len) of root (its event,
- * owned), or NULL. */
-static cl_event marker_after(cl_mem root, cl_uint dom, size_t lo, size_t len)
-{
-  cl_context ctx = root->context;
-  struct tt_domain *dm = &ctx->domains[dom];
-  struct tt_nqueue *q = NULL;
-  struct tt_deps deps;
-  tt_deps_init(&deps);
-  cl_event ev = NULL;
-  if (tt_plan_internal_queue(ctx, dom, &q) == CL_SUCCESS &&
-      tt_plan_order_after(&deps, ctx, dom, q, root, lo, len, true) == CL_SUCCESS &&
-      dm->bp->d->clEnqueueMarkerWithWaitList(q->native, deps.n, deps.n ? deps.ev : NULL, &ev) !=
-          CL_SUCCESS)
-    ev = NULL;
-  tt_deps_release(&deps);
-  if (ev)
-    dm->bp->d->clFlush(q->native);
-  return ev;
-}
+typedef cl_int (*internal_issue)(struct tt_domain *dm, cl_command_queue q, const struct tt_deps *d,
+                                 const void *arg, cl_event *ev);
+static cl_int issue_ordered(cl_mem root, cl_uint dom, size_t lo, size_t len, internal_issue issue,
+                            const void *arg, cl_event *out);
+static cl_int issue_marker(struct tt_domain *dm, cl_command_queue q, const struct tt_deps *d,
+                           const void *arg, cl_event *ev);
 
 static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
 {
@@ -542,10 +528,12 @@ static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
   cl_event after = NULL;
   if (w->native && keep && !keep->native && e.sp && keep->len == len &&
       keep->flags == window_flags(root)) {
-    if (clean)
-      after = marker_after(root, dom, w->lo, len);
-    else if ((after = e.sp->read))
+    if (clean) {
+      if (issue_ordered(root, dom, w->lo, len, issue_marker, NULL, &after) != CL_SUCCESS)
+        after = NULL;
+    } else if ((after = e.sp->read)) {
       dm->bp->d->clRetainEvent(after);
+    }
   }
   if (after) {
     keep->native = w->native;
@@ -674,12 +662,9 @@ static void spill_unref(cl_context ctx, cl_uint dom, struct tt_window *o, bool q
 
 /* Issues, through issue, a command of Tutti's on dom's internal queue that rewrites [lo,
  * lo+len) of root there without changing the bytes: after every command on them, recorded so
- * that later ones wait for it (the latest holders stay). */
-typedef cl_int (*internal_issue)(struct tt_domain *dm, cl_command_queue q, const struct tt_deps *d,
-                                 const void *arg, cl_event *ev);
-
+ * that later ones wait for it (the latest holders stay); its event in *out (unless NULL). */
 static cl_int issue_ordered(cl_mem root, cl_uint dom, size_t lo, size_t len, internal_issue issue,
-                            const void *arg)
+                            const void *arg, cl_event *out)
 {
   cl_context ctx = root->context;
   struct tt_domain *dm = &ctx->domains[dom];
@@ -697,7 +682,10 @@ static cl_int issue_ordered(cl_mem root, cl_uint dom, size_t lo, size_t len, int
     return err;
   dm->bp->d->clFlush(q->native);
   tt_plan_record_order(root, lo, len, dom, q, ev);
-  dm->bp->d->clReleaseEvent(ev);
+  if (out)
+    *out = ev; /* the caller's reference */
+  else
+    dm->bp->d->clReleaseEvent(ev);
   return CL_SUCCESS;
 }
 
@@ -724,7 +712,7 @@ static cl_int carry_over(cl_mem root, cl_uint dom, const struct tt_window *o,
                          const struct tt_window *w)
 {
   const struct tt_window *ow[2] = {o, w};
-  cl_int err = issue_ordered(root, dom, o->lo, o->hi - o->lo, issue_copy, ow);
+  cl_int err = issue_ordered(root, dom, o->lo, o->hi - o->lo, issue_copy, ow, NULL);
   if (err != CL_SUCCESS)
     TT_LOG(TT_LOG_ERR, "buffer #%llu: widening a window of %s to bytes %zu-%zu failed: %s",
            (unsigned long long)root->obj.id, dom_name(&root->context->domains[dom]), w->lo,
@@ -783,7 +771,7 @@ static void touch(cl_mem root, cl_uint dom, struct tt_window *w, bool ahead)
  * on those bytes wait for. */
 static cl_int reuse(cl_mem root, cl_uint dom, struct tt_window *w, struct spare *sp)
 {
-  cl_int err = issue_ordered(root, dom, w->lo, w->hi - w->lo, issue_marker, NULL);
+  cl_int err = issue_ordered(root, dom, w->lo, w->hi - w->lo, issue_marker, NULL, NULL);
   if (err != CL_SUCCESS)
     return err;
   TT_LOG(TT_LOG_MM, "buffer #%llu: window %zu-%zu on %s reuses an evicted window's memory",
