@@ -76,19 +76,14 @@ static int fetch_run(void *arg, size_t off, size_t len, tt_holders holders)
       return 1;
   }
   if (sd->rank == dd->rank) {
-    if (dd->local) {
-      /* -1: not between GPUs that way, or it cannot take it: through the host. */
+    if (dd->local)
       stop = tt_transfer_local(f, src, off, len);
-    }
   } else if (sd->local || dd->local) {
     uint64_t npieces = tt_transfer_pieces(len);
     uint64_t id = tt_cluster_pair_ids(sd->rank, dd->rank, npieces);
     if (tt_trace_on)
       tt_trace_transfer_plan(sd->rank, dd->rank, id, npieces, f->root->obj.id, off, len);
-    if (sd->local)
-      stop = tt_transfer_send(f, src, off, len, dd->rank, id);
-    else
-      stop = tt_transfer_recv(f, src, off, len, sd->rank, id);
+    stop = tt_transfer_remote(f, src, off, len, sd->local ? dd->rank : sd->rank, id, sd->local);
   }
   if (!stop && tt_plan_cur.part && dd->local && tt_plan_cur.device && tt_plan_cur.device->actual)
     atomic_fetch_add_explicit(&tt_stats_device(tt_plan_cur.device->index)->halo_bytes, len,

@@ -45,12 +45,12 @@ void tt_plan_accesses_free(cl_mem root);
 cl_int tt_plan_queue_make(struct tt_domain *dm, struct tt_nqueue **slot);
 
 /* runtime/transfer.c: one run of bytes from holder domain src into f's domain. Within this rank
- * (between GPUs by CUDA where it can, else through host memory), from here to rank peer, or
- * from rank peer to here, with the transfer's first message id (tt_transfer_pieces ids in all).
- * Each returns nonzero with f->err set on failure. */
+ * (between GPUs by CUDA where it can, else through host memory), or between this rank and rank
+ * peer (send: from here; else to here) with the transfer's first message id
+ * (tt_transfer_pieces ids in all). Each returns nonzero with f->err set on failure. */
 int tt_transfer_local(struct fetch *f, cl_uint src, size_t off, size_t len);
-int tt_transfer_send(struct fetch *f, cl_uint src, size_t off, size_t len, int peer, uint64_t id);
-int tt_transfer_recv(struct fetch *f, cl_uint src, size_t off, size_t len, int peer, uint64_t id);
+int tt_transfer_remote(struct fetch *f, cl_uint src, size_t off, size_t len, int peer,
+                       uint64_t id, bool send);
 uint64_t tt_transfer_pieces(size_t len);
 
 #endif

@@ -1043,8 +1043,6 @@ static int gpu_run(struct fetch *f, enum gpu_role role, cl_uint src, size_t off,
   return failed;
 }
 
-/* The holder is here, the destination on another rank: map each piece for reading and send
- * it once mapped. */
 /* Registers, once, how the transport names operations of buffer bytes in its messages. */
 static void describe_once(void)
 {
@@ -1070,91 +1068,62 @@ int tt_transfer_local(struct fetch *f, cl_uint src, size_t off, size_t len)
   return stop < 0 ? copy_local(f, src, off, len) : stop;
 }
 
-int tt_transfer_send(struct fetch *f, cl_uint src, size_t off, size_t len, int peer, uint64_t id)
+/* Between this rank and rank peer: the holder here, each piece mapped for reading and sent
+ * once mapped (send), or the holder there, each piece of this domain's copy mapped for
+ * writing, received into and unmapped, the command waiting for every piece; unless the GPUs'
+ * copy engines, the buffer's own host memory (direct) or staging carry the bytes. */
+int tt_transfer_remote(struct fetch *f, cl_uint src, size_t off, size_t len, int peer,
+                       uint64_t id, bool send)
 {
   describe_once();
-  struct tt_domain *sd = &f->ctx->domains[src];
+  cl_uint dom = send ? src : f->dom; /* this rank's end */
+  struct tt_domain *dm = &f->ctx->domains[dom];
   if (gpu_pair(f->ctx, src, f->dom, f->root))
-    return gpu_run(f, GPU_SEND, src, off, len, peer, id);
+    return gpu_run(f, send ? GPU_SEND : GPU_RECV, src, off, len, peer, id);
   unsigned char *host = NULL;
-  cl_mem native = placed(f, src, off, len, NULL, &host);
+  cl_mem native = placed(f, dom, off, len, NULL, &host);
   bool direct = host != NULL;
   if (direct)
-    direct_run(f, src, off, len, true, peer, id, native, host);
+    direct_run(f, dom, off, len, send, peer, id, native, host);
+  void (CL_CALLBACK *mapped)(cl_event, cl_int, void *) =
+      send ? piece_mapped_for_send : piece_mapped_for_recv;
   for (size_t at = 0; !direct && at < len && f->err == CL_SUCCESS; at += PIECE_BYTES, id++) {
     size_t n = len - at < PIECE_BYTES ? len - at : PIECE_BYTES;
-    if (device_memory(f->ctx, src) || (n == len && tt_env()->staging < 0)) {
-      int r = staged_piece(f, src, off + at, n, true, peer, id, !device_memory(f->ctx, src));
+    if (device_memory(f->ctx, dom) || (n == len && tt_env()->staging < 0)) {
+      int r = staged_piece(f, dom, off + at, n, send, peer, id, !device_memory(f->ctx, dom));
       if (r >= 0)
         continue;
     }
     cl_event ev = NULL;
-    struct piece *p = map_piece(f, src, off + at, n, false, peer, id, &ev);
+    struct piece *p = map_piece(f, dom, off + at, n, !send, peer, id, &ev);
     if (!p)
       break;
-    tt_transport_promise(1);
-    if (tt_native_callback(ev, CL_COMPLETE, piece_mapped_for_send, p) != CL_SUCCESS) {
-      sd->bp->d->clWaitForEvents(1, &ev);
-      piece_mapped_for_send(ev, CL_COMPLETE, p);
+    if (send) {
+      tt_transport_promise(1);
+    } else {
+      dm->bp->d->clRetainEvent(p->done);
+      f->err = tt_deps_take(f->deps, p->done);
     }
-    sd->bp->d->clReleaseEvent(ev);
+    if (tt_native_callback(ev, CL_COMPLETE, mapped, p) != CL_SUCCESS) {
+      dm->bp->d->clWaitForEvents(1, &ev);
+      mapped(ev, CL_COMPLETE, p);
+    }
+    dm->bp->d->clReleaseEvent(ev);
   }
-  if (sd->internal)
-    sd->bp->d->clFlush(sd->internal->native);
+  if (dm->internal)
+    dm->bp->d->clFlush(dm->internal->native);
+  char here[96], there[32];
+  snprintf(here, sizeof here, "%s (domain %u)", dm->bp->short_name, dom);
+  snprintf(there, sizeof there, "rank %d", peer);
   if (f->err != CL_SUCCESS)
-    TT_WARN("sending buffer #%llu bytes %zu+%zu from rank %d to rank %d for command #%llu (%s) "
-            "failed: %s", (unsigned long long)f->root->obj.id, off, len, sd->rank, peer,
+    TT_WARN("%s buffer #%llu bytes %zu+%zu from rank %d to rank %d for command #%llu (%s) "
+            "failed: %s", send ? "sending" : "receiving", (unsigned long long)f->root->obj.id,
+            off, len, send ? dm->rank : peer, send ? peer : dm->rank,
             (unsigned long long)tt_plan_cur.cmd, tt_plan_cur.name, tt_error_name(f->err));
   else
-    TT_LOG(TT_LOG_PLAN, "buffer #%llu bytes %zu+%zu: %s (domain %u) -> rank %d for command "
-           "#%llu (%s)", (unsigned long long)f->root->obj.id, off, len, sd->bp->short_name, src,
-           peer, (unsigned long long)tt_plan_cur.cmd, tt_plan_cur.name);
-  return f->err != CL_SUCCESS;
-}
-
-/* The holder is on another rank: map each piece of this domain's copy for writing, receive
- * into it, unmap; the command waits for every piece. */
-int tt_transfer_recv(struct fetch *f, cl_uint src, size_t off, size_t len, int peer, uint64_t id)
-{
-  describe_once();
-  struct tt_domain *dd = &f->ctx->domains[f->dom];
-  if (gpu_pair(f->ctx, src, f->dom, f->root))
-    return gpu_run(f, GPU_RECV, src, off, len, peer, id);
-  unsigned char *host = NULL;
-  cl_mem native = placed(f, f->dom, off, len, NULL, &host);
-  bool direct = host != NULL;
-  if (direct)
-    direct_run(f, f->dom, off, len, false, peer, id, native, host);
-  for (size_t at = 0; !direct && at < len && f->err == CL_SUCCESS; at += PIECE_BYTES, id++) {
-    size_t n = len - at < PIECE_BYTES ? len - at : PIECE_BYTES;
-    if (device_memory(f->ctx, f->dom) || (n == len && tt_env()->staging < 0)) {
-      int r = staged_piece(f, f->dom, off + at, n, false, peer, id,
-                           !device_memory(f->ctx, f->dom));
-      if (r >= 0)
-        continue;
-    }
-    cl_event ev = NULL;
-    struct piece *p = map_piece(f, f->dom, off + at, n, true, peer, id, &ev);
-    if (!p)
-      break;
-    dd->bp->d->clRetainEvent(p->done);
-    f->err = tt_deps_take(f->deps, p->done);
-    if (tt_native_callback(ev, CL_COMPLETE, piece_mapped_for_recv, p) != CL_SUCCESS) {
-      dd->bp->d->clWaitForEvents(1, &ev);
-      piece_mapped_for_recv(ev, CL_COMPLETE, p);
-    }
-    dd->bp->d->clReleaseEvent(ev);
-  }
-  if (dd->internal)
-    dd->bp->d->clFlush(dd->internal->native);
-  if (f->err != CL_SUCCESS)
-    TT_WARN("receiving buffer #%llu bytes %zu+%zu from rank %d to rank %d for command #%llu "
-            "(%s) failed: %s", (unsigned long long)f->root->obj.id, off, len, peer, dd->rank,
-            (unsigned long long)tt_plan_cur.cmd, tt_plan_cur.name, tt_error_name(f->err));
-  else
-    TT_LOG(TT_LOG_PLAN, "buffer #%llu bytes %zu+%zu: rank %d -> %s (domain %u) for command "
-           "#%llu (%s)", (unsigned long long)f->root->obj.id, off, len, peer, dd->bp->short_name,
-           f->dom, (unsigned long long)tt_plan_cur.cmd, tt_plan_cur.name);
+    TT_LOG(TT_LOG_PLAN, "buffer #%llu bytes %zu+%zu: %s -> %s for command #%llu (%s)",
+           (unsigned long long)f->root->obj.id, off, len, send ? here : there,
+           send ? there : here, (unsigned long long)tt_plan_cur.cmd, tt_plan_cur.name);
   return f->err != CL_SUCCESS;
 }
 
