@@ -165,30 +165,37 @@ static void merge_edit(struct tt_rangemap *m, size_t first, size_t last)
   merge(m, first ? first - 1 : 0, last < m->n ? last + 1 : m->n);
 }
 
-/* Whether run i's holders are h alone (h < 0: nobody), or include h (add). */
-static bool holds_as(const struct tt_rangemap *m, size_t i, int h, int add)
+/* What an edit does to each run of its range: SET makes holder h its only holder (h < 0:
+ * nobody), ADD adds h, DROP takes h away where another holds the run too (the only holder
+ * keeps its bytes). */
+enum edit { EDIT_SET, EDIT_ADD, EDIT_DROP };
+
+/* Whether edit e with holder h changes run i. */
+static bool changes(const struct tt_rangemap *m, size_t i, int h, enum edit e)
 {
   const uint64_t *b = bits_of(m, i);
-  if (add)
-    return b[h / 64] >> (h % 64) & 1;
-  for (unsigned k = 0; k < m->words; k++)
-    if (b[k] != (h >= 0 && (unsigned)h / 64 == k ? (uint64_t)1 << (h % 64) : 0))
-      return false;
-  return true;
+  uint64_t bit = h >= 0 ? (uint64_t)1 << (h % 64) : 0;
+  bool has = h >= 0 && (b[h / 64] & bit);
+  if (e == EDIT_ADD)
+    return !has;
+  bool others = false;
+  for (unsigned k = 0; k < m->words && !others; k++)
+    others = (h >= 0 && k == (unsigned)h / 64 ? b[k] & ~bit : b[k]) != 0;
+  return e == EDIT_SET ? others || (h >= 0 && !has) : has && others;
 }
 
-static int update(struct tt_rangemap *m, size_t off, size_t len, int h, int add)
+static int update(struct tt_rangemap *m, size_t off, size_t len, int h, enum edit e)
 {
   if (len == 0 || off >= m->size)
     return 0;
   if (h >= 0 && (unsigned)h >= m->nholders)
-    return -1;
+    return e == EDIT_DROP ? 0 : -1; /* no such holder: nothing to drop */
   size_t end = off + len > m->size ? m->size : off + len;
   /* Nothing to change (a part writing again the chunk it wrote last time): no runs split
    * and joined back, which moves every run after them. */
   bool same = true;
   for (size_t i = find(m, off); i < m->n && m->start[i] < end && same; i++)
-    same = holds_as(m, i, h, add);
+    same = !changes(m, i, h, e);
   if (same)
     return 0;
   if (reserve(m, 2))
@@ -196,10 +203,14 @@ static int update(struct tt_rangemap *m, size_t off, size_t len, int h, int add)
   size_t first = off ? split(m, off) : 0;
   size_t last = end < m->size ? split(m, end) : m->n; /* first run past the range */
   for (size_t i = first; i < last; i++) {
+    if (!changes(m, i, h, e))
+      continue;
     uint64_t *b = bits_of(m, i);
-    if (!add)
+    if (e == EDIT_SET)
       memset(b, 0, m->words * sizeof *b);
-    if (h >= 0)
+    if (e == EDIT_DROP)
+      b[h / 64] &= ~((uint64_t)1 << (h % 64));
+    else if (h >= 0)
       b[h / 64] |= (uint64_t)1 << (h % 64);
   }
   merge_edit(m, first, last);
@@ -208,46 +219,17 @@ static int update(struct tt_rangemap *m, size_t off, size_t len, int h, int add)
 
 int tt_rangemap_set(struct tt_rangemap *m, size_t off, size_t len, int h)
 {
-  return update(m, off, len, h, 0);
+  return update(m, off, len, h, EDIT_SET);
 }
 
 int tt_rangemap_add(struct tt_rangemap *m, size_t off, size_t len, unsigned h)
 {
-  return update(m, off, len, (int)h, 1);
-}
-
-/* Whether dropping holder h changes run i: h holds it, and so does another (the only
- * holder keeps its bytes). */
-static bool drop_changes(const struct tt_rangemap *m, size_t i, unsigned h)
-{
-  const uint64_t *b = bits_of(m, i);
-  uint64_t bit = (uint64_t)1 << (h % 64);
-  bool others = false;
-  for (unsigned k = 0; k < m->words && !others; k++)
-    others = (k == h / 64 ? b[k] & ~bit : b[k]) != 0;
-  return (b[h / 64] & bit) && others;
+  return update(m, off, len, (int)h, EDIT_ADD);
 }
 
 int tt_rangemap_drop(struct tt_rangemap *m, size_t off, size_t len, unsigned h)
 {
-  if (len == 0 || off >= m->size || h >= m->nholders)
-    return 0;
-  size_t end = off + len > m->size ? m->size : off + len;
-  /* As in update: nothing to change, nothing split. */
-  bool same = true;
-  for (size_t i = find(m, off); i < m->n && m->start[i] < end && same; i++)
-    same = !drop_changes(m, i, h);
-  if (same)
-    return 0;
-  if (reserve(m, 2))
-    return -1;
-  size_t first = off ? split(m, off) : 0;
-  size_t last = end < m->size ? split(m, end) : m->n;
-  for (size_t i = first; i < last; i++)
-    if (drop_changes(m, i, h))
-      bits_of(m, i)[h / 64] &= ~((uint64_t)1 << (h % 64));
-  merge_edit(m, first, last);
-  return 0;
+  return update(m, off, len, (int)h, EDIT_DROP);
 }
 
 uint64_t tt_rangemap_hash(const struct tt_rangemap *m, uint64_t h)
