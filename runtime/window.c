@@ -454,13 +454,6 @@ static int drop_run(void *arg, size_t off, size_t len, tt_holders holders)
   return 0;
 }
 
-/* Takes window k of root's windows in dom off the device, alike on every rank: the bytes
- * another domain holds too on its device are given up there (fetched from it when needed
- * again); those the domain alone holds newest (or with evicted holders only) are read into
- * its rank's memory (a spill copy), and the window stays listed, evicted; without any, it
- * goes. On the domain's rank, its native
- * buffer goes to *keep when that is empty and wants its size and flags (and the reads
- * ordered its reuse), else is released. */
 static void spill_unref(cl_context ctx, cl_uint dom, struct tt_window *o, bool queued);
 
 typedef cl_int (*internal_issue)(struct tt_domain *dm, cl_command_queue q, const struct tt_deps *d,
@@ -470,6 +463,13 @@ static cl_int issue_ordered(cl_mem root, cl_uint dom, size_t lo, size_t len, int
 static cl_int issue_marker(struct tt_domain *dm, cl_command_queue q, const struct tt_deps *d,
                            const void *arg, cl_event *ev);
 
+/* Takes window k of root's windows in dom off the device, alike on every rank: the bytes
+ * another domain holds too on its device are given up there (fetched from it when needed
+ * again); those the domain alone holds newest (or with evicted holders only) are read into
+ * its rank's memory (a spill copy, or none read when the window's clean copy holds them), and
+ * the window stays listed, evicted; without any, it goes. On the domain's rank, its native
+ * buffer goes to *keep when that is empty and wants its size and flags (and the reads or a
+ * marker ordered its reuse), else is released. */
 static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
 {
   cl_context ctx = root->context;
