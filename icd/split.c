@@ -600,7 +600,6 @@ static int plan_parts(struct split *s, const struct tt_ann_launch *l)
 struct tt_split_memo {
   bool busy;  /* a launch is using it (run_parts runs outside the kernel's lock) */
   bool stale; /* dropped while busy: freed when that launch ends */
-  const struct tt_ann *ann;
   struct tt_ann_launch l;
   int64_t *values;  /* nparams */
   uint64_t *ids;    /* nargs: each argument's buffer id, or 0 */
@@ -646,12 +645,13 @@ static bool same_launch(const struct tt_ann_launch *a, const struct tt_ann_launc
   return true;
 }
 
-/* Takes k's memo for s when it was planned from the same annotation, launch, parameter
- * values, buffers and parts (s->parts: this launch's, given up for the memo's). */
+/* Takes k's memo for s when it was planned from the same launch, parameter values, buffers
+ * and parts (s->parts: this launch's, given up for the memo's); a new annotation dropped any
+ * memo (memo_drop). */
 static bool memo_take(cl_kernel k, struct split *s, const struct tt_ann_launch *l)
 {
   struct tt_split_memo *m = k->split_memo;
-  if (!m || m->busy || m->ann != k->ann || m->s.nparts != s->nparts || !same_launch(&m->l, l))
+  if (!m || m->busy || m->s.nparts != s->nparts || !same_launch(&m->l, l))
     return false;
   for (long i = 0; i < k->nparams; i++)
     if (m->values[i] != l->values[i])
@@ -697,8 +697,8 @@ static void memo_keep(cl_kernel k, struct split *s, const struct tt_ann_launch *
     ids[i] = arg_id(&k->args[i]);
   for (size_t p = 0; p < s->nparts; p++)
     nuses[p] = s->uses[p].n;
-  *m = (struct tt_split_memo){.busy = true, .ann = k->ann, .l = *l, .values = values, .ids = ids,
-                              .s = *s, .nuses = nuses};
+  *m = (struct tt_split_memo){.busy = true, .l = *l, .values = values, .ids = ids, .s = *s,
+                              .nuses = nuses};
   m->l.values = NULL;
   s->memo = m;
   k->split_memo = m;
