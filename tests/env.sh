@@ -8,4 +8,7 @@ unset TT_TEST_BACKEND TUTTI_DEBUG TUTTI_CHECK TUTTI_TRACE TUTTI_HOST TUTTI_OUTPU
 unset OCL_ICD_FILENAMES
 mkdir -p "$POCL_CACHE_DIR"
 # Every test command runs under a time limit: a hang is a failure, not a stuck CI.
+# Exported: the test scripts run in shells of their own (a plain assignment here never reached
+# them, and a hung job held the suite until CI's own limit).
 TT_TIMEOUT="timeout -k 10 300"
+export TT_TIMEOUT
