@@ -3,7 +3,10 @@
 # the node opened by its first rank, the device table exchanged, printed by rank 0) against
 # mpirun's own time: N processes of /bin/true under tutti-run (its options and variables) and
 # under a bare mpirun. Medians of ROUNDS runs (5 by default), for each N of RANKS ("1 16 64"
-# by default; one rank runs without mpirun).
+# by default; one rank runs without mpirun). Then one rank against the backends directly:
+# `clinfo -l` through the system's loader configuration (OCL_ICD_VENDORS and OCL_ICD_FILENAMES
+# unset) and under `tutti-run -n 1`, when clinfo is there (Tutti's backends should be the
+# system's: TUTTI_BACKENDS names them where Tutti finds others too).
 # Usage: bench/run-startup.sh [rounds]   (from the build directory)
 set -e
 rounds=${1:-5}
@@ -37,3 +40,16 @@ for n in ${RANKS:-1 16 64}; do
       -v t="$(echo "$tt" | median)" 'BEGIN {
     printf "%3d ranks   mpirun %6.3f s   tutti-run /bin/true %6.3f s   tutti-info %6.3f s   beyond mpirun %6.3f s\n", n, b, m, t, t - m }'
 done
+
+if command -v clinfo > /dev/null 2>&1; then
+  td=""
+  tt=""
+  r=0
+  while [ $r -lt "$rounds" ]; do
+    td="$td $(seconds env -u OCL_ICD_VENDORS -u OCL_ICD_FILENAMES clinfo -l)"
+    tt="$tt $(seconds "$run" -n 1 clinfo -l)"
+    r=$((r + 1))
+  done
+  awk -v d="$(echo "$td" | median)" -v t="$(echo "$tt" | median)" 'BEGIN {
+    printf "  1 rank    clinfo -l: the backends directly %6.3f s   through tutti-run -n 1 %6.3f s   beyond %6.3f s\n", d, t, t - d }'
+fi

@@ -489,6 +489,11 @@ void tt_transport_host_waits(int delta)
   atomic_fetch_add(&host_waiting, delta);
 }
 
+bool tt_transport_cores_to_spare(void)
+{
+  return hot_polling;
+}
+
 void tt_transport_on_poll(void (*fn)(void))
 {
   pthread_mutex_lock(&lock);

@@ -25,6 +25,7 @@
 #ifndef TUTTI_TRANSPORT_H
 #define TUTTI_TRANSPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -81,6 +82,10 @@ void tt_transport_on_poll(void (*fn)(void));
  * where the rank has cores to spare, then sleeps between tests up to 1/16 of the time
  * waited so far. */
 void tt_transport_host_waits(int delta);
+
+/* Whether the rank has cores to spare for a host thread to poll for a message's effect
+ * rather than sleep (4 or more in its affinity; every thread alike). */
+bool tt_transport_cores_to_spare(void);
 
 /* Blocking collectives over all ranks (host thread, program order). */
 int tt_transport_allgatherv(const void *mine, size_t len, void **all, size_t **lens);
