@@ -38,10 +38,8 @@ while [ $r -lt "$rounds" ]; do
   t_tutti="$t_tutti $t"
   r=$((r + 1))
 done
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
-# shellcheck disable=SC2086
-mb=$(median $t_base)
-# shellcheck disable=SC2086
-mt=$(median $t_tutti)
+. "$(dirname "$0")/median.sh"
+mb=$(echo "$t_base" | median)
+mt=$(echo "$t_tutti" | median)
 echo "kernel-bound over $devices PoCL device(s), medians of $rounds: PoCL directly $mb s," \
   "Tutti (tutti-run -n $ranks) $mt s, ratio Tutti/PoCL $(awk "BEGIN {printf \"%.3f\", $mt / $mb}")"

@@ -19,7 +19,7 @@ while [ $i -lt "$runs" ]; do
   done
   i=$((i + 1))
 done
-median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+. "$(dirname "$0")/median.sh"
 for what in owner virtual; do
   off=$(cut -d' ' -f1 "$tmp/$what.0" | median)
   on=$(cut -d' ' -f1 "$tmp/$what.1" | median)

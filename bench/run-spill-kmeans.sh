@@ -13,7 +13,7 @@ set -e
 top_builddir=${top_builddir:-$(pwd)}
 export TUTTI_ICD=${TUTTI_ICD:-$top_builddir/tests/vendors/tutti.icd}
 budget=${BUDGET:-64} queues=${QUEUES:-16} reps=${REPS:-3} ranks=${RANKS:-1}
-median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+. "$(dirname "$0")/median.sh"
 echo "# k-means, budget $budget MiB per device, $queues parts on each rank's first device, $ranks rank(s)"
 # k-means holds 512 KiB of points per unit of its scale.
 t1=
@@ -25,7 +25,7 @@ for x in 1 2 4; do
     echo "$out" | grep -q "^ok kmeans" || { echo "apps/split kmeans at ${x}x: $out" >&2; exit 1; }
     times="$times $(echo "$out" | sed -n 's/^ok kmeans: split over [0-9]* queues \([0-9.]*\) ms.*/\1/p')"
   done
-  t=$(printf '%s\n' $times | median)
+  t=$(echo "$times" | median)
   t1=${t1:-$t}
   awk -v x="$x" -v t="$t" -v t1="$t1" -v b="$((budget * ranks))" 'BEGIN { printf "kmeans %dx (%d MiB of points): %.1f ms, throughput %.3f of 1x\n", x, b * x, t, t1 * x / t }'
 done

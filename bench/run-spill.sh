@@ -16,7 +16,7 @@ top_builddir=${top_builddir:-$(pwd)}
 export TUTTI_ICD=${TUTTI_ICD:-$top_builddir/tests/vendors/tutti.icd}
 budget=${BUDGET:-64} chunk=${CHUNK:-$(( ${BUDGET:-64} / 8 ))} passes=${PASSES:-4} reps=${REPS:-5}
 ranks=${RANKS:-1}
-median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+. "$(dirname "$0")/median.sh"
 # run MODE DATA_MIB: the seconds of one run (checked exact), REPS times, median.
 run() {
   times=
@@ -26,7 +26,7 @@ run() {
     echo "$out" | grep -q exact || { echo "bench/spill $1 $2: $out" >&2; return 1; }
     times="$times $(echo "$out" | sed -n 's/.*passes: \([0-9.]*\) s.*/\1/p')"
   done
-  printf '%s\n' $times | median
+  echo "$times" | median
 }
 echo "# budget ${budget} MiB, chunks of ${chunk} MiB, $passes passes (the first not timed), $ranks rank(s)"
 t1=$(run compute "$budget")

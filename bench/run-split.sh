@@ -15,6 +15,7 @@
 # Usage: bench/run-split.sh scaling|gpus|hetero|overhead [APPS]   (from the build directory; BASE scales
 # every size, default 8; VENDOR_LIB: the backend's library for the direct run)
 set -e
+. "$(dirname "$0")/median.sh"
 what=${1:-scaling}
 apps=${2:-nbody kmeans jacobi}
 top_builddir=${top_builddir:-$(pwd)}
@@ -46,7 +47,7 @@ scaling)
         "$top_builddir/tutti-run" -n 1 "$top_builddir/apps/split" "$app" "$base" > "$o" &
     done
     wait
-    tc=$(for o in $outs; do split_ms "$app" < "$o"; done | sort -n | awk '{v[NR] = $1} END {print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}')
+    tc=$(for o in $outs; do split_ms "$app" < "$o"; done | median)
     rm -f $outs
     echo "$app: 1 rank x 1 device ($threads threads) ${t1} ms, $ranks ranks x 1 device, ${ranks}x the work, ${tr} ms: weak-scaling efficiency $(echo "$t1 $tr" | awk '{printf "%.3f", $1 / $2}'); $ranks 1-rank jobs at once ${tc} ms: the host's share $(echo "$t1 $tc" | awk '{printf "%.3f", $1 / $2}'), Tutti's $(echo "$tc $tr" | awk '{printf "%.3f", $1 / $2}')"
   done ;;

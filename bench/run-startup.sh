@@ -20,7 +20,7 @@ seconds() { # command...: wall seconds it took (its output discarded; a failure 
   t1=$(date +%s.%N)
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }'
 }
-median() { tr ' ' '\n' | sed '/^$/d' | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+. "$(dirname "$0")/median.sh"
 
 echo "# start-up: tutti-run -n N tutti-info against tutti-run -n N /bin/true (mpirun's own time, as"
 echo "# tutti-run starts it) and a bare mpirun -np N --oversubscribe /bin/true ($rounds rounds, medians)"
