@@ -6,9 +6,110 @@
 
 #include "runtime/check.h"
 
+#include <pthread.h>
 #include <stdlib.h>
+#include <strings.h>
 
 #include "runtime/plan.h"
+
+/* Native contexts. NVIDIA's clReleaseContext (driver 580) can wait forever in a rank that
+ * received bytes from another rank into its GPU, with nothing of Tutti's left in that
+ * context (status.md); left alive, the process exits. So a native context of the backends
+ * TUTTI_KEEP_CONTEXTS names (default NVIDIA's) is kept when its context goes and taken again
+ * by the next context of the same devices and properties: at most as many as a program had
+ * alive at once, never released. Other backends' are made and released with their contexts.
+ * The backend's error callback reaches the context that holds the native one now. */
+struct native_ctx {
+  struct tt_backend_platform *bp;
+  cl_uint ndevices;
+  cl_device_id devices[64];
+  cl_context_properties *props; /* as passed to the backend, terminated by 0 */
+  cl_context native;
+  cl_context owner; /* NULL while kept (guarded by natives_lock) */
+  struct native_ctx *next;
+};
+static pthread_mutex_t natives_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct native_ctx *kept_natives;
+
+static bool keeps_contexts(const struct tt_backend_platform *bp)
+{
+  const char *list = tt_env()->keep_contexts ? tt_env()->keep_contexts : "nvidia";
+  return strcasecmp(list, "none") != 0 && tt_backend_selected(list, bp->name, bp->short_name);
+}
+
+static size_t props_len(const cl_context_properties *p)
+{
+  size_t n = 0;
+  while (p[n])
+    n += 2;
+  return n + 1;
+}
+
+static void CL_CALLBACK native_notify(const char *errinfo, const void *private_info, size_t cb,
+                                      void *user_data)
+{
+  struct native_ctx *nc = user_data;
+  pthread_mutex_lock(&natives_lock);
+  cl_context c = nc->owner;
+  pthread_mutex_unlock(&natives_lock);
+  if (c && c->notify)
+    c->notify(errinfo, private_info, cb, c->notify_data);
+}
+
+/* A native context of bp over devices for c: a kept one that matches, else a new one. */
+static struct native_ctx *native_take(cl_context c, struct tt_backend_platform *bp, cl_uint n,
+                                      const cl_device_id *devices,
+                                      cl_context_properties *props, cl_int *err)
+{
+  size_t np = props_len(props);
+  pthread_mutex_lock(&natives_lock);
+  for (struct native_ctx *k = kept_natives; k; k = k->next)
+    if (!k->owner && k->bp == bp && k->ndevices == n &&
+        !memcmp(k->devices, devices, n * sizeof *devices) && props_len(k->props) == np &&
+        !memcmp(k->props, props, np * sizeof *props)) {
+      k->owner = c;
+      pthread_mutex_unlock(&natives_lock);
+      free(props);
+      TT_LOG(TT_LOG_BACKEND, "clCreateContext: %s's native context of %u device(s) taken again",
+             bp->short_name, n);
+      return k;
+    }
+  pthread_mutex_unlock(&natives_lock);
+  struct native_ctx *nc = calloc(1, sizeof *nc);
+  if (!nc) {
+    free(props);
+    *err = CL_OUT_OF_HOST_MEMORY;
+    return NULL;
+  }
+  *nc = (struct native_ctx){bp, n, {0}, props, NULL, c, NULL};
+  memcpy(nc->devices, devices, n * sizeof *devices);
+  nc->native = bp->d->clCreateContext(props, n, devices, native_notify, nc, err);
+  if (!nc->native) {
+    free(props);
+    free(nc);
+    return NULL;
+  }
+  if (keeps_contexts(bp)) {
+    pthread_mutex_lock(&natives_lock);
+    nc->next = kept_natives;
+    kept_natives = nc;
+    pthread_mutex_unlock(&natives_lock);
+  }
+  return nc;
+}
+
+static void native_put(struct native_ctx *nc)
+{
+  if (keeps_contexts(nc->bp)) {
+    pthread_mutex_lock(&natives_lock);
+    nc->owner = NULL;
+    pthread_mutex_unlock(&natives_lock);
+    return;
+  }
+  nc->bp->d->clReleaseContext(nc->native);
+  free(nc->props);
+  free(nc);
+}
 
 static void destroy_context(struct tt_object *o)
 {
@@ -18,22 +119,14 @@ static void destroy_context(struct tt_object *o)
     if (!dm->local)
       continue;
     tt_plan_domain_release(dm);
-    if (dm->native)
-      dm->bp->d->clReleaseContext(dm->native);
+    if (dm->native_ctx)
+      native_put(dm->native_ctx);
   }
   free(c->domains);
   free(c->devices);
   free(c->user_devices);
   free(c->props);
   free(c);
-}
-
-static void CL_CALLBACK native_notify(const char *errinfo, const void *private_info, size_t cb,
-                                      void *user_data)
-{
-  cl_context c = user_data;
-  if (c->notify)
-    c->notify(errinfo, private_info, cb, c->notify_data);
 }
 
 /* Checks properties; copies them into c. */
@@ -158,8 +251,8 @@ static cl_context make_context(const cl_context_properties *properties, cl_uint 
         nd[n++] = c->devices[i]->native;
     cl_context_properties *np = native_properties(c, dm->bp);
     TT_GOTO_IF(!np, CL_OUT_OF_HOST_MEMORY);
-    dm->native = dm->bp->d->clCreateContext(np, n, nd, native_notify, c, &err);
-    free(np);
+    dm->native_ctx = native_take(c, dm->bp, n, nd, np, &err);
+    dm->native = dm->native_ctx ? dm->native_ctx->native : NULL;
     if (!dm->native) {
       TT_LOG(TT_LOG_ERR, "clCreateContext: the %s backend refused: %s", dm->bp->short_name,
              tt_error_name(err));

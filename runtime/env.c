@@ -167,6 +167,7 @@ static void read_env(void)
     fprintf(stderr, "[tutti] TUTTI_DEBUG: unknown category '%.*s' (known: err, warn, backend, "
                     "plan, sched, mm, mpi, leak, all)\n", badlen, bad);
   env.backends = nonempty("TUTTI_BACKENDS");
+  env.keep_contexts = nonempty("TUTTI_KEEP_CONTEXTS");
   env.backend_vendors = nonempty("TUTTI_BACKEND_VENDORS");
   env.backend_libs = nonempty("TUTTI_BACKEND_LIBS");
   env.device_type = tt_env_parse_device_type(getenv("TUTTI_DEVICE_TYPE"));

@@ -22,6 +22,8 @@ enum tt_log_category {
 struct tt_env {
   unsigned debug;             /* TUTTI_DEBUG bitmask */
   const char *backends;       /* TUTTI_BACKENDS: comma list of platform-name substrings */
+  const char *keep_contexts;  /* TUTTI_KEEP_CONTEXTS: backends whose native contexts are kept
+                               * for reuse (icd/context.c); default "nvidia", "none" */
   const char *backend_vendors;/* TUTTI_BACKEND_VENDORS: vendors directory to read */
   const char *backend_libs;   /* TUTTI_BACKEND_LIBS: colon list of vendor library paths */
   cl_device_type device_type; /* TUTTI_DEVICE_TYPE: 0, or the type every device shows */

@@ -84,6 +84,7 @@ struct tt_domain {
   bool local;
   struct tt_backend_platform *bp; /* local domains only */
   cl_context native;              /* local domains only */
+  struct native_ctx *native_ctx;  /* and who holds it (icd/context.c) */
   struct tt_nqueue *internal; /* lazily made in-order queue for transfers */
   struct tt_nqueue *unmaps;   /* lazily made queue for the unmaps of transfer pieces: they
                                * wait for nothing, so nothing waits behind them */
