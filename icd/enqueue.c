@@ -428,8 +428,11 @@ static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_typ
     tt_window_prefetch(c->ctx, c->dom);
   if (c->locked)
     tt_plan_unlock();
-  if (err == CL_SUCCESS)
+  struct tt_fail *fail = NULL;
+  if (err == CL_SUCCESS) {
     tt_deps_hold(&c->deps, native);
+    fail = tt_deps_fail(&c->deps);
+  }
   tt_deps_release(&c->deps);
   if (c->uses != c->inline_uses)
     free(c->uses);
@@ -437,6 +440,10 @@ static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_typ
     if (native)
       c->d->clReleaseEvent(native);
     return err;
+  }
+  if (!native || !c->actual || c->spread) {
+    tt_fail_put(fail);
+    fail = NULL;
   }
   if (c->actual && !c->on_host)
     atomic_fetch_add_explicit(&c->nq->issued, 1, memory_order_release);
@@ -472,17 +479,21 @@ static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_typ
     c->d->clGetEventInfo(native, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
     /* CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if the operation is blocking and the
      * execution status of any of the events in event_wait_list is a negative integer. */
-    if (st < 0)
+    if (st < 0 || (fail && atomic_load(&fail->status) < 0))
       err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
     err = blocking_done(c, err);
   }
   if (event) {
     *event = handed(c, tt_event_new(c->ctx, c->q, type, c->dom, native));
-    if (!*event)
+    if (!*event) {
+      tt_fail_put(fail);
       return CL_OUT_OF_HOST_MEMORY;
+    }
     (*event)->may_fail = may_fail;
+    (*event)->fail = fail;
   } else {
     c->d->clReleaseEvent(native);
+    tt_fail_put(fail);
   }
   return err;
 }

@@ -34,6 +34,7 @@ static void destroy_event(struct tt_object *o)
   for (cl_uint i = 0; i < e->nspan; i++)
     TT_RELEASE(e->span[i]);
   free(e->span);
+  tt_fail_put(e->fail);
   if (e->native)
     TT_NATIVE_DISPATCH(e->native)->clReleaseEvent(e->native);
   if (e->prof)
@@ -169,6 +170,16 @@ static cl_int native_status(cl_event native)
   return err == CL_SUCCESS ? s : err;
 }
 
+/* A native command's status as the program sees it: its gate's error if its gate failed,
+ * whatever the backend made of that (NVIDIA runs the command; PoCL may call it complete,
+ * then failed with an error of its own): the same on every rank, since the owner's status
+ * batches read it here too. */
+static cl_int gated_status(cl_event e, cl_int s)
+{
+  cl_int f = e->fail ? atomic_load(&e->fail->status) : CL_COMPLETE;
+  return f < 0 ? f : s;
+}
+
 cl_int tt_event_status(cl_event e)
 {
   if (!e->native) {
@@ -177,7 +188,7 @@ cl_int tt_event_status(cl_event e)
     pthread_mutex_unlock(&e->obj.lock);
     return s;
   }
-  return native_status(e->native);
+  return gated_status(e, native_status(e->native));
 }
 
 /* How long a host wait for a message polls before it sleeps, where the rank has cores to
@@ -281,7 +292,7 @@ static void CL_CALLBACK note_sent(void *arg, int ok)
 cl_int tt_event_command_status(cl_event e)
 {
   cl_event native = e->native ? e->native : e->prof;
-  return native ? native_status(native) : tt_event_status(e);
+  return native ? gated_status(e, native_status(native)) : tt_event_status(e);
 }
 
 uint64_t tt_event_native_ns(cl_event e)
@@ -385,7 +396,7 @@ void tt_event_share_with_all(cl_event e)
 static void CL_CALLBACK native_callback(cl_event native, cl_int status, void *data)
 {
   tt_reaper_enter();
-  run_callback(data, status);
+  run_callback(data, gated_status(((struct tt_callback *)data)->event, status));
   tt_reaper_leave();
 }
 

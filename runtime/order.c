@@ -113,18 +113,59 @@ struct tt_gate {
   cl_event command;   /* the gated command's native event, held until the gate is set: PoCL
                        * frees a command its queue failed while the gate still lists it, and
                        * setting the gate then reaches freed memory */
+  struct tt_fail *fail;    /* the gate's status, for the command's event */
+  struct tt_fail **watch;  /* gated dependencies' cells: their errors are this gate's too */
+  cl_uint nwatch;
 };
+
+void tt_fail_put(struct tt_fail *f)
+{
+  if (f && atomic_fetch_sub(&f->refs, 1) == 1)
+    free(f);
+}
 
 static void gate_step(struct tt_gate *g)
 {
   if (atomic_fetch_sub(&g->pending, 1) != 1)
     return;
+  /* Every dependency ended: one the backend ran although its own wait list failed ended
+   * CL_COMPLETE there, but failed here. */
+  for (cl_uint i = 0; i < g->nwatch; i++) {
+    int expected = CL_COMPLETE, s = atomic_load(&g->watch[i]->status);
+    if (s < 0)
+      atomic_compare_exchange_strong(&g->status, &expected, s);
+    tt_fail_put(g->watch[i]);
+  }
+  free(g->watch);
+  cl_int status = atomic_load(&g->status);
+  atomic_store(&g->fail->status, status);
+  tt_fail_put(g->fail);
   const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(g->user);
-  d->clSetUserEventStatus(g->user, atomic_load(&g->status));
+  d->clSetUserEventStatus(g->user, status);
   d->clReleaseEvent(g->user);
   if (g->command)
     TT_NATIVE_DISPATCH(g->command)->clReleaseEvent(g->command);
   free(g);
+}
+
+struct tt_fail *tt_deps_fail(struct tt_deps *d)
+{
+  if (!d->gate)
+    return NULL;
+  atomic_fetch_add(&d->gate->fail->refs, 1);
+  return d->gate->fail;
+}
+
+/* A gated dependency's failure becomes g's (before g's command is issued). */
+static cl_int gate_watch(struct tt_gate *g, struct tt_fail *f)
+{
+  struct tt_fail **w = realloc(g->watch, (g->nwatch + 1) * sizeof *w);
+  if (!w)
+    return CL_OUT_OF_HOST_MEMORY;
+  atomic_fetch_add(&f->refs, 1);
+  w[g->nwatch++] = f;
+  g->watch = w;
+  return CL_SUCCESS;
 }
 
 void tt_deps_hold(struct tt_deps *d, cl_event command)
@@ -139,6 +180,13 @@ static void CL_CALLBACK gate_dependency_done(cl_event ev, cl_int status, void *a
 {
   struct tt_gate *g = arg;
   int expected = CL_COMPLETE;
+  /* NVIDIA calls the callbacks of a user event set to an error with CL_COMPLETE: the event
+   * itself tells. */
+  cl_int s = CL_COMPLETE;
+  if (status >= 0 && ev &&
+      TT_NATIVE_DISPATCH(ev)->clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s,
+                                             NULL) == CL_SUCCESS && s < 0)
+    status = s;
   if (status < 0)
     atomic_compare_exchange_strong(&g->status, &expected, status);
   gate_step(g);
@@ -160,14 +208,22 @@ static cl_int deps_gate(struct tt_deps *d, cl_context ctx, cl_uint dom)
   if (d->gate)
     return CL_SUCCESS;
   struct tt_gate *g = calloc(1, sizeof *g);
-  if (!g)
+  struct tt_fail *f = calloc(1, sizeof *f);
+  if (!g || !f) {
+    free(g);
+    free(f);
     return CL_OUT_OF_HOST_MEMORY;
+  }
   cl_int err = CL_SUCCESS;
   g->user = ctx->domains[dom].bp->d->clCreateUserEvent(ctx->domains[dom].native, &err);
   if (!g->user) {
     free(g);
+    free(f);
     return err ? err : CL_OUT_OF_RESOURCES;
   }
+  atomic_init(&f->status, CL_COMPLETE);
+  atomic_init(&f->refs, 1);
+  g->fail = f;
   atomic_init(&g->pending, 1);
   atomic_init(&g->status, CL_COMPLETE);
   for (cl_uint i = 0; i < d->n; i++)
@@ -255,7 +311,9 @@ cl_int tt_plan_wait_list(struct tt_deps *d, cl_context ctx, cl_uint dom, cl_uint
   }
   for (cl_uint i = 0; i < n && ctx->domains[dom].local; i++) {
     cl_event native;
-    cl_int err = tt_event_native_in(list[i], dom, &native);
+    cl_int err = list[i]->fail && d->gate ? gate_watch(d->gate, list[i]->fail) : CL_SUCCESS;
+    if (err == CL_SUCCESS)
+      err = tt_event_native_in(list[i], dom, &native);
     if (err == CL_SUCCESS)
       err = tt_deps_take(d, native);
     if (err != CL_SUCCESS)

@@ -39,6 +39,8 @@ cl_int tt_deps_take(struct tt_deps *d, cl_event native);
 void tt_deps_release(struct tt_deps *d);
 /* The native event of the command issued with d: a gate holds it until it is set. */
 void tt_deps_hold(struct tt_deps *d, cl_event command);
+/* The failure cell of d's gate (a reference of the caller's), or NULL without a gate. */
+struct tt_fail *tt_deps_fail(struct tt_deps *d);
 
 /* Native queue holders. */
 struct tt_nqueue *tt_nqueue_new(const cl_icd_dispatch *d, cl_command_queue native);

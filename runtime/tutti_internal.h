@@ -310,7 +310,19 @@ struct _cl_event {
   /* The command's time on its device (profiling end - start), as its owner's status batch
    * gave it (0: not measured); icd/balance.c. */
   uint64_t ns;
+  /* A command behind a gate (runtime/plan.h): the gate's status, which the command's own
+   * status shows where the backend ran it anyway (NVIDIA runs a command whose wait list
+   * failed); NULL otherwise. */
+  struct tt_fail *fail;
 };
+
+/* The first error among a gated command's dependencies, shared by the gate and the command's
+ * event (runtime/order.c). */
+struct tt_fail {
+  atomic_int status; /* CL_COMPLETE, or that error */
+  atomic_int refs;
+};
+void tt_fail_put(struct tt_fail *f);
 
 struct _cl_sampler {
   struct tt_object obj;
