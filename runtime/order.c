@@ -124,6 +124,14 @@ void tt_fail_put(struct tt_fail *f)
     free(f);
 }
 
+/* A dependency of g ended with status: g keeps the first error. */
+static void gate_note(struct tt_gate *g, cl_int status)
+{
+  int expected = CL_COMPLETE;
+  if (status < 0)
+    atomic_compare_exchange_strong(&g->status, &expected, status);
+}
+
 static void gate_step(struct tt_gate *g)
 {
   if (atomic_fetch_sub(&g->pending, 1) != 1)
@@ -131,9 +139,7 @@ static void gate_step(struct tt_gate *g)
   /* Every dependency ended: one the backend ran although its own wait list failed ended
    * CL_COMPLETE there, but failed here. */
   for (cl_uint i = 0; i < g->nwatch; i++) {
-    int expected = CL_COMPLETE, s = atomic_load(&g->watch[i]->status);
-    if (s < 0)
-      atomic_compare_exchange_strong(&g->status, &expected, s);
+    gate_note(g, atomic_load(&g->watch[i]->status));
     tt_fail_put(g->watch[i]);
   }
   free(g->watch);
@@ -179,7 +185,6 @@ void tt_deps_hold(struct tt_deps *d, cl_event command)
 static void CL_CALLBACK gate_dependency_done(cl_event ev, cl_int status, void *arg)
 {
   struct tt_gate *g = arg;
-  int expected = CL_COMPLETE;
   /* NVIDIA calls the callbacks of a user event set to an error with CL_COMPLETE: the event
    * itself tells. */
   cl_int s = CL_COMPLETE;
@@ -187,8 +192,7 @@ static void CL_CALLBACK gate_dependency_done(cl_event ev, cl_int status, void *a
       TT_NATIVE_DISPATCH(ev)->clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s,
                                              NULL) == CL_SUCCESS && s < 0)
     status = s;
-  if (status < 0)
-    atomic_compare_exchange_strong(&g->status, &expected, status);
+  gate_note(g, status);
   gate_step(g);
 }
 
