@@ -55,6 +55,9 @@ struct cmd {
   bool on_host;      /* done by Tutti on the host, nothing issued on the queue (read_from_host) */
   bool windowed;     /* uses a windowed buffer: Tutti's own copies of its windows (evictions,
                       * carry-overs) wait for this very command, not a marker after later ones */
+  bool brings;       /* only brings its uses' bytes (a split launch's fetch): nothing on the
+                      * device reads them, so no access is kept for later writes to wait for
+                      * (its event completes only when its queue reaches it) */
 };
 
 static uint64_t cmd_seq;
@@ -197,15 +200,16 @@ static void cmd_spread(struct cmd *c, void *ptr, size_t len)
 }
 
 /* Where the native command puts its event: only asked for when the user wants one, the
- * call blocks, the bytes go on to other ranks, or windows are used (the plan makes markers
- * for the rest when needed, runtime/plan.h: a marker follows every command of its queue so
- * far, so an eviction ordered by one would wait for the kernels queued since, not overlap
- * them). */
+ * call blocks, the bytes go on to other ranks, windows are used or it is a split launch's
+ * part (the plan makes markers for the rest when needed, runtime/plan.h: a marker follows
+ * every command of its queue so far, so an eviction, or a halo received into bytes a part
+ * read, ordered by one would wait for the kernels queued since, not overlap them). */
 static cl_event *want_event(const struct cmd *c, cl_event *slot, cl_event *user, bool blocking)
 {
   /* A gated command's event is held by its gate (runtime/plan.h). */
-  return user || blocking || c->spread || tt_trace_on || c->deps.gate || c->windowed ? slot
-                                                                                   : NULL;
+  return user || blocking || c->spread || tt_trace_on || c->deps.gate || c->windowed || c->part
+             ? slot
+             : NULL;
 }
 
 /* What became of a command (TUTTI_DEBUG=sched) and, in traces, the enqueue on the host track
@@ -417,7 +421,7 @@ static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_typ
   bool may_fail = c->locked && c->actual && err == CL_SUCCESS ? tt_plan_may_fail(&c->deps, c->nq)
                                                                 : c->deps.may_fail;
   if (err == CL_SUCCESS)
-    for (cl_uint i = 0; i < c->nuses; i++) {
+    for (cl_uint i = 0; i < c->nuses && !c->brings; i++) {
       tt_plan_record(c->uses[i].mem, c->uses[i].off, c->uses[i].len, c->uses[i].writes, c->dom,
                      c->nq, native, may_fail);
       if (c->uses[i].writes)
@@ -1331,6 +1335,7 @@ cl_int tt_enqueue_fetch(cl_command_queue q, const struct tt_launch_use *uses, si
   cmd_init(&c, q);
   c.label = "split launch: fetch";
   c.part = true;
+  c.brings = true;
   cl_int err = cmd_begin(&c, 0, NULL);
   for (size_t i = 0; i < nuses && err == CL_SUCCESS; i++)
     if (uses[i].reads)

@@ -272,6 +272,15 @@ struct part {
   size_t g0, g1; /* work-groups along the split dimension */
 };
 
+/* Field by field: the divergence check hashes the parts' bytes, whose padding stays
+ * calloc's zeros. */
+static void part_set(struct part *p, cl_uint queue, size_t g0, size_t g1)
+{
+  p->queue = queue;
+  p->g0 = g0;
+  p->g1 = g1;
+}
+
 /* Parts following a distribution (owner computes): its chunks along axis 0, each given to
  * the queue of its device, as proportional ranges of the G work-groups. Returns the count,
  * 0 when the distribution does not place parts (replicated, or a device without a queue). */
@@ -300,7 +309,7 @@ static size_t parts_from_distribution(const struct tt_distribution *d, cl_uint n
     /* The same rounding for both ends of neighbours: no gap, no overlap. */
     size_t g0 = (size_t)((unsigned __int128)lo * G / E), g1 = (size_t)((unsigned __int128)hi * G / E);
     if (g1 > g0)
-      p[n++] = (struct part){q, g0, g1};
+      part_set(&p[n++], q, g0, g1);
   }
   *out = p;
   return n;
@@ -318,14 +327,9 @@ static size_t parts_weighted(cl_kernel k, cl_uint nq, const cl_command_queue *qs
     *balanced = tt_balance_bounds(k, nq, qs, G, bounds);
     for (cl_uint q = 0; q <= nq && !*balanced; q++)
       bounds[q] = (size_t)((unsigned __int128)q * G / nq);
-    /* Field by field: the divergence check hashes the parts' bytes, whose padding stays
-     * calloc's zeros. */
     for (cl_uint q = 0; q < nq; q++)
-      if (bounds[q + 1] > bounds[q]) {
-        p[n].queue = q;
-        p[n].g0 = bounds[q];
-        p[n++].g1 = bounds[q + 1];
-      }
+      if (bounds[q + 1] > bounds[q])
+        part_set(&p[n++], q, bounds[q], bounds[q + 1]);
   }
   free(bounds);
   if (!n) {
@@ -467,6 +471,8 @@ struct split {
   size_t nrules;
   char why[256];                /* why the launch runs whole, when it does */
   struct tt_split_memo *memo;   /* the arrays above are the kernel's memo's (memo_done) */
+  struct part *given;           /* the parts before their edges went first, or NULL */
+  size_t ngiven;
 };
 
 static void split_free(struct split *s)
@@ -480,6 +486,7 @@ static void split_free(struct split *s)
   free(s->uses);
   free(s->reduce);
   free(s->parts);
+  free(s->given);
 }
 
 /* Which rule reduces parameter i, or SIZE_MAX. */
@@ -592,6 +599,121 @@ static int plan_parts(struct split *s, const struct tt_ann_launch *l)
   return rc;
 }
 
+/* --- edges first ----------------------------------------------------------------------------- */
+
+/* A stencil's parts read bytes that the parts beside them read too: their halos, which its
+ * next launch fetches from the device that wrote them once that device's part is complete.
+ * Running a part's edge work-groups before its interior, as parts of their own, lets those
+ * bytes travel while the interior runs (TUTTI_EDGES_FIRST, split.md "Edges first"). */
+
+/* Whether use x reads m: 0 not, 1 a part of it, -1 all of it. */
+static int reads_of(const struct tt_launch_use *x, cl_mem m)
+{
+  return x->mem != m || !x->reads ? 0 : x->len == m->size ? -1 : 1;
+}
+
+/* Bytes of one buffer that uses a and b both read, where neither reads it whole; *len: what
+ * a reads of it. */
+static size_t shared_reads(const struct uses *a, const struct uses *b, cl_mem m, size_t *len)
+{
+  size_t both = 0;
+  *len = 0;
+  for (size_t i = 0; i < a->n; i++) {
+    const struct tt_launch_use *x = &a->u[i];
+    int rx = reads_of(x, m);
+    if (rx < 0)
+      return 0;
+    *len += rx ? x->len : 0;
+    for (size_t j = 0; j < b->n && rx; j++) {
+      const struct tt_launch_use *y = &b->u[j];
+      int ry = reads_of(y, m);
+      if (ry < 0)
+        return 0;
+      size_t lo = x->off > y->off ? x->off : y->off;
+      size_t hi = x->off + x->len < y->off + y->len ? x->off + x->len : y->off + y->len;
+      both += ry && hi > lo ? hi - lo : 0;
+    }
+  }
+  return both;
+}
+
+/* Work-groups at the edge of part p that part p + 1 (beside it, on another memory domain)
+ * reads: half of what both read, in p's work-groups of reading; 0 when they share nothing. */
+static size_t edge_groups(const struct split *s, const cl_command_queue *qs, size_t p)
+{
+  const struct part *a = &s->parts[p], *b = &s->parts[p + 1];
+  if (a->g1 != b->g0 || qs[a->queue]->domain == qs[b->queue]->domain)
+    return 0;
+  size_t e = 0;
+  for (size_t i = 0; i < s->uses[p].n; i++) {
+    cl_mem m = s->uses[p].u[i].mem;
+    size_t len, both = shared_reads(&s->uses[p], &s->uses[p + 1], m, &len);
+    if (both && len) {
+      size_t per = (len + (a->g1 - a->g0) - 1) / (a->g1 - a->g0);
+      size_t g = (both / 2 + per - 1) / per;
+      e = g > e ? g : e > 0 ? e : 1;
+    }
+  }
+  return e;
+}
+
+/* Replaces s's parts (planned) by their edges, then their interiors, each part an edge's
+ * width from a neighbour split in two or three, and plans those. Returns plan_parts' value;
+ * s is unchanged where no part has a halo. */
+static int edges_first(struct split *s, const struct tt_ann_launch *l, const cl_command_queue *qs)
+{
+  size_t n = s->nparts, *top = calloc(n + 1, sizeof *top), *bottom = calloc(n + 1, sizeof *bottom);
+  struct part *np = calloc(3 * n, sizeof *np);
+  int rc = top && bottom && np ? 0 : -2;
+  bool any = false;
+  for (size_t p = 0; p + 1 < n && !rc; p++) {
+    size_t e = edge_groups(s, qs, p);
+    /* Both sides of the boundary split off an edge as wide (p + 1's reads alike). */
+    size_t room_a = s->parts[p].g1 - s->parts[p].g0, room_b = s->parts[p + 1].g1 - s->parts[p + 1].g0;
+    if (e && e < room_a && e < room_b) {
+      bottom[p] = top[p + 1] = e;
+      any = true;
+    }
+  }
+  size_t m = 0;
+  for (size_t p = 0; p < n && any && !rc; p++) {
+    const struct part *a = &s->parts[p];
+    size_t t = top[p], b = bottom[p];
+    if (t + b >= a->g1 - a->g0)
+      t = b = 0; /* too thin to split: the whole part goes first */
+    if (t || !b)
+      part_set(&np[m++], a->queue, a->g0, t ? a->g0 + t : a->g1);
+    if (b)
+      part_set(&np[m++], a->queue, a->g1 - b, a->g1);
+    top[p] = t, bottom[p] = b;
+  }
+  for (size_t p = 0; p < n && any && !rc; p++) {
+    const struct part *a = &s->parts[p];
+    if ((top[p] || bottom[p]) && a->g0 + top[p] < a->g1 - bottom[p])
+      part_set(&np[m++], a->queue, a->g0 + top[p], a->g1 - bottom[p]);
+  }
+  free(top);
+  free(bottom);
+  if (rc || !any) {
+    free(np);
+    return rc;
+  }
+  /* The plan again, for the new parts; the given ones kept for the memo's comparison. */
+  for (size_t p = 0; p < n; p++)
+    free(s->uses[p].u);
+  for (size_t i = 0; i < n * s->nrules; i++)
+    tt_ann_ranges_free(&s->reduce[i]);
+  free(s->uses);
+  free(s->reduce);
+  s->uses = NULL;
+  s->reduce = NULL;
+  s->given = s->parts;
+  s->ngiven = n;
+  s->parts = np;
+  s->nparts = m;
+  return plan_parts(s, l);
+}
+
 /* --- the plan of the last launch, kept -------------------------------------------------------- */
 
 /* A kernel launched again and again alike (a solver's iterations, the same arguments, the
@@ -651,7 +773,10 @@ static bool same_launch(const struct tt_ann_launch *a, const struct tt_ann_launc
 static bool memo_take(cl_kernel k, struct split *s, const struct tt_ann_launch *l)
 {
   struct tt_split_memo *m = k->split_memo;
-  if (!m || m->busy || m->s.nparts != s->nparts || !same_launch(&m->l, l))
+  /* The parts as given, before their edges went first. */
+  const struct part *given = m && m->s.given ? m->s.given : m ? m->s.parts : NULL;
+  size_t ngiven = m && m->s.given ? m->s.ngiven : m ? m->s.nparts : 0;
+  if (!m || m->busy || ngiven != s->nparts || !same_launch(&m->l, l))
     return false;
   for (long i = 0; i < k->nparams; i++)
     if (m->values[i] != l->values[i])
@@ -661,11 +786,14 @@ static bool memo_take(cl_kernel k, struct split *s, const struct tt_ann_launch *
       return false;
   /* Field by field: a part's padding is not part of it. */
   for (size_t p = 0; p < s->nparts; p++)
-    if (m->s.parts[p].queue != s->parts[p].queue || m->s.parts[p].g0 != s->parts[p].g0 ||
-        m->s.parts[p].g1 != s->parts[p].g1)
+    if (given[p].queue != s->parts[p].queue || given[p].g0 != s->parts[p].g0 ||
+        given[p].g1 != s->parts[p].g1)
       return false;
   free(s->parts);
   s->parts = m->s.parts;
+  s->nparts = m->s.nparts;
+  s->given = m->s.given;
+  s->ngiven = m->s.ngiven;
   s->uses = m->s.uses;
   s->reduce = m->s.reduce;
   s->nrules = m->s.nrules;
@@ -1160,8 +1288,14 @@ cl_int CL_API_CALL tt_clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues,
       rc = -2;
     else if (memo_take(kernel, &s, &l))
       rc = 0;
-    else
+    else {
       rc = plan_parts(&s, &l);
+      bool reduces = false;
+      for (size_t r = 0; r < s.nrules; r++)
+        reduces |= tt_ann_rule(kernel->ann, r).mode == TT_ANN_REDUCE;
+      if (rc == 0 && s.nparts > 1 && !reduces && tt_env()->edges_first)
+        rc = edges_first(&s, &l, queues);
+    }
     if (rc == 0 && !s.memo) {
       memo_keep(kernel, &s, &l, values);
       values = NULL;
@@ -1191,7 +1325,7 @@ cl_int CL_API_CALL tt_clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues,
   /* Every rank plans the same parts and measures the same launches (TUTTI_BALANCE alike). */
   if (tt_check_active) {
     uint64_t v[3] = {kernel->obj.id, measure,
-                     balanced ? tt_check_bytes(s.parts, s.nparts * sizeof *s.parts) : 0};
+                     balanced || s.given ? tt_check_bytes(s.parts, s.nparts * sizeof *s.parts) : 0};
     tt_check_call("split parts", 0, v, 3);
   }
   /* The parts' events: for the program's event, and for measuring the parts' times. */
@@ -1202,10 +1336,16 @@ cl_int CL_API_CALL tt_clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues,
     err = run_parts(&s, queues, work_dim, global_work_offset, global_work_size, lws,
                     num_events_in_wait_list, event_wait_list, evs, &nevs);
   if (err == CL_SUCCESS && measure) {
+    /* Each queue's largest part (its interior when its edges went first). */
     size_t groups[num_queues];
+    cl_event times[num_queues];
+    memset(groups, 0, sizeof groups);
     for (size_t p = 0; p < s.nparts; p++)
-      groups[p] = s.parts[p].g1 - s.parts[p].g0;
-    tt_balance_measure(kernel, num_queues, queues, groups, evs);
+      if (s.parts[p].g1 - s.parts[p].g0 > groups[s.parts[p].queue]) {
+        groups[s.parts[p].queue] = s.parts[p].g1 - s.parts[p].g0;
+        times[s.parts[p].queue] = evs[p];
+      }
+    tt_balance_measure(kernel, num_queues, queues, groups, times);
   }
   if (err == CL_SUCCESS && event) {
     /* One event for the launch: complete when its last part (and combination) is. */

@@ -46,6 +46,8 @@ struct tt_env {
   const char *spill_dir;      /* TUTTI_SPILL_DIR: where those files go (TMPDIR, else /tmp) */
   bool balance;               /* TUTTI_BALANCE (default on): split launches re-weighted from
                                * measured times (icd/balance.c) */
+  bool edges_first;           /* TUTTI_EDGES_FIRST (default on): a stencil's parts run the
+                               * work-groups its neighbours read first (icd/split.c) */
   size_t lookahead;           /* TUTTI_LOOKAHEAD: bytes of windows brought back ahead of use
                                * per command; SIZE_MAX: not given (a quarter of the budget) */
   bool evict_lru;             /* TUTTI_EVICT=lru: evictions least recently used first, not
