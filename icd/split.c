@@ -475,16 +475,24 @@ struct split {
   size_t ngiven;
 };
 
-static void split_free(struct split *s)
+/* Frees what plan_parts made for s's parts (their uses and reduce ranges). */
+static void uses_free(struct split *s)
 {
-  if (s->memo)
-    return;
   for (size_t p = 0; s->uses && p < s->nparts; p++)
     free(s->uses[p].u);
   for (size_t i = 0; s->reduce && i < s->nparts * s->nrules; i++)
     tt_ann_ranges_free(&s->reduce[i]);
   free(s->uses);
   free(s->reduce);
+  s->uses = NULL;
+  s->reduce = NULL;
+}
+
+static void split_free(struct split *s)
+{
+  if (s->memo)
+    return;
+  uses_free(s);
   free(s->parts);
   free(s->given);
 }
@@ -651,7 +659,8 @@ static size_t edge_groups(const struct split *s, const cl_command_queue *qs, siz
     if (both && len) {
       size_t per = (len + (a->g1 - a->g0) - 1) / (a->g1 - a->g0);
       size_t g = (both / 2 + per - 1) / per;
-      e = g > e ? g : e > 0 ? e : 1;
+      g = g ? g : 1; /* a single shared byte still makes an edge */
+      e = g > e ? g : e;
     }
   }
   return e;
@@ -699,14 +708,7 @@ static int edges_first(struct split *s, const struct tt_ann_launch *l, const cl_
     return rc;
   }
   /* The plan again, for the new parts; the given ones kept for the memo's comparison. */
-  for (size_t p = 0; p < n; p++)
-    free(s->uses[p].u);
-  for (size_t i = 0; i < n * s->nrules; i++)
-    tt_ann_ranges_free(&s->reduce[i]);
-  free(s->uses);
-  free(s->reduce);
-  s->uses = NULL;
-  s->reduce = NULL;
+  uses_free(s);
   s->given = s->parts;
   s->ngiven = n;
   s->parts = np;
@@ -773,10 +775,11 @@ static bool same_launch(const struct tt_ann_launch *a, const struct tt_ann_launc
 static bool memo_take(cl_kernel k, struct split *s, const struct tt_ann_launch *l)
 {
   struct tt_split_memo *m = k->split_memo;
+  if (!m || m->busy || !same_launch(&m->l, l))
+    return false;
   /* The parts as given, before their edges went first. */
-  const struct part *given = m && m->s.given ? m->s.given : m ? m->s.parts : NULL;
-  size_t ngiven = m && m->s.given ? m->s.ngiven : m ? m->s.nparts : 0;
-  if (!m || m->busy || ngiven != s->nparts || !same_launch(&m->l, l))
+  const struct part *given = m->s.given ? m->s.given : m->s.parts;
+  if ((m->s.given ? m->s.ngiven : m->s.nparts) != s->nparts)
     return false;
   for (long i = 0; i < k->nparams; i++)
     if (m->values[i] != l->values[i])
