@@ -55,6 +55,7 @@ struct cmd {
   bool on_host;      /* done by Tutti on the host, nothing issued on the queue (read_from_host) */
   bool windowed;     /* uses a windowed buffer: Tutti's own copies of its windows (evictions,
                       * carry-overs) wait for this very command, not a marker after later ones */
+  bool refused;      /* its backend refused it after every rank planned it (issued()) */
   bool brings;       /* only brings its uses' bytes (a split launch's fetch): nothing on the
                       * device reads them, so no access is kept for later writes to wait for
                       * (its event completes only when its queue reaches it) */
@@ -211,6 +212,38 @@ static cl_event *want_event(const struct cmd *c, cl_event *slot, cl_event *user,
              ? slot
              : NULL;
 }
+
+/* The native command the backend refused on the device's rank after every rank had planned
+ * it (the launch and argument checks, decided alike everywhere, let it through): the other
+ * ranks hold it as enqueued, so here too it is, and it fails through its event with the
+ * backend's error on every rank (its bytes stay as they were). With one rank the backend's
+ * error is the call's. */
+static cl_int issued(struct cmd *c, cl_int err, cl_event *ev)
+{
+  if (err == CL_SUCCESS || !tt_cluster_distributed())
+    return err;
+  cl_int e = CL_SUCCESS;
+  cl_event failed = c->d->clCreateUserEvent(c->ctx->domains[c->dom].native, &e);
+  if (!failed)
+    return err;
+  TT_WARN("%s refused command #%llu (%s) on device %u: %s; it fails through its event on every "
+          "rank", c->q->device->backend, (unsigned long long)c->seq, c->label,
+          c->q->device->index, tt_error_name(err));
+  c->d->clSetUserEventStatus(failed, err < 0 ? err : CL_OUT_OF_RESOURCES);
+  *ev = failed;
+  c->refused = true;
+  c->on_host = true; /* nothing reached the queue */
+  return CL_SUCCESS;
+}
+
+/* TUTTI_REFUSE: commands of that name are refused as their backend could refuse them. */
+static bool refuse_now(const struct cmd *c)
+{
+  return tt_env()->refuse && !strcmp(c->label, tt_env()->refuse);
+}
+
+/* Issues a native command through issued(). */
+#define ISSUE(c, ev, call) issued((c), refuse_now(c) ? CL_OUT_OF_RESOURCES : (call), (ev))
 
 /* What became of a command (TUTTI_DEBUG=sched) and, in traces, the enqueue on the host track
  * and the native command on its device's track. */
@@ -420,6 +453,7 @@ static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_typ
 {
   bool may_fail = c->locked && c->actual && err == CL_SUCCESS ? tt_plan_may_fail(&c->deps, c->nq)
                                                                 : c->deps.may_fail;
+  may_fail |= c->refused;
   if (err == CL_SUCCESS)
     for (cl_uint i = 0; i < c->nuses && !c->brings; i++) {
       tt_plan_record(c->uses[i].mem, c->uses[i].off, c->uses[i].len, c->uses[i].writes, c->dom,
@@ -483,7 +517,7 @@ static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_typ
     c->d->clGetEventInfo(native, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
     /* CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if the operation is blocking and the
      * execution status of any of the events in event_wait_list is a negative integer. */
-    if (st < 0 || (fail && atomic_load(&fail->status) < 0))
+    if ((st < 0 && !c->refused) || (fail && atomic_load(&fail->status) < 0))
       err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
     err = blocking_done(c, err);
   }
@@ -681,8 +715,8 @@ cl_int CL_API_CALL tt_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_me
   cl_int err = CL_SUCCESS;
   cl_mem nat = native_at(&c, buffer, &offset, size, &err);
   if (nat)
-    err = c.d->clEnqueueWriteBuffer(c.nq->native, nat, native_blocking(&c, blocking_write), offset, size,
-                                         ptr, c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, blocking_write));
+    err = ISSUE(&c, &ev, c.d->clEnqueueWriteBuffer(c.nq->native, nat, native_blocking(&c, blocking_write), offset, size,
+                                         ptr, c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, blocking_write)));
   return cmd_end(&c, err, ev, CL_COMMAND_WRITE_BUFFER, event, blocking_write);
 }
 
@@ -718,8 +752,8 @@ cl_int CL_API_CALL tt_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem
   cl_mem sn = native_at(&c, src_buffer, &src_offset, size, &err);
   cl_mem dn = err == CL_SUCCESS ? native_at(&c, dst_buffer, &dst_offset, size, &err) : NULL;
   if (sn && dn)
-    err = c.d->clEnqueueCopyBuffer(c.nq->native, sn, dn, src_offset, dst_offset, size,
-                                        c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, false));
+    err = ISSUE(&c, &ev, c.d->clEnqueueCopyBuffer(c.nq->native, sn, dn, src_offset, dst_offset, size,
+                                        c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, false)));
   return cmd_end(&c, err, ev, CL_COMMAND_COPY_BUFFER, event, false);
 }
 
@@ -838,8 +872,8 @@ cl_int CL_API_CALL tt_clEnqueueWriteBufferRect(cl_command_queue command_queue, c
   cl_int err = CL_SUCCESS;
   cl_mem nat = native_whole(&c, buffer, &err);
   if (nat)
-    err = c.d->clEnqueueWriteBufferRect(c.nq->native, nat, CL_FALSE, buffer_origin, host_origin, region, buffer_row_pitch,
-      buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, blocking_write));
+    err = ISSUE(&c, &ev, c.d->clEnqueueWriteBufferRect(c.nq->native, nat, CL_FALSE, buffer_origin, host_origin, region, buffer_row_pitch,
+      buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, blocking_write)));
   return cmd_end(&c, err, ev, CL_COMMAND_WRITE_BUFFER_RECT, event, blocking_write);
 }
 
@@ -899,9 +933,9 @@ cl_int CL_API_CALL tt_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl
   cl_mem sn = native_whole(&c, src_buffer, &err);
   cl_mem dn = err == CL_SUCCESS ? native_whole(&c, dst_buffer, &err) : NULL;
   if (sn && dn)
-    err = c.d->clEnqueueCopyBufferRect(c.nq->native, sn, dn, src_origin, dst_origin, region,
+    err = ISSUE(&c, &ev, c.d->clEnqueueCopyBufferRect(c.nq->native, sn, dn, src_origin, dst_origin, region,
       src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, c.deps.n, cmd_wait_list(&c),
-      want_event(&c, &ev, event, false));
+      want_event(&c, &ev, event, false)));
   return cmd_end(&c, err, ev, CL_COMMAND_COPY_BUFFER_RECT, event, false);
 }
 
@@ -934,8 +968,8 @@ cl_int CL_API_CALL tt_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem
   cl_int err = CL_SUCCESS;
   cl_mem nat = native_at(&c, buffer, &offset, size, &err);
   if (nat)
-    err = c.d->clEnqueueFillBuffer(c.nq->native, nat, pattern, pattern_size, offset,
-                                        size, c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, false));
+    err = ISSUE(&c, &ev, c.d->clEnqueueFillBuffer(c.nq->native, nat, pattern, pattern_size, offset,
+                                        size, c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, false)));
   return cmd_end(&c, err, ev, CL_COMMAND_FILL_BUFFER, event, false);
 }
 
@@ -1133,8 +1167,8 @@ cl_int CL_API_CALL tt_clEnqueueMigrateMemObjects(cl_command_queue command_queue,
   }
   cl_event ev = NULL;
   if (err == CL_SUCCESS && c.actual)
-    err = c.d->clEnqueueMigrateMemObjects(c.nq->native, num_mem_objects, nm, flags, c.deps.n,
-                                          cmd_wait_list(&c), want_event(&c, &ev, event, false));
+    err = ISSUE(&c, &ev, c.d->clEnqueueMigrateMemObjects(c.nq->native, num_mem_objects, nm, flags, c.deps.n,
+                                          cmd_wait_list(&c), want_event(&c, &ev, event, false)));
   if (nm != stack)
     free(nm);
   return cmd_end(&c, err, ev, CL_COMMAND_MIGRATE_MEM_OBJECTS, event, false);
@@ -1181,9 +1215,7 @@ static cl_int check_work_groups(cl_device_id dev, cl_kernel k, cl_uint dim, cons
   TT_RETURN_IF(kd->known && kd->wg_size && total > kd->wg_size, CL_INVALID_WORK_GROUP_SIZE);
   /* CL_OUT_OF_RESOURCES if ... the explicitly specified local_work_size causes a failure to
    * execute the kernel because of insufficient resources such as ... local memory. */
-  cl_ulong local = kd->local_mem, have = 0;
-  for (cl_uint i = 0; i < k->nargs; i++)
-    local += k->args[i].local;
+  cl_ulong local = tt_kernel_local_bytes(k, kd), have = 0;
   tt_cluster_device_query(dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof have, &have, NULL);
   TT_RETURN_IF(kd->known && have && local > have, CL_OUT_OF_RESOURCES);
   return CL_SUCCESS;
@@ -1322,9 +1354,9 @@ cl_int tt_enqueue_launch(cl_command_queue command_queue, cl_kernel kernel, cl_ui
   if (err == CL_SUCCESS)
     err = window_args(&c, kernel, uses, nuses, rebase);
   if (err == CL_SUCCESS && c.actual)
-    err = c.d->clEnqueueNDRangeKernel(c.nq->native, kernel->native[c.dom], work_dim, global_work_offset,
+    err = ISSUE(&c, &ev, c.d->clEnqueueNDRangeKernel(c.nq->native, kernel->native[c.dom], work_dim, global_work_offset,
                                       global_work_size, local_work_size, c.deps.n,
-                                      cmd_wait_list(&c), want_event(&c, &ev, event, false));
+                                      cmd_wait_list(&c), want_event(&c, &ev, event, false)));
   pthread_mutex_unlock(&kernel->obj.lock);
   return cmd_end(&c, err, ev, CL_COMMAND_NDRANGE_KERNEL, event, false);
 }

@@ -129,6 +129,11 @@ cl_int tt_split_check_pragmas(cl_program p, const char *options, char **error);
 /* A new kernel's parameters and pragma annotation; what a kernel keeps for split launches,
  * released. */
 void tt_split_kernel_init(cl_kernel k);
+/* The local memory a launch of k on the device of kd takes with its __local arguments as
+ * set now: its own and theirs, each with its type's alignment (at least 16 bytes) where the
+ * backend pads them, so that no launch the checks pass runs out of it (icd/kernel.c; the
+ * kernel's lock). */
+cl_ulong tt_kernel_local_bytes(cl_kernel k, const struct tt_kernel_device *kd);
 void tt_split_kernel_free(cl_kernel k);
 void tt_split_mem_free(cl_mem m);
 

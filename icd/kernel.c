@@ -60,6 +60,10 @@ static void read_arg_info(cl_kernel k, cl_uint dom)
       a->is_const = aq == CL_KERNEL_ARG_ADDRESS_CONSTANT || (tq & CL_KERNEL_ARG_TYPE_CONST);
     } else if (aq == CL_KERNEL_ARG_ADDRESS_LOCAL) {
       a->kind = TT_ARG_LOCAL;
+      char *star = strchr(type, '*');
+      if (star)
+        *star = 0;
+      a->size = tt_ann_type_size(type);
     } else if (!strncmp(type, "image", 5)) {
       a->kind = TT_ARG_IMAGE;
     } else if (!strcmp(type, "sampler_t")) {
@@ -69,6 +73,23 @@ static void read_arg_info(cl_kernel k, cl_uint dom)
       a->size = tt_ann_type_size(type);
     }
   }
+}
+
+/* Whether the backend pads __local arguments: with each set to one byte, it counts more than
+ * the kernel's own local memory and those bytes (NVIDIA aligns each, and counts 8 bytes for a
+ * 4-byte argument of a kernel whose own is 1). The user sets every argument again before a
+ * launch. */
+static bool local_aligned(cl_kernel k, const cl_icd_dispatch *d, cl_device_id dev, cl_kernel native,
+                          cl_ulong own)
+{
+  cl_ulong n = 0;
+  for (cl_uint i = 0; i < k->nargs; i++)
+    if (k->args[i].kind == TT_ARG_LOCAL && d->clSetKernelArg(native, i, 1, NULL) == CL_SUCCESS)
+      n++;
+  cl_ulong used = 0;
+  return n && d->clGetKernelWorkGroupInfo(native, dev->native, CL_KERNEL_LOCAL_MEM_SIZE,
+                                          sizeof used, &used, NULL) == CL_SUCCESS &&
+         used > own + n;
 }
 
 /* The kernel's work-group facts on an actual device. */
@@ -86,7 +107,23 @@ static void read_device_info(cl_kernel k, cl_device_id dev, cl_kernel native)
                               sizeof kd->local_mem, &kd->local_mem, NULL);
   d->clGetKernelWorkGroupInfo(native, dev->native, CL_KERNEL_PRIVATE_MEM_SIZE,
                               sizeof kd->private_mem, &kd->private_mem, NULL);
+  kd->local_aligned = local_aligned(k, d, dev, native, kd->local_mem);
   kd->known = ok;
+}
+
+cl_ulong tt_kernel_local_bytes(cl_kernel k, const struct tt_kernel_device *kd)
+{
+  cl_ulong bytes = kd->local_mem;
+  for (cl_uint i = 0; i < k->nargs; i++) {
+    const struct tt_kernel_arg *a = &k->args[i];
+    if (a->kind != TT_ARG_LOCAL || !a->set)
+      continue;
+    bytes += a->local;
+    /* Its type's alignment, at least 16 bytes (a vector's is its size, up to 128). */
+    if (kd->local_aligned)
+      bytes += a->size > 16 ? a->size : 16;
+  }
+  return bytes;
 }
 
 static bool built_in_domain(cl_program p, cl_uint dom)
@@ -111,7 +148,7 @@ struct kinfo_arg {
   uint32_t size;
 };
 struct kinfo_dev {
-  uint32_t index, pad;
+  uint32_t index, local_aligned;
   uint64_t wg, compile_wg[3], preferred_multiple, local_mem, private_mem;
 };
 
@@ -136,7 +173,7 @@ static cl_int share_kernel_info(cl_kernel k, bool tried, cl_int err)
     const struct tt_kernel_device *kd = &k->dev[i];
     if (!kd->known)
       continue;
-    struct kinfo_dev r = {i, 0, kd->wg_size, {kd->compile_wg[0], kd->compile_wg[1], kd->compile_wg[2]},
+    struct kinfo_dev r = {i, kd->local_aligned, kd->wg_size, {kd->compile_wg[0], kd->compile_wg[1], kd->compile_wg[2]},
                           kd->preferred_multiple, kd->local_mem, kd->private_mem};
     memcpy(at, &r, sizeof r);
     at += sizeof r;
@@ -186,7 +223,8 @@ static cl_int share_kernel_info(cl_kernel k, bool tried, cl_int err)
       if (d.index < ndev)
         k->dev[d.index] = (struct tt_kernel_device){true, d.wg, {d.compile_wg[0], d.compile_wg[1],
                                                                   d.compile_wg[2]},
-                                                    d.preferred_multiple, d.local_mem, d.private_mem};
+                                                    d.preferred_multiple, d.local_mem, d.private_mem,
+                                                    d.local_aligned != 0};
     }
   }
   free(all);
@@ -614,11 +652,10 @@ cl_int CL_API_CALL tt_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id de
     case CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE:
       return TT_INFO(kd->preferred_multiple);
     case CL_KERNEL_LOCAL_MEM_SIZE: {
-      /* The kernel's own local memory and what its __local arguments ask for now. */
-      cl_ulong bytes = kd->local_mem;
+      /* The kernel's own local memory and what its __local arguments ask for now, as the
+       * launch checks count them. */
       pthread_mutex_lock(&kernel->obj.lock);
-      for (cl_uint i = 0; i < kernel->nargs; i++)
-        bytes += kernel->args[i].local;
+      cl_ulong bytes = tt_kernel_local_bytes(kernel, kd);
       pthread_mutex_unlock(&kernel->obj.lock);
       return TT_INFO(bytes);
     }

@@ -192,6 +192,7 @@ static void read_env(void)
     else
       env.stress = (unsigned)seed;
   }
+  env.refuse = nonempty("TUTTI_REFUSE");
   static const int staging_of[] = {-1, 1, 0};
   env.staging = staging_of[choice("TUTTI_STAGING", (const char *const[]){"auto", "on", "off", NULL}, 0)];
   env.piece = (size_t)4 << 20;

@@ -229,7 +229,8 @@ struct tt_kernel_arg {
   enum tt_arg_kind kind;
   bool is_const;    /* const or __constant: the kernel only reads the buffer */
   bool known;       /* kind from argument info (else guessed from the value) */
-  uint32_t size;    /* TT_ARG_VALUE: bytes of its type when known from its name, else 0 */
+  uint32_t size;    /* TT_ARG_VALUE: bytes of its type when known from its name, else 0;
+                     * TT_ARG_LOCAL: bytes of the type it points to, when known */
   size_t local;     /* TT_ARG_LOCAL: bytes asked for */
   bool set;
   cl_mem mem;       /* TT_ARG_MEM value (may be NULL) */
@@ -245,6 +246,7 @@ struct tt_kernel_device {
   bool known;
   size_t wg_size, compile_wg[3], preferred_multiple;
   cl_ulong local_mem, private_mem;
+  bool local_aligned; /* the backend aligns __local arguments (tt_kernel_local_bytes) */
 };
 
 struct _cl_kernel {
