@@ -606,9 +606,10 @@ static cl_int read_in_pieces(struct cmd *c, cl_mem native, size_t offset, size_t
     size_t at, len;
     piece_bounds(size, i, &at, &len);
     /* The first read waits for the command's dependencies; the queue orders the rest. */
-    err = c->d->clEnqueueReadBuffer(c->nq->native, native, CL_FALSE, offset + at, len,
-                                    (char *)ptr + at, i ? 0 : c->deps.n,
-                                    i ? NULL : cmd_wait_list(c), &c->piece_ev[i]);
+    err = ISSUE(c, &c->piece_ev[i],
+                c->d->clEnqueueReadBuffer(c->nq->native, native, CL_FALSE, offset + at, len,
+                                          (char *)ptr + at, i ? 0 : c->deps.n,
+                                          i ? NULL : cmd_wait_list(c), &c->piece_ev[i]));
     if (err == CL_SUCCESS)
       c->npiece_ev = i + 1;
   }
@@ -682,8 +683,8 @@ cl_int CL_API_CALL tt_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem
   else if (c.spread && size > SPREAD_PIECE)
     err = read_in_pieces(&c, nat, at, size, ptr, &ev);
   else
-    err = c.d->clEnqueueReadBuffer(c.nq->native, nat, native_blocking(&c, blocking_read), at, size, ptr,
-                                   c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, blocking_read));
+    err = ISSUE(&c, &ev, c.d->clEnqueueReadBuffer(c.nq->native, nat, native_blocking(&c, blocking_read), at, size, ptr,
+                                   c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, blocking_read)));
   err = cmd_end(&c, err, ev, CL_COMMAND_READ_BUFFER, event, blocking_read);
   for (size_t i = 0; i < c.npiece_ev; i++)
     c.d->clReleaseEvent(c.piece_ev[i]);

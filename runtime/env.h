@@ -40,8 +40,8 @@ struct tt_env {
   unsigned stress;            /* TUTTI_STRESS: 0 off, else the seed of random delays in the
                                * progress thread and MPI polling (finds races in tests) */
   const char *refuse;         /* TUTTI_REFUSE: the name of commands (a kernel's, else the
-                               * entry point's without "cl") whose native enqueue fails as if
-                               * the backend had refused it (tests), or NULL */
+                               * entry point's) whose native enqueue fails as if the backend
+                               * had refused it (tests), or NULL */
   const char *device_mem;     /* TUTTI_DEVICE_MEM as given (checked), or NULL: budgets of
                                * device memory (tt_env_device_mem) */
   size_t host_mem;            /* TUTTI_HOST_MEM: bytes of evicted data a rank keeps in its
