@@ -216,8 +216,9 @@ static cl_event *want_event(const struct cmd *c, cl_event *slot, cl_event *user,
 /* The native command the backend refused on the device's rank after every rank had planned
  * it (the launch and argument checks, decided alike everywhere, let it through): the other
  * ranks hold it as enqueued, so here too it is, and it fails through its event with the
- * backend's error on every rank (its bytes stay as they were). With one rank the backend's
- * error is the call's. */
+ * backend's error on every rank (its bytes stay as they were); a read reaching every rank
+ * sends this rank's host memory as it was and completes (its failure is not passed on).
+ * With one rank the backend's error is the call's. */
 static cl_int issued(struct cmd *c, cl_int err, cl_event *ev)
 {
   if (err == CL_SUCCESS || !tt_cluster_distributed())
@@ -226,9 +227,10 @@ static cl_int issued(struct cmd *c, cl_int err, cl_event *ev)
   cl_event failed = c->d->clCreateUserEvent(c->ctx->domains[c->dom].native, &e);
   if (!failed)
     return err;
-  TT_WARN("%s refused command #%llu (%s) on device %u: %s; it fails through its event on every "
-          "rank", c->q->device->backend, (unsigned long long)c->seq, c->label,
-          c->q->device->index, tt_error_name(err));
+  TT_WARN("%s refused command #%llu (%s) on device %u: %s; %s", c->q->device->backend,
+          (unsigned long long)c->seq, c->label, c->q->device->index, tt_error_name(err),
+          c->spread ? "every rank receives this rank's host memory as it was"
+                    : "it fails through its event on every rank");
   c->d->clSetUserEventStatus(failed, err < 0 ? err : CL_OUT_OF_RESOURCES);
   *ev = failed;
   c->refused = true;
