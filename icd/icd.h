@@ -129,11 +129,6 @@ cl_int tt_split_check_pragmas(cl_program p, const char *options, char **error);
 /* A new kernel's parameters and pragma annotation; what a kernel keeps for split launches,
  * released. */
 void tt_split_kernel_init(cl_kernel k);
-/* The local memory a launch of k on the device of kd takes with its __local arguments as
- * set now: its own and theirs, each with its type's alignment (at least 16 bytes) where the
- * backend pads them, so that no launch the checks pass runs out of it (icd/kernel.c; the
- * kernel's lock). */
-cl_ulong tt_kernel_local_bytes(cl_kernel k, const struct tt_kernel_device *kd);
 void tt_split_kernel_free(cl_kernel k);
 void tt_split_mem_free(cl_mem m);
 
@@ -178,6 +173,11 @@ struct tt_launch_use {
 cl_int tt_enqueue_check_launch(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
                                const size_t *global_work_offset, const size_t *global_work_size,
                                const size_t *local_work_size);
+/* The local memory a launch of k on the device of kd takes with its __local arguments as
+ * set now: its own and theirs, each with its type's alignment (at least 16 bytes) where the
+ * backend pads them, so that no launch the checks pass runs out of it (icd/kernel.c; the
+ * kernel's lock). */
+cl_ulong tt_kernel_local_bytes(cl_kernel k, const struct tt_kernel_device *kd);
 /* Brings the bytes of the reading uses to q's device, as a command of their own (the reads
  * of every part of a split launch are planned before any part's kernel is queued, so that
  * a device sends what others need before it starts its own part). */

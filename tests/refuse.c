@@ -9,7 +9,8 @@
  * `refuse read` (run with TUTTI_REFUSE=clEnqueueReadBuffer): reads from that device, which
  * reach every rank, end alike everywhere and leave the host memory as it was on every rank,
  * whole and in pieces (TUTTI_PIECE below the buffer's size), and the job goes on; with one
- * rank the call returns the error. One program run by tutti-run on every rank; rank 0 prints TAP. */
+ * rank the call returns the error. One program run by tutti-run on every rank; rank 0 prints
+ * TAP. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <mpi.h>
@@ -120,7 +121,16 @@ static void refused_launch(cl_command_queue first, cl_command_queue last, cl_ker
     OK(clReleaseEvent(e));
   expect(first, x, 7);
   tap(4, "the next launch runs and its bytes reach every rank");
+}
 
+/* Whether every element of back is still -1 (what the program put there), on every rank. */
+static void untouched(const int *back)
+{
+  int kept = 0;
+  for (int i = 0; i < N; i++)
+    kept += back[i] == -1;
+  CHECK(kept == N);
+  CHECK(same_everywhere((uint64_t)kept));
 }
 
 /* Reads refused on the last device (TUTTI_REFUSE=clEnqueueReadBuffer), issued behind a kernel
@@ -148,20 +158,13 @@ static void refused_reads(cl_command_queue last, cl_kernel k, cl_mem x)
   }
   tap(1, nranks == 1 ? "a refused read returns CL_OUT_OF_RESOURCES"
                      : "a refused read succeeds everywhere and its event ends alike everywhere");
-  int kept = 0;
-  for (int i = 0; i < N; i++)
-    kept += back[i] == -1;
-  CHECK(kept == N);
-  CHECK(same_everywhere((uint64_t)kept));
+  untouched(back);
   tap(2, "the host memory stays as it was on every rank");
   OK(clEnqueueNDRangeKernel(last, k, 1, NULL, &gws, NULL, 0, NULL, NULL));
   err = clEnqueueReadBuffer(last, x, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL);
   CHECK(err == (nranks == 1 ? CL_OUT_OF_RESOURCES : CL_SUCCESS));
   CHECK(same_everywhere((uint64_t)(int64_t)err));
-  kept = 0;
-  for (int i = 0; i < N; i++)
-    kept += back[i] == -1;
-  CHECK(kept == N);
+  untouched(back);
   OK(clFinish(last));
   tap(3, "a blocking refused read returns alike on every rank and leaves the host memory");
 }
