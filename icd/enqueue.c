@@ -59,6 +59,10 @@ struct cmd {
   bool brings;       /* only brings its uses' bytes (a split launch's fetch): nothing on the
                       * device reads them, so no access is kept for later writes to wait for
                       * (its event completes only when its queue reaches it) */
+  /* Windows the next command on the domain will use (a split launch's next part there):
+   * prefetched once this one is planned (tt_window_prefetch). */
+  struct tt_window_range ahead[8];
+  size_t nahead;
 };
 
 static uint64_t cmd_seq;
@@ -465,7 +469,7 @@ static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_typ
     }
   /* What followed this command's windows last time comes back while it runs. */
   if (c->locked && err == CL_SUCCESS && c->ctx->nwindowed)
-    tt_window_prefetch(c->ctx, c->dom);
+    tt_window_prefetch(c->ctx, c->dom, c->ahead, c->nahead);
   if (c->locked)
     tt_plan_unlock();
   struct tt_fail *fail = NULL;
@@ -1268,6 +1272,30 @@ cl_int tt_enqueue_check_launch(cl_command_queue q, cl_kernel kernel, cl_uint wor
   return CL_SUCCESS;
 }
 
+/* Whether argument i of k is a windowed buffer, and the bytes of it that a launch with these
+ * uses takes a window of: all of them, or for a rebased argument, those uses name of it. */
+static bool arg_window(cl_kernel k, cl_uint i, const struct tt_launch_use *uses, size_t nuses,
+                       const struct tt_rebase *rebase, size_t *lo, size_t *hi)
+{
+  cl_mem m = k->args[i].kind == TT_ARG_MEM ? k->args[i].mem : NULL;
+  if (!m || !tt_windowed(m))
+    return false;
+  *lo = 0;
+  *hi = m->size;
+  if (rebase && i < 64 && rebase[i].offset_arg) {
+    *lo = SIZE_MAX;
+    *hi = 0;
+    for (size_t u = 0; u < nuses; u++)
+      if (uses[u].mem == m) {
+        *lo = uses[u].off < *lo ? uses[u].off : *lo;
+        *hi = uses[u].off + uses[u].len > *hi ? uses[u].off + uses[u].len : *hi;
+      }
+    if (*lo >= *hi)
+      *lo = 0, *hi = 1;
+  }
+  return true;
+}
+
 /* A launch's windowed buffer arguments, set on the native kernel: their window in the
  * command's domain (tt_enqueue_launch says which; placed by virtual launches too); a rebased
  * argument's offset argument gets the window's first element (caller holds the kernel's
@@ -1276,22 +1304,11 @@ static cl_int window_args(struct cmd *c, cl_kernel k, const struct tt_launch_use
                           size_t nuses, const struct tt_rebase *rebase)
 {
   for (cl_uint i = 0; i < k->nargs; i++) {
-    cl_mem m = k->args[i].kind == TT_ARG_MEM ? k->args[i].mem : NULL;
-    if (!m || !tt_windowed(m))
+    size_t lo, hi;
+    if (!arg_window(k, i, uses, nuses, rebase, &lo, &hi))
       continue;
+    cl_mem m = k->args[i].mem;
     bool rebased = rebase && i < 64 && rebase[i].offset_arg;
-    size_t lo = 0, hi = m->size;
-    if (rebased) {
-      lo = SIZE_MAX;
-      hi = 0;
-      for (size_t u = 0; u < nuses; u++)
-        if (uses[u].mem == m) {
-          lo = uses[u].off < lo ? uses[u].off : lo;
-          hi = uses[u].off + uses[u].len > hi ? uses[u].off + uses[u].len : hi;
-        }
-      if (lo >= hi)
-        lo = 0, hi = 1;
-    }
     struct tt_place p;
     cl_int err = tt_window_place(m, c->dom, lo, hi - lo, &p);
     if (!c->actual && err == CL_SUCCESS)
@@ -1312,6 +1329,7 @@ cl_int tt_enqueue_launch(cl_command_queue command_queue, cl_kernel kernel, cl_ui
                          const size_t *global_work_offset, const size_t *global_work_size,
                          const size_t *local_work_size, const struct tt_launch_use *uses,
                          size_t nuses, bool part, const struct tt_rebase *rebase,
+                         const struct tt_launch_use *next, size_t nnext,
                          cl_uint num_events_in_wait_list,
                          const cl_event *event_wait_list, cl_event *event)
 {
@@ -1320,6 +1338,15 @@ cl_int tt_enqueue_launch(cl_command_queue command_queue, cl_kernel kernel, cl_ui
   c.label = kernel->name;
   c.part = part;
   pthread_mutex_lock(&kernel->obj.lock);
+  /* The next part's windows, as it will take them with the same arguments. */
+  size_t cap = sizeof c.ahead / sizeof c.ahead[0];
+  for (cl_uint i = 0; next && i < kernel->nargs && c.nahead < cap; i++) {
+    struct tt_window_range *r = &c.ahead[c.nahead];
+    if (arg_window(kernel, i, next, nnext, rebase, &r->lo, &r->hi)) {
+      r->root = kernel->args[i].mem;
+      c.nahead++;
+    }
+  }
   if (!c.actual && num_events_in_wait_list == 0) {
     cl_mem stack[16] = {NULL};
     size_t most = uses ? nuses : kernel->nargs;
@@ -1407,7 +1434,7 @@ cl_int tt_enqueue_kernel(cl_command_queue command_queue, cl_kernel kernel, cl_ui
   if (err != CL_SUCCESS)
     return err;
   return tt_enqueue_launch(command_queue, kernel, work_dim, global_work_offset, global_work_size,
-                           local_work_size, NULL, 0, false, NULL, num_events_in_wait_list,
+                           local_work_size, NULL, 0, false, NULL, NULL, 0, num_events_in_wait_list,
                            event_wait_list, event);
 }
 

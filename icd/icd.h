@@ -196,11 +196,14 @@ struct tt_rebase {
 /* A launch whose buffers are exactly uses (NULL: the kernel's arguments, whole); part: a part
  * of a split launch (the bytes it fetches count as halo bytes, TUTTI_STATS). Windowed
  * buffers among its arguments get a window over all their bytes in the queue's domain, or,
- * for arguments i with rebase[i].offset_arg, the window over what uses name of them. */
+ * for arguments i with rebase[i].offset_arg, the window over what uses name of them. next
+ * (NULL: none known): the uses of the next launch of the kernel on the queue's domain (a
+ * split launch's next part there), whose windows come back ahead once this one is planned. */
 cl_int tt_enqueue_launch(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
                          const size_t *global_work_offset, const size_t *global_work_size,
                          const size_t *local_work_size, const struct tt_launch_use *uses,
                          size_t nuses, bool part, const struct tt_rebase *rebase,
+                         const struct tt_launch_use *next, size_t nnext,
                          cl_uint num_events_in_wait_list,
                          const cl_event *event_wait_list, cl_event *event);
 

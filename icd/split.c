@@ -1160,8 +1160,14 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
         atomic_fetch_add_explicit(&st->parts, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&st->groups, groups, memory_order_relaxed);
       }
+      /* The next part on this part's memory domain: its windows come back while this runs. */
+      size_t nx = p + 1;
+      while (nx < s->nparts && qs[s->parts[nx].queue]->domain != q->domain)
+        nx++;
+      const struct uses *next = nx < s->nparts ? &s->uses[nx] : NULL;
       err = tt_enqueue_launch(q, run, dim, poff, pgws, lws3, s->uses[p].u, s->uses[p].n, true,
-                              rebase ? rb : NULL, nwait, wait, evs ? &evs[(*nevs)++] : NULL);
+                              rebase ? rb : NULL, next ? next->u : NULL, next ? next->n : 0,
+                              nwait, wait, evs ? &evs[(*nevs)++] : NULL);
     }
   }
   /* Arguments back as the program set them. */
@@ -1194,7 +1200,7 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
           atomic_fetch_add_explicit(&tt_stats_device(q0->device->index)->reduce_bytes,
                                     rg->r[j].len, memory_order_relaxed);
         if (err == CL_SUCCESS)
-          err = tt_enqueue_launch(q0, ck, 1, NULL, &n, NULL, u, 2, false, NULL, 0, NULL,
+          err = tt_enqueue_launch(q0, ck, 1, NULL, &n, NULL, u, 2, false, NULL, NULL, 0, 0, NULL,
                                   evs ? &evs[(*nevs)++] : NULL);
       }
     }
@@ -1319,7 +1325,7 @@ cl_int CL_API_CALL tt_clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues,
       TT_WARN("kernel '%s' runs whole on its first queue: %s", kernel->name, s.why);
     split_free(&s);
     return tt_enqueue_launch(queues[0], kernel, work_dim, global_work_offset, global_work_size,
-                             local_work_size, NULL, 0, false, NULL, num_events_in_wait_list,
+                             local_work_size, NULL, 0, false, NULL, NULL, 0, num_events_in_wait_list,
                              event_wait_list, event);
   }
   size_t most = s.nparts + 1, nevs = 0;

@@ -569,7 +569,8 @@ static uint64_t next_use(const struct tt_window *w)
 }
 
 /* Makes room for `need` more bytes of windows in dom by evicting, among the windows no
- * command being planned uses (none of root's overlapping [lo, hi)), the one to be used again
+ * command being planned uses (none of root's overlapping [lo, hi)) and no reduction copy,
+ * the one to be used again
  * last (next_use), the least recently used among equals. Failing, it says why (unless quiet:
  * a prefetch). */
 static cl_int make_room(cl_mem root, cl_uint dom, size_t need, size_t lo, size_t hi,
@@ -584,7 +585,9 @@ static cl_int make_room(cl_mem root, cl_uint dom, size_t need, size_t lo, size_t
     uint64_t oldest = UINT64_MAX, farthest = 0;
     for (size_t r = 0; r < ctx->nwindowed; r++) {
       cl_mem b = ctx->windowed[r];
-      if (pinned_root(b))
+      /* A split launch's reduction copies stay until its combine has read them: evicting
+       * them would read them out and bring them back for it, each on its own. */
+      if (pinned_root(b) || b->transient)
         continue;
       struct tt_window_set *s = &b->windows[dom];
       for (size_t k = 0; k < s->n; k++) {
@@ -606,7 +609,7 @@ static cl_int make_room(cl_mem root, cl_uint dom, size_t need, size_t lo, size_t
       if (dm->local && !quiet)
         TT_WARN("device %u (%s): %zu more bytes of windows do not fit its budget of "
              "%zu bytes (TUTTI_DEVICE_MEM) beside the %zu bytes that must stay there (used by "
-             "the command being planned, mapped, attached or cut into sub-buffers)",
+             "the command being planned, reduction copies, mapped, attached or cut into sub-buffers)",
              dev ? dev->index : 0, dom_name(dm), need, budget, dm->held);
       return CL_MEM_OBJECT_ALLOCATION_FAILURE;
     }
@@ -864,9 +867,12 @@ static cl_int window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool 
     else
       err = refill(root, dom, &s->w[k], &w, ahead);
   /* The same window back whole from its host copy: the copy stays with it, clean (evicted
-   * again unchanged, it reads nothing). */
+   * again unchanged, it reads nothing). Not unpinned memory on a device with memory of its
+   * own (the program's bytes before their first use): every return from it would copy at
+   * half speed, where one more eviction reads them into pinned memory for good. */
   if (err == CL_SUCCESS && j == i + 1 && !s->w[i].resident && s->w[i].spill && dm->local &&
-      s->w[i].lo == w.lo && s->w[i].hi == w.hi) {
+      s->w[i].lo == w.lo && s->w[i].hi == w.hi &&
+      (s->w[i].spill->pinned || s->w[i].spill->file || !tt_plan_device_memory(ctx, dom))) {
     w.spill = s->w[i].spill;
     w.spill_lo = s->w[i].spill_lo;
     w.clean = held_by(root, dom, w.lo, w.hi);
@@ -933,6 +939,15 @@ void tt_window_written(cl_mem root, cl_uint dom, size_t off, size_t len)
     }
 }
 
+/* [lo, hi): [off, off+len) of root widened to whole pages, as windows are. */
+static void window_span(cl_mem root, size_t off, size_t len, size_t *lo, size_t *hi)
+{
+  *lo = off & ~(WINDOW_ALIGN - 1);
+  *hi = (off + (len ? len : 1) + WINDOW_ALIGN - 1) & ~(WINDOW_ALIGN - 1);
+  if (*hi > root->size)
+    *hi = root->size;
+}
+
 cl_int tt_window_place(cl_mem m, cl_uint dom, size_t off, size_t len, struct tt_place *out)
 {
   cl_mem root = m->root;
@@ -947,10 +962,8 @@ cl_int tt_window_place(cl_mem m, cl_uint dom, size_t off, size_t len, struct tt_
     out->window_lo = 0;
     return CL_SUCCESS;
   }
-  size_t lo = off & ~(WINDOW_ALIGN - 1);
-  size_t hi = (off + (len ? len : 1) + WINDOW_ALIGN - 1) & ~(WINDOW_ALIGN - 1);
-  if (hi > root->size)
-    hi = root->size;
+  size_t lo, hi;
+  window_span(root, off, len, &lo, &hi);
   struct tt_window *w = NULL;
   cl_int err = window_cover(root, dom, lo, hi, false, &w);
   if (err != CL_SUCCESS)
@@ -962,40 +975,19 @@ cl_int tt_window_place(cl_mem m, cl_uint dom, size_t off, size_t len, struct tt_
   return CL_SUCCESS;
 }
 
-/* The most windows one prefetch looks ahead at, whatever their bytes. */
-#define PREFETCH_STEPS 16
+/* A window the prefetch wants: its buffer and bytes. */
+struct ahead {
+  cl_mem root;
+  size_t lo, hi;
+};
 
-void tt_window_prefetch(cl_context ctx, cl_uint dom)
+/* Brings back the evicted ones of want[0 .. n), pinned with the command's own windows
+ * (touched ahead) by the caller; room is made as for any window, but a prefetch that finds
+ * none stops quietly. */
+static void prefetch_wanted(cl_context ctx, cl_uint dom, const struct ahead *want, size_t n)
 {
   struct tt_domain *dm = &ctx->domains[dom];
-  size_t ahead = tt_env()->lookahead;
-  if (!dm->last_root || !ahead || !dm->evicted)
-    return;
-  if (ahead == SIZE_MAX) {
-    size_t budget = budget_of(ctx, dom);
-    ahead = budget == SIZE_MAX ? 0 : budget / 4;
-  }
-  /* Follow what came next last time from the window used last: the windows within `ahead`
-   * bytes are pinned with the command's own while the prefetch lasts (and become the newest
-   * used), and the evicted ones among them come back, in that order. A window the command
-   * being planned uses ends the walk. */
-  struct ahead {
-    cl_mem root;
-    size_t lo, hi;
-  } want[PREFETCH_STEPS];
-  size_t n = 0, bytes = 0;
-  cl_mem root = dm->last_root;
-  struct tt_window *w = window_holding(root, dom, dm->last_at);
-  for (int step = 0; w && w->next_id && step < PREFETCH_STEPS; step++) {
-    w = window_at(ctx, dom, w->next_id, w->next_at, &root);
-    if (!w || w->epoch == tt_plan_epoch || w->hi - w->lo > ahead - bytes)
-      break;
-    bytes += w->hi - w->lo;
-    touch(root, dom, w, true);
-    if (!w->resident)
-      want[n++] = (struct ahead){root, w->lo, w->hi};
-  }
-  /* Room is made as for any window, but a prefetch that finds none stops quietly. */
+  struct tt_window *w;
   for (size_t i = 0; i < n; i++) {
     if (tt_check_active) {
       uint64_t v[] = {want[i].root->obj.id, dom, want[i].lo, want[i].hi};
@@ -1005,6 +997,77 @@ void tt_window_prefetch(cl_context ctx, cl_uint dom)
            (unsigned long long)want[i].root->obj.id, want[i].lo, want[i].hi, dom_name(dm), dom);
     if (window_cover(want[i].root, dom, want[i].lo, want[i].hi, true, &w) != CL_SUCCESS)
       break;
+  }
+}
+
+/* The most windows one prefetch looks ahead at, whatever their bytes. */
+#define PREFETCH_STEPS 16
+
+/* What the next command will use, told by its caller (the next part of a split launch on
+ * this domain): the ranges that overlap evicted windows come back (within `ahead` bytes in
+ * all, in order); the resident ones are pinned beside them. Returns the bytes looked at. */
+static size_t prefetch_told(cl_context ctx, cl_uint dom, const struct tt_window_range *next,
+                            size_t nnext, size_t ahead)
+{
+  struct ahead want[PREFETCH_STEPS] = {{NULL, 0, 0}};
+  size_t n = 0, bytes = 0;
+  for (size_t r = 0; r < nnext && n < PREFETCH_STEPS; r++) {
+    cl_mem root = next[r].root;
+    if (!tt_windowed(root) || root->transient)
+      continue;
+    size_t lo, hi, i, j;
+    window_span(root, next[r].lo, next[r].hi - next[r].lo, &lo, &hi);
+    if (hi - lo > ahead - bytes)
+      break;
+    struct tt_window_set *s = &root->windows[dom];
+    overlap(s, lo, hi, &i, &j);
+    bool evicted = false;
+    for (size_t k = i; k < j; k++) {
+      evicted |= !s->w[k].resident;
+      if (s->w[k].resident)
+        touch(root, dom, &s->w[k], true);
+    }
+    bytes += hi - lo;
+    if (evicted)
+      want[n++] = (struct ahead){root, lo, hi};
+  }
+  prefetch_wanted(ctx, dom, want, n);
+  return bytes;
+}
+
+void tt_window_prefetch(cl_context ctx, cl_uint dom, const struct tt_window_range *next,
+                        size_t nnext)
+{
+  struct tt_domain *dm = &ctx->domains[dom];
+  size_t ahead = tt_env()->lookahead;
+  if (!dm->last_root || !ahead || !dm->evicted)
+    return;
+  if (ahead == SIZE_MAX) {
+    size_t budget = budget_of(ctx, dom);
+    ahead = budget == SIZE_MAX ? 0 : budget / 4;
+  }
+  size_t bytes = 0;
+  if (nnext) {
+    bytes = prefetch_told(ctx, dom, next, nnext, ahead);
+  } else {
+    /* Follow what came next last time from the window used last: the windows within
+     * `ahead` bytes are pinned with the command's own while the prefetch lasts (and become
+     * the newest used), and the evicted ones among them come back, in that order. A window
+     * the command being planned uses ends the walk. */
+    struct ahead want[PREFETCH_STEPS] = {{NULL, 0, 0}};
+    size_t n = 0;
+    cl_mem root = dm->last_root;
+    struct tt_window *w = window_holding(root, dom, dm->last_at);
+    for (int step = 0; w && w->next_id && step < PREFETCH_STEPS; step++) {
+      w = window_at(ctx, dom, w->next_id, w->next_at, &root);
+      if (!w || w->epoch == tt_plan_epoch || w->hi - w->lo > ahead - bytes)
+        break;
+      bytes += w->hi - w->lo;
+      touch(root, dom, w, true);
+      if (!w->resident)
+        want[n++] = (struct ahead){root, w->lo, w->hi};
+    }
+    prefetch_wanted(ctx, dom, want, n);
   }
   /* Their pins end here: what comes before the next command (a sub-buffer's window) may
    * evict them. */

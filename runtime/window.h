@@ -18,7 +18,8 @@
  * rank's memory (or a file past TUTTI_HOST_MEM) and written back when a command needs them
  * again (only the part it needs: the rest stays evicted, sharing the host copy); bytes another domain holds too are dropped instead (the domain stops being
  * their holder, and fetches them from there when needed again). After each command, the
- * windows its domain's commands used next the previous time round come back ahead of use
+ * windows its domain's next command will use (a split launch's next part there), or else
+ * those its domain's commands used next the previous time round, come back ahead of use
  * (prefetch, TUTTI_LOOKAHEAD bytes of them).
  *
  * Every rank keeps the windows of every domain and places and evicts them alike, in program
@@ -76,11 +77,20 @@ bool tt_window_spill_new(cl_mem root);
  * until a command needs them. Plan lock. */
 cl_int tt_window_enable_copy(cl_mem root, const void *bytes);
 
+/* Bytes [lo, hi) of a buffer. */
+struct tt_window_range {
+  cl_mem root;
+  size_t lo, hi;
+};
+
 /* After planning a command on domain dom (plan lock held; every rank alike): brings back
- * ahead of use, on Tutti's queue of the domain, the evicted windows that followed the one
- * used last the previous time round, up to TUTTI_LOOKAHEAD bytes of windows (default a
- * quarter of the budget), evicting others as a command would (never the command's own). */
-void tt_window_prefetch(cl_context ctx, cl_uint dom);
+ * ahead of use, on Tutti's queue of the domain, up to TUTTI_LOOKAHEAD bytes of windows
+ * (default a quarter of the budget), evicting others as a command would (never the
+ * command's own): the evicted windows among next[0 .. nnext) (what the caller knows the
+ * next command on dom will use: a split launch's next part there), or with none told, the
+ * evicted windows that followed the one used last the previous time round. */
+void tt_window_prefetch(cl_context ctx, cl_uint dom, const struct tt_window_range *next,
+                        size_t nnext);
 
 /* Hands the native buffers of root's windows to the caller (destroy), leaving none: *out is
  * malloc'ed, *n of them. */
