@@ -1043,8 +1043,10 @@ void tt_window_prefetch(cl_context ctx, cl_uint dom, const struct tt_window_rang
   if (!dm->last_root || !ahead || !dm->evicted)
     return;
   if (ahead == SIZE_MAX) {
+    /* By default a quarter of the budget, where the chain guesses; what the next command
+     * will use for certain, up to all of it (those windows would come back for it anyway). */
     size_t budget = budget_of(ctx, dom);
-    ahead = budget == SIZE_MAX ? 0 : budget / 4;
+    ahead = budget == SIZE_MAX ? 0 : nnext ? budget : budget / 4;
   }
   size_t bytes = 0;
   if (nnext) {

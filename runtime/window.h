@@ -84,11 +84,12 @@ struct tt_window_range {
 };
 
 /* After planning a command on domain dom (plan lock held; every rank alike): brings back
- * ahead of use, on Tutti's queue of the domain, up to TUTTI_LOOKAHEAD bytes of windows
- * (default a quarter of the budget), evicting others as a command would (never the
- * command's own): the evicted windows among next[0 .. nnext) (what the caller knows the
- * next command on dom will use: a split launch's next part there), or with none told, the
- * evicted windows that followed the one used last the previous time round. */
+ * ahead of use, on Tutti's queue of the domain, up to TUTTI_LOOKAHEAD bytes of windows,
+ * evicting others as a command would (never the command's own): the evicted windows among
+ * next[0 .. nnext) (what the caller knows the next command on dom will use: a split launch's
+ * next part there; by default up to the whole budget), or with none told, the evicted
+ * windows that followed the one used last the previous time round (by default a quarter of
+ * the budget). */
 void tt_window_prefetch(cl_context ctx, cl_uint dom, const struct tt_window_range *next,
                         size_t nnext);
 
