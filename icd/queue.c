@@ -58,6 +58,7 @@ cl_command_queue CL_API_CALL tt_clCreateCommandQueue(cl_context context, cl_devi
   q = calloc(1, sizeof *q);
   TT_GOTO_IF(!q, CL_OUT_OF_HOST_MEMORY);
   tt_object_init(&q->obj, TT_QUEUE, destroy_queue);
+  atomic_init(&q->program_refs, 1);
   q->context = context;
   TT_RETAIN(context);
   q->device = device;
@@ -93,6 +94,7 @@ cl_int CL_API_CALL tt_clRetainCommandQueue(cl_command_queue command_queue)
 {
   /* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue. */
   TT_RETURN_IF(!tt_object_valid(command_queue, TT_QUEUE), CL_INVALID_COMMAND_QUEUE);
+  atomic_fetch_add(&command_queue->program_refs, 1);
   TT_RETAIN(command_queue);
   return CL_SUCCESS;
 }
@@ -105,9 +107,10 @@ cl_int CL_API_CALL tt_clReleaseCommandQueue(cl_command_queue command_queue)
    * call alike), and reads under way let go of it once done. */
   if (tt_cluster_distributed())
     tt_event_release_queue(command_queue);
-  /* The last release of an aggregate queue releases its members' queues here, at the same
-   * program step on every rank (nothing else holds the queue). */
-  if (command_queue->nmembers > 1 && atomic_load(&command_queue->obj.refcount) == 1)
+  /* The program's last release of an aggregate queue releases its members' queues here, at
+   * the same program step on every rank, whether or not events still hold the queue (their
+   * last release comes at a different time on each rank, maybe after the transport left). */
+  if (atomic_fetch_sub(&command_queue->program_refs, 1) == 1 && command_queue->nmembers > 1)
     tt_aggregate_queue_free(command_queue);
   TT_RELEASE(command_queue);
   return CL_SUCCESS;

@@ -152,6 +152,10 @@ struct _cl_command_queue {
   cl_device_id aggregate;
   cl_uint nmembers;
   cl_command_queue *members; /* [0] is the queue itself (not retained) */
+  /* The program's references (its create and retains less its releases): when they end, at
+   * the same program step on every rank, the member queues go; Tutti's own references (its
+   * events') may end at any time, on each rank apart. */
+  atomic_uint program_refs;
 };
 
 struct tt_map_record {

@@ -569,10 +569,9 @@ static uint64_t next_use(const struct tt_window *w)
 }
 
 /* Makes room for `need` more bytes of windows in dom by evicting, among the windows no
- * command being planned uses (none of root's overlapping [lo, hi)) and no reduction copy,
- * the one to be used again
- * last (next_use), the least recently used among equals. Failing, it says why (unless quiet:
- * a prefetch). */
+ * command being planned uses (none of root's overlapping [lo, hi)) and no reduction copy, the
+ * one to be used again last (next_use), the least recently used among equals. Failing, it
+ * says why (unless quiet: a prefetch). */
 static cl_int make_room(cl_mem root, cl_uint dom, size_t need, size_t lo, size_t hi,
                         struct spare *keep, bool quiet)
 {
