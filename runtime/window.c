@@ -974,16 +974,11 @@ cl_int tt_window_place(cl_mem m, cl_uint dom, size_t off, size_t len, struct tt_
   return CL_SUCCESS;
 }
 
-/* A window the prefetch wants: its buffer and bytes. */
-struct ahead {
-  cl_mem root;
-  size_t lo, hi;
-};
-
 /* Brings back the evicted ones of want[0 .. n), pinned with the command's own windows
  * (touched ahead) by the caller; room is made as for any window, but a prefetch that finds
  * none stops quietly. */
-static void prefetch_wanted(cl_context ctx, cl_uint dom, const struct ahead *want, size_t n)
+static void prefetch_wanted(cl_context ctx, cl_uint dom, const struct tt_window_range *want,
+                            size_t n)
 {
   struct tt_domain *dm = &ctx->domains[dom];
   struct tt_window *w;
@@ -1008,7 +1003,7 @@ static void prefetch_wanted(cl_context ctx, cl_uint dom, const struct ahead *wan
 static size_t prefetch_told(cl_context ctx, cl_uint dom, const struct tt_window_range *next,
                             size_t nnext, size_t ahead)
 {
-  struct ahead want[PREFETCH_STEPS] = {{NULL, 0, 0}};
+  struct tt_window_range want[PREFETCH_STEPS] = {{NULL, 0, 0}};
   size_t n = 0, bytes = 0;
   for (size_t r = 0; r < nnext && n < PREFETCH_STEPS; r++) {
     cl_mem root = next[r].root;
@@ -1028,7 +1023,31 @@ static size_t prefetch_told(cl_context ctx, cl_uint dom, const struct tt_window_
     }
     bytes += hi - lo;
     if (evicted)
-      want[n++] = (struct ahead){root, lo, hi};
+      want[n++] = (struct tt_window_range){root, lo, hi};
+  }
+  prefetch_wanted(ctx, dom, want, n);
+  return bytes;
+}
+
+/* What came next last time: from the window used last, the windows within `ahead` bytes
+ * are pinned with the command's own while the prefetch lasts (and become the newest used),
+ * and the evicted ones among them come back, in that order. A window the command being
+ * planned uses ends the walk. Returns the bytes looked at. */
+static size_t prefetch_chain(cl_context ctx, cl_uint dom, size_t ahead)
+{
+  struct tt_domain *dm = &ctx->domains[dom];
+  struct tt_window_range want[PREFETCH_STEPS] = {{NULL, 0, 0}};
+  size_t n = 0, bytes = 0;
+  cl_mem root = dm->last_root;
+  struct tt_window *w = window_holding(root, dom, dm->last_at);
+  for (int step = 0; w && w->next_id && step < PREFETCH_STEPS; step++) {
+    w = window_at(ctx, dom, w->next_id, w->next_at, &root);
+    if (!w || w->epoch == tt_plan_epoch || w->hi - w->lo > ahead - bytes)
+      break;
+    bytes += w->hi - w->lo;
+    touch(root, dom, w, true);
+    if (!w->resident)
+      want[n++] = (struct tt_window_range){root, w->lo, w->hi};
   }
   prefetch_wanted(ctx, dom, want, n);
   return bytes;
@@ -1047,29 +1066,8 @@ void tt_window_prefetch(cl_context ctx, cl_uint dom, const struct tt_window_rang
     size_t budget = budget_of(ctx, dom);
     ahead = budget == SIZE_MAX ? 0 : nnext ? budget : budget / 4;
   }
-  size_t bytes = 0;
-  if (nnext) {
-    bytes = prefetch_told(ctx, dom, next, nnext, ahead);
-  } else {
-    /* Follow what came next last time from the window used last: the windows within
-     * `ahead` bytes are pinned with the command's own while the prefetch lasts (and become
-     * the newest used), and the evicted ones among them come back, in that order. A window
-     * the command being planned uses ends the walk. */
-    struct ahead want[PREFETCH_STEPS] = {{NULL, 0, 0}};
-    size_t n = 0;
-    cl_mem root = dm->last_root;
-    struct tt_window *w = window_holding(root, dom, dm->last_at);
-    for (int step = 0; w && w->next_id && step < PREFETCH_STEPS; step++) {
-      w = window_at(ctx, dom, w->next_id, w->next_at, &root);
-      if (!w || w->epoch == tt_plan_epoch || w->hi - w->lo > ahead - bytes)
-        break;
-      bytes += w->hi - w->lo;
-      touch(root, dom, w, true);
-      if (!w->resident)
-        want[n++] = (struct ahead){root, w->lo, w->hi};
-    }
-    prefetch_wanted(ctx, dom, want, n);
-  }
+  size_t bytes = nnext ? prefetch_told(ctx, dom, next, nnext, ahead)
+                       : prefetch_chain(ctx, dom, ahead);
   /* Their pins end here: what comes before the next command (a sub-buffer's window) may
    * evict them. */
   if (bytes)
