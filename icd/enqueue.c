@@ -1525,10 +1525,13 @@ cl_int tt_enqueue_finish_marker(cl_command_queue q, cl_event *event)
   cl_int err = q->nmembers < 2 ? marker_one(q, 0, NULL, event, CL_COMMAND_MARKER, &reached)
                                : marker(q, 0, NULL, event, CL_COMMAND_MARKER);
   if (reached) {
-    /* Everything before the marker is done when the native queue is. */
+    /* Everything before the marker is done when the native queue is. Bytes still to come
+     * from other ranks first: the backend's wait then finds no command held by a user event
+     * (runtime/plan.h, tt_nqueue_gate). */
     const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(reached);
     tt_check_sync(); /* a host wait: rank 0 hears of this rank's calls first */
     uint64_t t0 = tt_stats_now_ns();
+    tt_nqueue_wait_gates(q->nq);
     cl_int fin = q->nq->d->clFinish(q->nq->native);
     atomic_fetch_add_explicit(&tt_stats.wait_ns, tt_stats_now_ns() - t0, memory_order_relaxed);
     d->clSetUserEventStatus(reached, fin == CL_SUCCESS ? CL_COMPLETE : fin);

@@ -519,7 +519,7 @@ int tt_cuda_copy(int device, uint64_t dst, uint64_t src, const struct tt_cuda_de
     j->peer = *peer;
   pthread_mutex_lock(&jobs_lock);
   if (!worker_started) {
-    worker_started = tt_thread_start(worker);
+    worker_started = tt_thread_start("tutti-cuda", worker);
     if (!worker_started) {
       pthread_mutex_unlock(&jobs_lock);
       free(j);

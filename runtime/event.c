@@ -498,7 +498,7 @@ static void note_failure(void)
   if (atomic_exchange(&failures_seen, true) || tt_cluster_distributed() ||
       atomic_exchange(&sweeping, true))
     return;
-  if (!tt_thread_start(sweeper_main))
+  if (!tt_thread_start("tutti-sweeper", sweeper_main))
     TT_WARN("cannot start the thread that completes failed commands");
 }
 

@@ -175,7 +175,7 @@ void tt_reaper_run(void (*fn)(void *), void *arg)
   *r = (struct reap){fn, arg, NULL};
   pthread_mutex_lock(&reap_lock);
   if (!reaper_started)
-    reaper_started = tt_thread_start(reaper_main);
+    reaper_started = tt_thread_start("tutti-reaper", reaper_main);
   if (reap_tail)
     reap_tail->next = r;
   else
@@ -228,7 +228,7 @@ void tt_object_list_live(void)
   pthread_rwlock_unlock(&registry_lock);
 }
 
-bool tt_thread_start(void *(*fn)(void *))
+bool tt_thread_start(const char *name, void *(*fn)(void *))
 {
   pthread_t t;
   pthread_attr_t attr;
@@ -236,5 +236,7 @@ bool tt_thread_start(void *(*fn)(void *))
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   bool ok = pthread_create(&t, &attr, fn, NULL) == 0;
   pthread_attr_destroy(&attr);
+  if (ok)
+    pthread_setname_np(t, name);
   return ok;
 }

@@ -7,13 +7,17 @@
 #include "runtime/plan.h"
 #include "runtime/plan_internal.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/backend.h"
 #include "runtime/event.h"
 #include "runtime/log.h"
+#include "runtime/stats.h"
 #include "runtime/trace.h"
+#include "runtime/transport.h"
 
 /* Accesses kept per buffer before completed ones are pruned. */
 #define ACCESS_PRUNE_AT 64
@@ -59,7 +63,42 @@ struct tt_nqueue *tt_nqueue_new(const cl_icd_dispatch *d, cl_command_queue nativ
   atomic_init(&q->refs, 1);
   atomic_init(&q->issued, 0);
   atomic_init(&q->drained, 0);
+  atomic_init(&q->gates, 0);
   return q;
+}
+
+/* Host waits for the gates of a queue (tt_nqueue_wait_gates). */
+static pthread_mutex_t gates_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gates_open = PTHREAD_COND_INITIALIZER;
+
+void tt_nqueue_gate(struct tt_nqueue *q, int delta)
+{
+  if (atomic_fetch_add(&q->gates, delta) + delta > 0)
+    return;
+  pthread_mutex_lock(&gates_lock);
+  pthread_cond_broadcast(&gates_open);
+  pthread_mutex_unlock(&gates_lock);
+}
+
+/* How long a host wait for a queue's gates polls before it sleeps, where the rank has cores
+ * to spare. */
+#define GATES_SPIN_NS 200000ULL
+
+void tt_nqueue_wait_gates(struct tt_nqueue *q)
+{
+  if (atomic_load(&q->gates) <= 0)
+    return;
+  tt_transport_host_waits(1);
+  if (tt_transport_cores_to_spare()) {
+    uint64_t until = tt_stats_now_ns() + GATES_SPIN_NS;
+    while (atomic_load(&q->gates) > 0 && tt_stats_now_ns() < until)
+      sched_yield();
+  }
+  pthread_mutex_lock(&gates_lock);
+  while (atomic_load(&q->gates) > 0)
+    pthread_cond_wait(&gates_open, &gates_lock);
+  pthread_mutex_unlock(&gates_lock);
+  tt_transport_host_waits(-1);
 }
 
 void tt_nqueue_ref(struct tt_nqueue *q)

@@ -531,6 +531,7 @@ static void staged_received(void *arg, int ok)
   user_event_end(mirror, ok);
   /* Some backends (NVIDIA) start a command whose user event was set only at a flush. */
   wq->d->clFlush(wq->native);
+  tt_nqueue_gate(wq, -1);
   tt_nqueue_unref(wq);
 }
 
@@ -617,6 +618,7 @@ static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool
       dm->bp->d->clRetainEvent(s->mirror);
       tt_nqueue_ref(f->nq);
       s->wq = f->nq;
+      tt_nqueue_gate(f->nq, 1);
       if (tt_transport_irecv(TT_CH_DATA, slot_ptr(s), n, peer, id, staged_received, s) != 0) {
         char m[256];
         TT_WARN("receiving %s failed", xfer_str(&s->what, m, sizeof m));
@@ -711,6 +713,7 @@ static void direct_moved(void *arg, int ok)
   if (x->nq) {
     /* Some backends start a command whose user event was set only at a flush. */
     x->nq->d->clFlush(x->nq->native);
+    tt_nqueue_gate(x->nq, -1);
     tt_nqueue_unref(x->nq);
   }
   free(x);
@@ -787,6 +790,7 @@ static int direct_run(struct fetch *f, cl_uint dom, size_t off, size_t len, bool
     f->err = tt_deps_take(f->deps, x->done);
     tt_nqueue_ref(f->nq);
     x->nq = f->nq;
+    tt_nqueue_gate(x->nq, 1);
   }
   atomic_store(&x->waiting, 1);
   wait_for(&deps, &x->waiting, direct_ready, x);

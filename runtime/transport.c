@@ -317,6 +317,7 @@ int tt_transport_start(const void *world_ptr)
   hot_polling = sched_getaffinity(0, sizeof cores, &cores) == 0 && CPU_COUNT(&cores) >= 4;
   if (pthread_create(&progress, NULL, progress_main, NULL) != 0)
     return -1;
+  pthread_setname_np(progress, "tutti-progress");
   started = true;
   /* A standing receive for each other rank's goodbye (tt_transport_goodbye). */
   for (int r = 0; r < nranks; r++)

@@ -73,6 +73,10 @@ struct tt_nqueue {
   /* Commands issued on it, and that count when a clFinish on it last ended: equal, nothing
    * has been issued since the queue was last empty. */
   atomic_uint_fast64_t issued, drained;
+  /* User events of Tutti's gating commands here that another thread will set once bytes
+   * from another rank are in (tt_nqueue_gate): a host wait waits for them before it waits
+   * in the backend (tt_nqueue_wait_gates). */
+  atomic_int gates;
 };
 
 /* A memory domain of a context: the devices of one backend platform on one rank (or one
