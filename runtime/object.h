@@ -62,9 +62,9 @@ void tt_reaper_leave(void);
 /* Runs fn(arg) now on an ordinary thread, or on the reaper thread inside enter/leave. */
 void tt_reaper_run(void (*fn)(void *), void *arg);
 
-/* Starts a detached thread named name (as ps and gdb show it, 15 characters at most)
- * running fn(NULL) (Tutti's service threads: the reaper, the
- * sweeper of failed commands, the CUDA copy thread). Whether it started. */
+/* Starts a detached thread running fn(NULL), named name as ps and debuggers show it (15
+ * characters at most): Tutti's service threads (the reaper, the sweeper of failed commands,
+ * the CUDA copy thread). Whether it started. */
 bool tt_thread_start(const char *name, void *(*fn)(void *));
 
 #define TT_RETAIN(x) tt_object_retain(&(x)->obj)
