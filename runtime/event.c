@@ -191,10 +191,6 @@ cl_int tt_event_status(cl_event e)
   return gated_status(e, native_status(e->native));
 }
 
-/* How long a host wait for a message polls before it sleeps, where the rank has cores to
- * spare (tt_transport_cores_to_spare). */
-#define SPIN_WAIT_NS 200000ULL
-
 cl_int tt_event_wait(cl_event e)
 {
   tt_check_sync();
@@ -209,7 +205,7 @@ cl_int tt_event_wait(cl_event e)
       /* The message mostly comes within tens of microseconds: polling for it spares the
        * wake-up of a sleeping thread (a 64-byte read reaching 4 ranks of a 16-core host,
        * whose cores are virtual: 23-25 us sleeping, 16-18 us polling). */
-      uint64_t until = t0 + SPIN_WAIT_NS;
+      uint64_t until = t0 + TT_HOST_SPIN_NS;
       while (__atomic_load_n(&e->user_status, __ATOMIC_ACQUIRE) > 0 && tt_stats_now_ns() < until)
         sched_yield();
     }

@@ -80,17 +80,13 @@ void tt_nqueue_gate(struct tt_nqueue *q, int delta)
   pthread_mutex_unlock(&gates_lock);
 }
 
-/* How long a host wait for a queue's gates polls before it sleeps, where the rank has cores
- * to spare. */
-#define GATES_SPIN_NS 200000ULL
-
 void tt_nqueue_wait_gates(struct tt_nqueue *q)
 {
   if (atomic_load(&q->gates) <= 0)
     return;
   tt_transport_host_waits(1);
   if (tt_transport_cores_to_spare()) {
-    uint64_t until = tt_stats_now_ns() + GATES_SPIN_NS;
+    uint64_t until = tt_stats_now_ns() + TT_HOST_SPIN_NS;
     while (atomic_load(&q->gates) > 0 && tt_stats_now_ns() < until)
       sched_yield();
   }

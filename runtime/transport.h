@@ -84,8 +84,10 @@ void tt_transport_on_poll(void (*fn)(void));
 void tt_transport_host_waits(int delta);
 
 /* Whether the rank has cores to spare for a host thread to poll for a message's effect
- * rather than sleep (4 or more in its affinity; every thread alike). */
+ * rather than sleep (4 or more in its affinity; every thread alike), and for how long such a
+ * wait polls before it sleeps. */
 bool tt_transport_cores_to_spare(void);
+#define TT_HOST_SPIN_NS 200000ULL
 
 /* Blocking collectives over all ranks (host thread, program order). */
 int tt_transport_allgatherv(const void *mine, size_t len, void **all, size_t **lens);
