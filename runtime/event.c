@@ -319,7 +319,12 @@ static void CL_CALLBACK send_note(cl_event e, cl_int status, void *arg)
 {
   struct note *n = arg;
   n->status = final_status(e, status);
-  tt_transport_isend(TT_CH_EVENT, &n->status, sizeof n->status, n->peer, e->gid, note_sent, n);
+  if (tt_transport_isend(TT_CH_EVENT, &n->status, sizeof n->status, n->peer, e->gid, note_sent,
+                         n) != 0) {
+    TT_WARN("sending the completion of event #%llu to rank %d failed",
+            (unsigned long long)e->gid, n->peer);
+    note_sent(n, 0);
+  }
   tt_transport_promise(-1);
 }
 
@@ -372,7 +377,9 @@ void tt_event_share_with(cl_event e, int rank)
   } else {
     TT_RETAIN(e);
     n->event = e;
-    tt_transport_irecv(TT_CH_EVENT, &n->status, sizeof n->status, e->owner, e->gid, note_arrived, n);
+    if (tt_transport_irecv(TT_CH_EVENT, &n->status, sizeof n->status, e->owner, e->gid,
+                           note_arrived, n) != 0)
+      note_arrived(n, 0);
   }
 }
 

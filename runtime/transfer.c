@@ -170,6 +170,8 @@ struct piece {
   uint64_t id;
   cl_event done;       /* native user event: the piece is through and unmapped */
   cl_device_id device; /* of the queues it is mapped and unmapped on (traces) */
+  bool receiving;
+  bool failed;         /* receiving, its message failed: done fails too (its bytes are not in) */
 };
 
 static void piece_free(struct piece *p)
@@ -185,7 +187,9 @@ static void piece_free(struct piece *p)
 static void CL_CALLBACK piece_unmapped(cl_event ev, cl_int status, void *arg)
 {
   struct piece *p = arg;
-  p->q->d->clSetUserEventStatus(p->done, status < 0 ? status : CL_COMPLETE);
+  p->q->d->clSetUserEventStatus(p->done, status < 0  ? status
+                                         : p->failed ? CL_OUT_OF_RESOURCES
+                                                     : CL_COMPLETE);
   tt_reaper_enter();
   piece_free(p);
   tt_reaper_leave();
@@ -202,6 +206,7 @@ static void piece_through(void *arg, int ok)
   tt_nqueue_ref(q);
   if (!ok)
     TT_WARN("moving %s failed (MPI error)", xfer_str(&what, s, sizeof s));
+  p->failed = !ok && p->receiving;
   cl_event ev = NULL;
   cl_int err = q->d->clEnqueueUnmapMemObject(q->native, p->buffer, p->ptr, 0, NULL, &ev);
   if (err == CL_SUCCESS && tt_trace_on && p->device)
@@ -227,7 +232,7 @@ static void CL_CALLBACK piece_mapped_for_send(cl_event ev, cl_int status, void *
     TT_WARN("mapping %s failed (%s): sending it anyway", xfer_str(&p->what, s, sizeof s),
             tt_error_name(status));
   if (tt_transport_isend(TT_CH_DATA, p->ptr, p->len, p->peer, p->id, piece_through, p) != 0)
-    TT_WARN("sending %s failed", xfer_str(&p->what, s, sizeof s));
+    piece_through(p, 0);
   tt_transport_promise(-1);
 }
 
@@ -238,7 +243,7 @@ static void CL_CALLBACK piece_mapped_for_recv(cl_event ev, cl_int status, void *
   if (status < 0)
     TT_WARN("mapping %s failed (%s)", xfer_str(&p->what, s, sizeof s), tt_error_name(status));
   if (tt_transport_irecv(TT_CH_DATA, p->ptr, p->len, p->peer, p->id, piece_through, p) != 0)
-    TT_WARN("receiving %s failed", xfer_str(&p->what, s, sizeof s));
+    piece_through(p, 0);
 }
 
 /* Maps one piece on domain dom's internal queue after the accesses it conflicts with, and
@@ -266,6 +271,7 @@ static struct piece *map_piece(struct fetch *f, cl_uint dom, size_t off, size_t 
   p->len = n;
   p->peer = peer;
   p->id = id;
+  p->receiving = writes;
   int me = dm->rank;
   p->what = writes ? xfer_of(f, peer, me, off, n, id) : xfer_of(f, me, peer, off, n, id);
   p->done = dm->bp->d->clCreateUserEvent(dm->native, &f->err);
@@ -515,7 +521,7 @@ static void CL_CALLBACK staged_read(cl_event ev, cl_int status, void *arg)
     TT_WARN("reading %s into staging failed (%s): sending it anyway",
             xfer_str(&s->what, m, sizeof m), tt_error_name(status));
   if (tt_transport_isend(TT_CH_DATA, slot_ptr(s), s->len, s->peer, s->id, staged_sent, s) != 0)
-    TT_WARN("sending %s failed", xfer_str(&s->what, m, sizeof m));
+    staged_sent(s, 0);
   tt_transport_promise(-1);
 }
 
@@ -619,11 +625,9 @@ static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool
       tt_nqueue_ref(f->nq);
       s->wq = f->nq;
       tt_nqueue_gate(f->nq, 1);
-      if (tt_transport_irecv(TT_CH_DATA, slot_ptr(s), n, peer, id, staged_received, s) != 0) {
-        char m[256];
-        TT_WARN("receiving %s failed", xfer_str(&s->what, m, sizeof m));
-        f->err = CL_OUT_OF_RESOURCES;
-      }
+      /* Not posted: the write fails with its mirror, and the command through its event. */
+      if (tt_transport_irecv(TT_CH_DATA, slot_ptr(s), n, peer, id, staged_received, s) != 0)
+        staged_received(s, 0);
     } else if (s->mirror) {
       dm->bp->d->clReleaseEvent(s->mirror);
     }

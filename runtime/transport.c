@@ -444,11 +444,17 @@ static int post_op(bool send, enum tt_channel ch, void *buf, size_t len, int pee
     TT_WARN("MPI_%s of %zu bytes %s rank %d (channel %d, id %llu) failed: %d",
             send ? "Isend" : "Irecv", len, send ? "to" : "from", peer, (int)ch,
             (unsigned long long)id, rc);
-  if (nothing_posted)
-    finish_op(o);
+  if (nothing_posted && !watch) {
+    free(o); /* the caller's failure, not done's */
+    return -1;
+  }
+  if (nothing_posted) {
+    finish_op(o); /* a standing operation's done hears of it */
+    return 0;
+  }
   if (send && (ch == TT_CH_DATA || ch == TT_CH_HOST))
     atomic_fetch_add(&bytes_sent, len);
-  return rc == MPI_SUCCESS ? 0 : -1;
+  return 0; /* a piece that failed to post fails the operation when the others end */
 }
 
 static int post(bool send, enum tt_channel ch, void *buf, size_t len, int peer, uint64_t id,

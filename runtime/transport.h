@@ -56,14 +56,16 @@ void tt_transport_stop(void);
 void tt_transport_goodbye(void);
 
 /* Non-blocking point-to-point; large messages travel in pieces of at most 1 GiB under the
- * same id (MPI keeps their order). done may be NULL. */
+ * same id (MPI keeps their order). done may be NULL. 0: done(arg, ok) will be called once;
+ * -1: nothing was posted and done will never be called (the caller fails the operation). */
 int tt_transport_isend(enum tt_channel ch, const void *buf, size_t len, int peer, uint64_t id,
                        tt_done_fn done, void *arg);
 int tt_transport_irecv(enum tt_channel ch, void *buf, size_t len, int peer, uint64_t id,
                        tt_done_fn done, void *arg);
 
 /* Standing operations: nobody waits for them, stopping cancels those still open, and a
- * rank that left is not an error for them (reports, listeners for requests). */
+ * rank that left is not an error for them (reports, listeners for requests). An MPI error
+ * in posting one is told to its done. */
 int tt_transport_isend_standing(enum tt_channel ch, const void *buf, size_t len, int peer,
                                 uint64_t id, tt_done_fn done, void *arg);
 int tt_transport_irecv_standing(enum tt_channel ch, void *buf, size_t len, int peer, uint64_t id,
