@@ -53,7 +53,6 @@ struct cmd {
   bool part;         /* a part of a split launch (icd/split.c) */
   bool own_event;    /* the event is Tutti's, not the program's: it joins no status batch */
   bool on_host;      /* done by Tutti on the host, nothing issued on the queue (read_from_host) */
-  uint64_t counted;  /* its place in its queue's count of issued commands (0: not counted) */
   bool windowed;     /* uses a windowed buffer: Tutti's own copies of its windows (evictions,
                       * carry-overs) wait for this very command, not a marker after later ones */
   bool refused;      /* its backend refused it after every rank planned it (issued()) */
@@ -461,13 +460,6 @@ static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_typ
   bool may_fail = c->locked && c->actual && err == CL_SUCCESS ? tt_plan_may_fail(&c->deps, c->nq)
                                                                 : c->deps.may_fail;
   may_fail |= c->refused;
-  /* Counted under the plan lock, before its accesses are recorded: a clFinish's count then
-   * covers exactly the commands planned before its marker (runtime/plan.h, tt_plan_counted). */
-  if (err == CL_SUCCESS && c->actual && !c->on_host) {
-    c->counted = atomic_fetch_add_explicit(&c->nq->issued, 1, memory_order_acq_rel) + 1;
-    if (c->locked)
-      tt_plan_counted(c->nq, c->counted);
-  }
   if (err == CL_SUCCESS)
     for (cl_uint i = 0; i < c->nuses && !c->brings; i++) {
       tt_plan_record(c->uses[i].mem, c->uses[i].off, c->uses[i].len, c->uses[i].writes, c->dom,
@@ -475,8 +467,6 @@ static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_typ
       if (c->uses[i].writes)
         tt_plan_write_back(c->uses[i].mem, c->uses[i].off, c->uses[i].len, c->dom);
     }
-  if (c->counted && c->locked)
-    tt_plan_counted(NULL, 0); /* what Tutti issues next is not this command */
   /* What followed this command's windows last time comes back while it runs. */
   if (c->locked && err == CL_SUCCESS && c->ctx->nwindowed)
     tt_window_prefetch(c->ctx, c->dom, c->ahead, c->nahead);
@@ -499,6 +489,8 @@ static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_typ
     tt_fail_put(fail);
     fail = NULL;
   }
+  if (c->actual && !c->on_host)
+    atomic_fetch_add_explicit(&c->nq->issued, 1, memory_order_release);
   note_cmd(c, native, type, false);
   if (c->spread) {
     cl_event e = spread_event(c, native, type);
@@ -1478,7 +1470,7 @@ cl_int CL_API_CALL tt_clEnqueueNativeKernel(cl_command_queue command_queue,
  * rather than a command of the backend after the queue's last one (PoCL runs that some 37
  * us later on a 16-core host). */
 static cl_int marker_one(cl_command_queue q, cl_uint n, const cl_event *list, cl_event *event,
-                         cl_command_type type, cl_event *reached, uint64_t *counted)
+                         cl_command_type type, cl_event *reached)
 {
   struct cmd c;
   cmd_init_at(&c, q, type == CL_COMMAND_MARKER ? "tt_clEnqueueMarker" : "tt_clEnqueueBarrier");
@@ -1498,29 +1490,26 @@ static cl_int marker_one(cl_command_queue q, cl_uint n, const cl_event *list, cl
               ? c.d->clEnqueueBarrierWithWaitList(c.nq->native, c.deps.n, cmd_wait_list(&c), event ? &ev : NULL)
               : c.d->clEnqueueMarkerWithWaitList(c.nq->native, c.deps.n, cmd_wait_list(&c), event ? &ev : NULL);
   }
-  err = cmd_end(&c, err, ev, type, event, false);
-  if (counted)
-    *counted = c.counted;
-  return err;
+  return cmd_end(&c, err, ev, type, event, false);
 }
 
 /* A marker or barrier; on a queue of the aggregate device one on every member, then the
  * queue's own after them all (icd/aggregate.c). */
 static cl_int marker(cl_command_queue q, cl_uint n, const cl_event *list, cl_event *event,
-                     cl_command_type type, uint64_t *counted)
+                     cl_command_type type)
 {
   if (q->nmembers < 2)
-    return marker_one(q, n, list, event, type, NULL, counted);
+    return marker_one(q, n, list, event, type, NULL);
   cl_uint total = q->nmembers - 1 + n;
   cl_event *all = calloc(total, sizeof *all);
   TT_RETURN_IF(!all, CL_OUT_OF_HOST_MEMORY);
   cl_int err = CL_SUCCESS;
   for (cl_uint i = 1; i < q->nmembers && err == CL_SUCCESS; i++)
-    err = marker_one(q->members[i], n, list, &all[i - 1], type, NULL, NULL);
+    err = marker_one(q->members[i], n, list, &all[i - 1], type, NULL);
   if (err == CL_SUCCESS) {
     if (n)
       memcpy(all + q->nmembers - 1, list, n * sizeof *all);
-    err = marker_one(q, total, all, event, type, NULL, counted);
+    err = marker_one(q, total, all, event, type, NULL);
   }
   for (cl_uint i = 0; i + 1 < q->nmembers; i++)
     if (all[i])
@@ -1529,14 +1518,12 @@ static cl_int marker(cl_command_queue q, cl_uint n, const cl_event *list, cl_eve
   return err;
 }
 
-cl_int tt_enqueue_finish_marker(cl_command_queue q, cl_event *event, uint64_t *counted)
+cl_int tt_enqueue_finish_marker(cl_command_queue q, cl_event *event)
 {
   cl_event reached = NULL;
-  *counted = 0;
   /* An aggregate queue's marker follows its members' (marker()). */
-  cl_int err = q->nmembers < 2
-                   ? marker_one(q, 0, NULL, event, CL_COMMAND_MARKER, &reached, counted)
-                   : marker(q, 0, NULL, event, CL_COMMAND_MARKER, counted);
+  cl_int err = q->nmembers < 2 ? marker_one(q, 0, NULL, event, CL_COMMAND_MARKER, &reached)
+                               : marker(q, 0, NULL, event, CL_COMMAND_MARKER);
   if (reached) {
     /* Everything before the marker is done when the native queue is. Bytes still to come
      * from other ranks first: the backend's wait then finds no command held by a user event
@@ -1560,7 +1547,7 @@ cl_int CL_API_CALL tt_clEnqueueMarkerWithWaitList(cl_command_queue command_queue
 {
   TT_CHECK(tt_check_id(command_queue), tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   CHECK_QUEUE(command_queue);
-  return marker(command_queue, num_events_in_wait_list, event_wait_list, event, CL_COMMAND_MARKER, NULL);
+  return marker(command_queue, num_events_in_wait_list, event_wait_list, event, CL_COMMAND_MARKER);
 }
 
 cl_int CL_API_CALL tt_clEnqueueBarrierWithWaitList(cl_command_queue command_queue,
@@ -1570,7 +1557,7 @@ cl_int CL_API_CALL tt_clEnqueueBarrierWithWaitList(cl_command_queue command_queu
 {
   TT_CHECK(tt_check_id(command_queue), tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   CHECK_QUEUE(command_queue);
-  return marker(command_queue, num_events_in_wait_list, event_wait_list, event, CL_COMMAND_BARRIER, NULL);
+  return marker(command_queue, num_events_in_wait_list, event_wait_list, event, CL_COMMAND_BARRIER);
 }
 
 cl_int CL_API_CALL tt_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
@@ -1579,14 +1566,14 @@ cl_int CL_API_CALL tt_clEnqueueMarker(cl_command_queue command_queue, cl_event *
   CHECK_QUEUE(command_queue);
   /* CL_INVALID_VALUE if event is a NULL value. */
   TT_RETURN_IF(event == NULL, CL_INVALID_VALUE);
-  return marker(command_queue, 0, NULL, event, CL_COMMAND_MARKER, NULL);
+  return marker(command_queue, 0, NULL, event, CL_COMMAND_MARKER);
 }
 
 cl_int CL_API_CALL tt_clEnqueueBarrier(cl_command_queue command_queue)
 {
   TT_CHECK(tt_check_id(command_queue));
   CHECK_QUEUE(command_queue);
-  return marker(command_queue, 0, NULL, NULL, CL_COMMAND_BARRIER, NULL);
+  return marker(command_queue, 0, NULL, NULL, CL_COMMAND_BARRIER);
 }
 
 cl_int CL_API_CALL tt_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events,
@@ -1599,7 +1586,7 @@ cl_int CL_API_CALL tt_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_
   /* CL_INVALID_EVENT if event objects specified in event_list are not valid events. */
   for (cl_uint i = 0; i < num_events; i++)
     TT_RETURN_IF(!tt_object_valid(event_list[i], TT_EVENT), CL_INVALID_EVENT);
-  return marker(command_queue, num_events, event_list, NULL, CL_COMMAND_BARRIER, NULL);
+  return marker(command_queue, num_events, event_list, NULL, CL_COMMAND_BARRIER);
 }
 
 /* Images: none can exist (CL_DEVICE_IMAGE_SUPPORT is CL_FALSE), so every image argument is

@@ -208,10 +208,8 @@ cl_int tt_enqueue_launch(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
                          const cl_event *event_wait_list, cl_event *event);
 
 /* clFinish's marker on q (a job of several ranks): clEnqueueMarkerWithWaitList on every rank
- * alike; on the owner, when it returns, the native queue is finished and the marker complete.
- * *counted: the marker's place in q's count of issued commands (0: not counted there), which
- * the queue's drained count may take once the marker completes. */
-cl_int tt_enqueue_finish_marker(cl_command_queue q, cl_event *event, uint64_t *counted);
+ * alike; on the owner, when it returns, the native queue is finished and the marker complete. */
+cl_int tt_enqueue_finish_marker(cl_command_queue q, cl_event *event);
 
 /* Slots Tutti does not implement (images, samplers, GL/D3D sharing, OpenCL 2.x). */
 cl_int tt_unsupported(const char *name);

@@ -164,17 +164,6 @@ cl_int CL_API_CALL tt_clFlush(cl_command_queue command_queue)
   return command_queue->device->bp->d->clFlush(command_queue->native);
 }
 
-/* Every command counted in nq->issued up to n is done (0: nothing known). Never backwards:
- * clFinish may run on several threads at once. */
-static void drained_to(struct tt_nqueue *nq, uint64_t n)
-{
-  uint_fast64_t was = atomic_load_explicit(&nq->drained, memory_order_acquire);
-  while (was < n && !atomic_compare_exchange_weak_explicit(&nq->drained, &was, n,
-                                                           memory_order_acq_rel,
-                                                           memory_order_acquire))
-    ;
-}
-
 cl_int CL_API_CALL tt_clFinish(cl_command_queue command_queue)
 {
   TT_CHECK(tt_check_id(command_queue));
@@ -193,32 +182,27 @@ cl_int CL_API_CALL tt_clFinish(cl_command_queue command_queue)
      * their error) afterwards; then every rank waits until the bytes of the queue's reads
      * are in its host memory (and sent, on the owner). */
     cl_event m = NULL;
-    uint64_t counted;
-    cl_int err = tt_enqueue_finish_marker(command_queue, &m, &counted);
+    cl_int err = tt_enqueue_finish_marker(command_queue, &m);
     if (err != CL_SUCCESS)
       return err;
-    /* Once the marker is reached, every command counted before it is done (icd/enqueue.c
-     * reads from host memory on an empty queue; the plan waits for none of them). */
+    /* Once the marker is reached, everything issued up to it is done (icd/enqueue.c reads
+     * from host memory on an empty queue). */
+    uint_fast64_t issued = command_queue->device->actual
+                               ? atomic_load_explicit(&command_queue->nq->issued, memory_order_acquire)
+                               : 0;
     struct tt_batch *b = tt_event_batch(command_queue);
     cl_int status = tt_event_wait(m);
     tt_event_batch_waited(b, m, status);
     if (command_queue->device->actual && status == CL_COMPLETE)
-      drained_to(command_queue->nq, counted);
+      atomic_store_explicit(&command_queue->nq->drained, issued, memory_order_release);
     tt_event_wait_spreads(command_queue, UINT64_MAX);
     if (status == CL_COMPLETE)
       tt_balance_finished(command_queue, m->seq);
     TT_RELEASE(m);
     return CL_SUCCESS;
   }
-  /* Commands are counted under the plan lock once issued: those counted now are done when the
-   * backend's queue is. */
-  tt_plan_lock();
-  uint64_t counted = atomic_load_explicit(&command_queue->nq->issued, memory_order_acquire);
-  tt_plan_unlock();
   uint64_t t0 = tt_stats_now_ns();
   cl_int err = command_queue->device->bp->d->clFinish(command_queue->native);
-  if (err == CL_SUCCESS)
-    drained_to(command_queue->nq, counted);
   atomic_fetch_add_explicit(&tt_stats.wait_ns, tt_stats_now_ns() - t0, memory_order_relaxed);
   /* Some backends (NVIDIA) report a failed command here; the specification lists only queue
    * and resource errors, and failed commands show in their events. */

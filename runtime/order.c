@@ -29,18 +29,10 @@ struct tt_access {
   struct tt_nqueue *nq; /* referenced */
   cl_event ev;          /* native, retained; NULL until some other queue needs to wait */
   bool may_fail;        /* waited for through an absorbing bridge (runtime/plan.h) */
-  uint64_t done_at;     /* without ev: complete once nq->drained reaches it (0: not known) */
 };
 
-/* An access without an event that a clFinish on its queue covered since (tt_plan_counted). */
-static bool access_done(const struct tt_access *a)
-{
-  return !a->ev && a->done_at &&
-         a->done_at <= atomic_load_explicit(&a->nq->drained, memory_order_acquire);
-}
-
 /* The command being planned (under the plan lock): named in messages about its transfers. */
-struct tt_plan_current tt_plan_cur = {0, "a command", NULL, false, NULL, 0};
+struct tt_plan_current tt_plan_cur = {0, "a command", NULL, false};
 
 /* Traces: a command Tutti issued to move bytes, on the device of its queue (the internal
  * queue's, or the command's own when it runs on the command's queue). */
@@ -441,7 +433,7 @@ static cl_int depend_on(struct tt_deps *d, cl_context ctx, cl_uint dom, struct t
 {
   /* Commands of one in-order native queue are already ordered (an access is recorded under
    * the queue whose commands finish no earlier than it). */
-  if (a->nq == nq || access_done(a))
+  if (a->nq == nq)
     return CL_SUCCESS;
   cl_int err = access_event(a);
   if (err != CL_SUCCESS)
@@ -518,7 +510,7 @@ static void prune(cl_mem root)
         a->ev = made[j].marker;
         TT_NATIVE_DISPATCH(a->ev)->clRetainEvent(a->ev);
       }
-    if (a->ev || access_done(a))
+    if (a->ev)
       continue;
     if (access_event(a) != CL_SUCCESS)
       return;
@@ -529,10 +521,9 @@ static void prune(cl_mem root)
   root->access_longest = 0;
   for (size_t i = 0; i < root->naccesses; i++) {
     struct tt_access *a = &root->accesses[i];
-    cl_int st = CL_COMPLETE;
-    if (a->ev)
-      TT_NATIVE_DISPATCH(a->ev)->clGetEventInfo(a->ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
-                                                sizeof st, &st, NULL);
+    cl_int st = CL_QUEUED;
+    TT_NATIVE_DISPATCH(a->ev)->clGetEventInfo(a->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st,
+                                              &st, NULL);
     if (st == CL_COMPLETE) {
       drop_access(a);
       continue;
@@ -589,8 +580,7 @@ void tt_plan_access_record(cl_mem root, size_t off, size_t len, bool writes, cl_
   root->naccesses++;
   root->access_longest = len > root->access_longest ? len : root->access_longest;
   /* A command of a queue that saw a failing command may fail with it. */
-  uint64_t done_at = !ev && nq == tt_plan_cur.counted_nq ? tt_plan_cur.counted : 0;
-  acc[at] = (struct tt_access){off, len, writes, dom, nq, ev, may_fail || nq->may_fail, done_at};
+  acc[at] = (struct tt_access){off, len, writes, dom, nq, ev, may_fail || nq->may_fail};
 }
 
 void tt_plan_record_order(cl_mem root, size_t off, size_t len, cl_uint dom,

@@ -26,13 +26,7 @@ uint64_t tt_plan_epoch;
 void tt_plan_command(uint64_t seq, const char *name, cl_device_id device, bool part)
 {
   tt_plan_epoch++;
-  tt_plan_cur = (struct tt_plan_current){seq, name, device, part, NULL, 0};
-}
-
-void tt_plan_counted(struct tt_nqueue *nq, uint64_t n)
-{
-  tt_plan_cur.counted_nq = nq;
-  tt_plan_cur.counted = n;
+  tt_plan_cur = (struct tt_plan_current){seq, name, device, part};
 }
 
 void tt_plan_lock(void)

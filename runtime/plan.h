@@ -62,11 +62,6 @@ void tt_plan_unlock(void);
 /* Counts tt_plan_command calls: what was used since the last one belongs to the command
  * being planned (its windows stay on the device until it is issued). Plan lock. */
 extern uint64_t tt_plan_epoch;
-/* The command being planned is the n-th that nq->issued counts: the accesses it records
- * without an event are known complete once nq->drained reaches n (a clFinish covered them),
- * and a later command elsewhere waits for nothing then, where it would have had a marker
- * enqueued behind them and waited for it (tt_plan_record). Plan lock. */
-void tt_plan_counted(struct tt_nqueue *nq, uint64_t n);
 /* Traces a command Tutti issued on dom's internal queue for the command being planned. */
 void tt_plan_trace(struct tt_domain *dm, const char *what, cl_event ev);
 

@@ -28,9 +28,6 @@ struct tt_plan_current {
   const char *name;
   cl_device_id device;
   bool part;
-  /* tt_plan_counted: its place in its queue's count of commands, or 0 */
-  struct tt_nqueue *counted_nq;
-  uint64_t counted;
 };
 extern struct tt_plan_current tt_plan_cur;
 
