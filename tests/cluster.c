@@ -120,6 +120,34 @@ static void test_chain(void)
     OK(clEnqueueNDRangeKernel(q[ndevs - 1 - d], kadd, 1, NULL, &gws, NULL, 0, NULL, NULL));
   OK(clEnqueueReadBuffer(q[0], m, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
   CHECK(back[N - 1] == N - 1 + total + 100 * (int)ndevs && back[0] == total + 100 * (int)ndevs);
+  /* A clFinish covers the commands of its queue before it (the next queue waits for none of
+   * them), never one after it: the add waits for the fill enqueued after the clFinish, held
+   * back by a user event until the add and the read are enqueued. */
+  k = 1;
+  OK(clSetKernelArg(kadd, 1, sizeof k, &k));
+  OK(clSetKernelArg(kfill, 0, sizeof m, &m));
+  for (cl_uint d = 0; d < ndevs; d++) {
+    int v = 1000 * (int)d;
+    cl_uint next = (d + 1) % ndevs;
+    OK(clSetKernelArg(kfill, 1, sizeof v, &v));
+    OK(clEnqueueNDRangeKernel(q[d], kadd, 1, NULL, &gws, NULL, 0, NULL, NULL));
+    OK(clFinish(q[d]));
+    cl_event hold = clCreateUserEvent(ctx, &err), read;
+    OK(err);
+    OK(clEnqueueMarkerWithWaitList(q[d], 1, &hold, NULL));
+    OK(clEnqueueNDRangeKernel(q[d], kfill, 1, NULL, &gws, NULL, 0, NULL, NULL));
+    OK(clEnqueueNDRangeKernel(q[next], kadd, 1, NULL, &gws, NULL, 0, NULL, NULL));
+    OK(clEnqueueReadBuffer(q[next], m, CL_FALSE, 0, sizeof back, back, 0, NULL, &read));
+    OK(clFlush(q[next]));
+    OK(clSetUserEventStatus(hold, CL_COMPLETE));
+    OK(clWaitForEvents(1, &read));
+    OK(clReleaseEvent(read));
+    OK(clReleaseEvent(hold));
+    bad = 0;
+    for (int i = 0; i < N; i++)
+      bad += back[i] != v + i + 1;
+    CHECK(bad == 0);
+  }
   OK(clReleaseMemObject(m));
 }
 
