@@ -444,13 +444,13 @@ static int post_op(bool send, enum tt_channel ch, void *buf, size_t len, int pee
     TT_WARN("MPI_%s of %zu bytes %s rank %d (channel %d, id %llu) failed: %d",
             send ? "Isend" : "Irecv", len, send ? "to" : "from", peer, (int)ch,
             (unsigned long long)id, rc);
-  if (nothing_posted && !watch) {
+  if (nothing_posted) {
+    if (watch) {
+      finish_op(o); /* a standing operation's done hears of it */
+      return 0;
+    }
     free(o); /* the caller's failure, not done's */
     return -1;
-  }
-  if (nothing_posted) {
-    finish_op(o); /* a standing operation's done hears of it */
-    return 0;
   }
   if (send && (ch == TT_CH_DATA || ch == TT_CH_HOST))
     atomic_fetch_add(&bytes_sent, len);
