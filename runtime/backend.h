@@ -23,8 +23,14 @@ struct tt_backend_platform {
 cl_uint tt_backend_discover(void);
 struct tt_backend_platform *tt_backend_get(cl_uint i);
 
-/* The dispatch table of a native handle. */
+/* The dispatch table of a native handle. With the event ledger (runtime/ledger.c), a copy of
+ * it whose event entries check Tutti's references. */
+#ifdef TT_LEDGER
+const cl_icd_dispatch *tt_ledger_table(const cl_icd_dispatch *real);
+#define TT_NATIVE_DISPATCH(h) tt_ledger_table(*(const cl_icd_dispatch *const *)(h))
+#else
 #define TT_NATIVE_DISPATCH(h) (*(const cl_icd_dispatch *const *)(h))
+#endif
 
 /* Calls a backend entry point that returns cl_int, answering CL_INVALID_OPERATION where the
  * backend left the slot empty. */
