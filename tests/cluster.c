@@ -180,6 +180,29 @@ static void test_copy(void)
   OK(clEnqueueNDRangeKernel(q[0], kadd, 1, NULL, &gws, NULL, 0, NULL, NULL));
   OK(clEnqueueReadBuffer(q[mid], a, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
   CHECK(back[0] == 1001 && back[16] == 8 && back[N - 1] == 1000 + N);
+  /* A blocking read of bytes its queue is through with (after clFinish) reaches every rank,
+   * its owner's host too (on a queue without profiling, with pieces smaller than the read,
+   * the owner sends them from its buffer's memory while it copies its own); a kernel
+   * enqueued right after it on that queue changes what the next read finds. */
+  cl_command_queue plain = clCreateCommandQueue(ctx, devs[0], 0, &err);
+  OK(err);
+  v = 50;
+  OK(clSetKernelArg(kfill, 0, sizeof a, &a));
+  OK(clSetKernelArg(kfill, 1, sizeof v, &v));
+  OK(clEnqueueNDRangeKernel(plain, kfill, 1, NULL, &gws, NULL, 0, NULL, NULL));
+  OK(clFinish(plain));
+  for (int round = 0; round < 2; round++) {
+    memset(back, 0xff, sizeof back);
+    OK(clEnqueueReadBuffer(plain, a, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
+    int wrong = 0;
+    for (int i = 0; i < N; i++)
+      wrong += back[i] != 50 + round + i;
+    CHECK(wrong == 0);
+    OK(clSetKernelArg(kadd, 0, sizeof a, &a));
+    OK(clEnqueueNDRangeKernel(plain, kadd, 1, NULL, &gws, NULL, 0, NULL, NULL));
+    OK(clFinish(plain));
+  }
+  OK(clReleaseCommandQueue(plain));
   OK(clReleaseMemObject(a));
   OK(clReleaseMemObject(b));
 }
