@@ -4,15 +4,7 @@
 
 #include "runtime/backend.h"
 #include "runtime/env.h"
-
-static int failures;
-#define CHECK(c)                                                                                  \
-  do {                                                                                            \
-    if (!(c)) {                                                                                   \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                      \
-      failures++;                                                                                 \
-    }                                                                                             \
-  } while (0)
+#include "tests/unit.h"
 
 int main(void)
 {

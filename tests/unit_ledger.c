@@ -10,15 +10,7 @@
 #include <unistd.h>
 
 #include "runtime/backend.h"
-
-static int failures;
-#define CHECK(c)                                                                                  \
-  do {                                                                                            \
-    if (!(c)) {                                                                                   \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                      \
-      failures++;                                                                                 \
-    }                                                                                             \
-  } while (0)
+#include "tests/unit.h"
 
 /* The fake vendor: handles start with its table; an event counts what the vendor saw. */
 static cl_icd_dispatch vendor;

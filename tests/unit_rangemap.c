@@ -5,15 +5,7 @@
 #include <string.h>
 
 #include "runtime/rangemap.h"
-
-static int failures;
-#define CHECK(c)                                                                                  \
-  do {                                                                                            \
-    if (!(c)) {                                                                                   \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                      \
-      failures++;                                                                                 \
-    }                                                                                             \
-  } while (0)
+#include "tests/unit.h"
 
 /* A holder set written as a list of holders, for comparisons: "0,1", "" for none. */
 static const char *list(tt_holders h, char *buf, size_t cap)
