@@ -306,12 +306,8 @@ static void spread_op_done(struct spread *s, int ok)
   if (!ok)
     s->status = CL_OUT_OF_RESOURCES;
   if (atomic_fetch_sub(&s->pending, 1) == 1) {
-    if (s->sent) {
-      /* Ordering only: the queue's later commands may touch the bytes now. */
-      const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(s->sent);
-      d->clSetUserEventStatus(s->sent, CL_COMPLETE);
-      d->clReleaseEvent(s->sent);
-    }
+    if (s->sent)
+      tt_user_event_end(s->sent, true); /* ordering only: later commands may touch the bytes */
     tt_event_complete(s->done, s->status);
     TT_RELEASE(s->done);
     free(s->pieces);
@@ -527,11 +523,8 @@ static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_typ
   note_cmd(c, native, type, false);
   if (c->spread) {
     cl_event e = spread_event(c, native, type);
-    if (c->sent) {
-      /* Not taken (out of memory): nothing is sent, the queue goes on. */
-      c->d->clSetUserEventStatus(c->sent, CL_COMPLETE);
-      c->d->clReleaseEvent(c->sent);
-    }
+    if (c->sent)
+      tt_user_event_end(c->sent, true); /* not taken (out of memory): the queue goes on */
     if (!e)
       return CL_OUT_OF_HOST_MEMORY;
     if (c->send_from) {

@@ -6,6 +6,8 @@
 #ifndef TUTTI_BACKEND_H
 #define TUTTI_BACKEND_H
 
+#include <stdbool.h>
+
 #include "runtime/cl.h"
 
 struct tt_backend_platform {
@@ -23,14 +25,25 @@ struct tt_backend_platform {
 cl_uint tt_backend_discover(void);
 struct tt_backend_platform *tt_backend_get(cl_uint i);
 
+/* The dispatch table a native handle carries: its vendor's own. */
+#define TT_VENDOR_DISPATCH(h) (*(const cl_icd_dispatch *const *)(h))
+
 /* The dispatch table of a native handle. With the event ledger (runtime/ledger.c), a copy of
  * it whose event entries check Tutti's references. */
 #ifdef TT_LEDGER
 const cl_icd_dispatch *tt_ledger_table(const cl_icd_dispatch *real);
-#define TT_NATIVE_DISPATCH(h) tt_ledger_table(*(const cl_icd_dispatch *const *)(h))
+#define TT_NATIVE_DISPATCH(h) tt_ledger_table(TT_VENDOR_DISPATCH(h))
 #else
-#define TT_NATIVE_DISPATCH(h) (*(const cl_icd_dispatch *const *)(h))
+#define TT_NATIVE_DISPATCH(h) TT_VENDOR_DISPATCH(h)
 #endif
+
+/* Sets a native user event of Tutti's (complete, or failed) and drops Tutti's reference. */
+static inline void tt_user_event_end(cl_event ev, bool ok)
+{
+  const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(ev);
+  d->clSetUserEventStatus(ev, ok ? CL_COMPLETE : CL_OUT_OF_RESOURCES);
+  d->clReleaseEvent(ev);
+}
 
 /* Calls a backend entry point that returns cl_int, answering CL_INVALID_OPERATION where the
  * backend left the slot empty. */

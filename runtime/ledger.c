@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define REAL(h) (*(const cl_icd_dispatch *const *)(h))
+#define REAL(h) TT_VENDOR_DISPATCH(h)
 
 /* An open hash of native event -> references, under one lock. */
 enum { SLOTS = 1 << 16 };

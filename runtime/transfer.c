@@ -55,14 +55,6 @@ static void describe_xfer(void *arg, char *buf, size_t cap)
 }
 
 
-/* Sets a user event of Tutti's (complete, or failed) and drops Tutti's reference. */
-static void user_event_end(cl_event ev, bool ok)
-{
-  const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(ev);
-  d->clSetUserEventStatus(ev, ok ? CL_COMPLETE : CL_OUT_OF_RESOURCES);
-  d->clReleaseEvent(ev);
-}
-
 static void CL_CALLBACK free_staging(cl_event ev, cl_int status, void *p)
 {
   free(p);
@@ -534,7 +526,7 @@ static void staged_received(void *arg, int ok)
    * holds a reference of its own. */
   cl_event mirror = ((struct staged *)arg)->mirror;
   struct tt_nqueue *wq = ((struct staged *)arg)->wq;
-  user_event_end(mirror, ok);
+  tt_user_event_end(mirror, ok);
   /* Some backends (NVIDIA) start a command whose user event was set only at a flush. */
   wq->d->clFlush(wq->native);
   tt_nqueue_gate(wq, -1);
@@ -710,7 +702,7 @@ static void direct_moved(void *arg, int ok)
   char s[256];
   if (atomic_load(&x->failed))
     TT_WARN("moving %s failed (MPI error)", xfer_str(&x->what, s, sizeof s));
-  user_event_end(x->done, !atomic_load(&x->failed));
+  tt_user_event_end(x->done, !atomic_load(&x->failed));
   tt_reaper_enter(); /* the buffer's last release may run its destructors */
   TT_NATIVE_DISPATCH(x->buffer)->clReleaseMemObject(x->buffer);
   tt_reaper_leave();
@@ -780,7 +772,7 @@ static int direct_run(struct fetch *f, cl_uint dom, size_t off, size_t len, bool
   f->err = tt_plan_order_after(&deps, f->ctx, dom, NULL, f->root, off, len, !send);
   if (f->err != CL_SUCCESS) {
     tt_deps_release(&deps);
-    user_event_end(x->done, false);
+    tt_user_event_end(x->done, false);
     dm->bp->d->clReleaseMemObject(x->buffer);
     free(x);
     return 1;
@@ -846,7 +838,7 @@ struct gpu_copy {
 static void gpu_set(cl_event ev, bool ok)
 {
   if (ev)
-    user_event_end(ev, ok);
+    tt_user_event_end(ev, ok);
 }
 
 static void gpu_end(struct gpu_copy *x)
