@@ -45,7 +45,11 @@ struct op {
 static MPI_Comm comms[TT_CH_COUNT], coll;
 static int tag_ub = 32767;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* The progress thread waits on it when it has nothing to test, and between tests while it
+ * backs off (on CLOCK_MONOTONIC, set up in tt_transport_start); every operation posted
+ * (posted counts them) and every host wait that begins cuts its sleep short. */
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
+static uint64_t posted;
 static MPI_Request *reqs;
 static struct op **owners; /* owners[i]: the operation reqs[i] belongs to */
 static int nreqs, capreqs;
@@ -175,6 +179,7 @@ static void *progress_main(void *unused)
   int64_t last_check = 0;
   pthread_mutex_lock(&lock);
   for (;;) {
+    uint64_t seen = posted;
     while (nreqs == 0 && !stopping)
       pthread_cond_wait(&wake, &lock);
     if (stopping && busy_requests() == 0 &&
@@ -271,8 +276,18 @@ static void *progress_main(void *unused)
       backoff_ns = backoff_ns ? backoff_ns * 2 : 1000;
       if (backoff_ns > cap)
         backoff_ns = cap;
-      struct timespec ts = {0, backoff_ns};
-      nanosleep(&ts, NULL);
+      /* An operation posted meanwhile is tested at once: asleep, the thread would notice a
+       * message's first fragment only when the sleep ends, and a large message moves only
+       * while both ranks test it (a 1 MiB copy between two ranks of a 16-core host waited
+       * for each side's sleep). */
+      int64_t until = now_ns() + backoff_ns;
+      struct timespec ts = {(time_t)(until / 1000000000LL), (long)(until % 1000000000LL)};
+      pthread_mutex_lock(&lock);
+      if (posted == seen && !stopping)
+        pthread_cond_timedwait(&wake, &lock, &ts);
+      if (posted != seen)
+        backoff_ns = 0;
+      continue;
     } else {
       backoff_ns = 0;
     }
@@ -313,6 +328,13 @@ int tt_transport_start(const void *world_ptr)
   MPI_Comm_get_attr(world, MPI_TAG_UB, &ub, &flag);
   if (flag)
     tag_ub = *ub;
+  /* Timed waits on the clock the backoff counts on (no thread waits on wake yet). */
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_destroy(&wake);
+  pthread_cond_init(&wake, &attr);
+  pthread_condattr_destroy(&attr);
   cpu_set_t cores;
   hot_polling = sched_getaffinity(0, sizeof cores, &cores) == 0 && CPU_COUNT(&cores) >= 4;
   if (pthread_create(&progress, NULL, progress_main, NULL) != 0)
@@ -434,6 +456,7 @@ static int post_op(bool send, enum tt_channel ch, void *buf, size_t len, int pee
   if (rc != MPI_SUCCESS)
     o->failed = 1;
   bool nothing_posted = o->pending == 0;
+  posted++;
   if (!nothing_posted && len >= LARGE_MESSAGE && !watch) {
     large_inflight++;
     large_activity_ns = now_ns();
@@ -494,6 +517,11 @@ void tt_transport_host_waits(int delta)
   if (delta > 0 && atomic_load(&host_waiting) == 0)
     atomic_store(&host_wait_since, now_ns());
   atomic_fetch_add(&host_waiting, delta);
+  /* The polling turns hot now (progress_main), not when the thread's sleep ends. Without
+   * the lock, which a burst of tests may hold: a signal that comes before the thread waits
+   * is lost, and the sleep then ends as it would have. */
+  if (delta > 0 && hot_polling)
+    pthread_cond_signal(&wake);
 }
 
 bool tt_transport_cores_to_spare(void)
