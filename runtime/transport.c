@@ -47,7 +47,8 @@ static int tag_ub = 32767;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 /* The progress thread waits on it when it has nothing to test, and between tests while it
  * backs off (on CLOCK_MONOTONIC, set up in tt_transport_start); every operation posted
- * (posted counts them) and every host wait that begins cuts its sleep short. */
+ * (posted counts them) cuts its sleep short, and so does every host wait that begins where
+ * the polling then turns hot (hot_polling). */
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static uint64_t posted;
 /* Threads waiting for the lock to post an operation: a burst of tests gives way to them. */
