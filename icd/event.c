@@ -18,10 +18,13 @@ cl_int CL_API_CALL tt_clWaitForEvents(cl_uint num_events, const cl_event *event_
   /* CL_INVALID_CONTEXT if events specified in event_list do not belong to the same context. */
   for (cl_uint i = 1; i < num_events; i++)
     TT_RETURN_IF(event_list[i]->context != event_list[0]->context, CL_INVALID_CONTEXT);
-  /* The owner of each event tells every rank when it completes (SnuCL-D 3.5); the wait
-   * flushes the queues of the events, as the specification asks. */
+  /* The owner of each event tells every rank when it completes (SnuCL-D 3.5), with the
+   * statuses of the commands before it on its queue; the wait flushes the queues of the
+   * events, as the specification asks. */
+  struct tt_batch *stack[8], **held = num_events <= 8 ? stack : calloc(num_events, sizeof *held);
+  TT_RETURN_IF(!held, CL_OUT_OF_HOST_MEMORY);
   for (cl_uint i = 0; i < num_events; i++) {
-    tt_event_share_with_all(event_list[i]);
+    held[i] = tt_event_share_in_order(event_list[i]);
     if (event_list[i]->queue && event_list[i]->queue->native)
       event_list[i]->queue->device->bp->d->clFlush(event_list[i]->queue->native);
   }
@@ -29,12 +32,16 @@ cl_int CL_API_CALL tt_clWaitForEvents(cl_uint num_events, const cl_event *event_
   for (cl_uint i = 0; i < num_events; i++) {
     /* CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if the execution status of any of the
      * events in event_list is a negative integer value. */
-    if (tt_event_wait(event_list[i]) < 0)
+    cl_int status = tt_event_wait(event_list[i]);
+    tt_event_batch_waited(held[i], event_list[i], status);
+    if (status < 0)
       err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
     /* Queues are in order: the reads before the event are done too, bytes included. */
     if (event_list[i]->queue && tt_cluster_distributed())
       tt_event_wait_spreads(event_list[i]->queue, event_list[i]->seq);
   }
+  if (held != stack)
+    free(held);
   return err;
 }
 
@@ -55,7 +62,7 @@ cl_int CL_API_CALL tt_clGetEventInfo(cl_event event, cl_event_info param_name,
     return TT_INFO(event->type);
   case CL_EVENT_COMMAND_EXECUTION_STATUS:
     tt_check_sync();
-    tt_event_share_with_all(event);
+    tt_event_batch_waited(tt_event_share_in_order(event), NULL, CL_COMPLETE);
     status = tt_event_status(event);
     return TT_INFO(status);
   case CL_EVENT_REFERENCE_COUNT:

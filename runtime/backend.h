@@ -45,6 +45,15 @@ static inline void tt_user_event_end(cl_event ev, bool ok)
   d->clReleaseEvent(ev);
 }
 
+/* A native event's execution status (or the error of asking). */
+static inline cl_int tt_native_status(cl_event ev)
+{
+  cl_int s = CL_QUEUED;
+  cl_int err = TT_NATIVE_DISPATCH(ev)->clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                                     sizeof s, &s, NULL);
+  return err == CL_SUCCESS ? s : err;
+}
+
 /* Calls a backend entry point that returns cl_int, answering CL_INVALID_OPERATION where the
  * backend left the slot empty. */
 #define TT_NCALL(bp, fn, ...) ((bp)->d->fn ? (bp)->d->fn(__VA_ARGS__) : CL_INVALID_OPERATION)

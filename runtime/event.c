@@ -161,15 +161,6 @@ cl_int tt_event_native_in(cl_event e, cl_uint dom, cl_event *out)
   return CL_SUCCESS;
 }
 
-/* A native event's execution status (or the error of asking). */
-static cl_int native_status(cl_event native)
-{
-  cl_int s = CL_QUEUED;
-  cl_int err = TT_NATIVE_DISPATCH(native)->clGetEventInfo(
-      native, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL);
-  return err == CL_SUCCESS ? s : err;
-}
-
 /* A native command's status as the program sees it: its gate's error if its gate failed,
  * whatever the backend made of that (NVIDIA runs the command; PoCL may call it complete,
  * then failed with an error of its own): the same on every rank, since the owner's status
@@ -188,7 +179,7 @@ cl_int tt_event_status(cl_event e)
     pthread_mutex_unlock(&e->obj.lock);
     return s;
   }
-  return gated_status(e, native_status(e->native));
+  return gated_status(e, tt_native_status(e->native));
 }
 
 cl_int tt_event_wait(cl_event e)
@@ -288,7 +279,7 @@ static void CL_CALLBACK note_sent(void *arg, int ok)
 cl_int tt_event_command_status(cl_event e)
 {
   cl_event native = e->native ? e->native : e->prof;
-  return native ? gated_status(e, native_status(native)) : tt_event_status(e);
+  return native ? gated_status(e, tt_native_status(native)) : tt_event_status(e);
 }
 
 uint64_t tt_event_native_ns(cl_event e)
@@ -464,7 +455,7 @@ static void sweep(void)
   pthread_mutex_lock(&due_lock);
   for (struct native_cb *c = due, *next; c; c = next) {
     next = c->next;
-    cl_int st = native_status(c->native);
+    cl_int st = tt_native_status(c->native);
     if (st >= 0 || atomic_exchange(&c->fired, 1))
       continue;
     c->swept = st;
@@ -687,14 +678,13 @@ static void describe_batch(void *arg, char *buf, size_t cap)
            (unsigned long long)b->ev[b->n - 1]->gid);
 }
 
-struct tt_batch *tt_event_batch(cl_command_queue q)
+/* The batch of the events of list l (taken over), in their queue's order. */
+static struct tt_batch *batch_of(struct tt_events l)
 {
-  pthread_mutex_lock(&q->obj.lock);
-  struct tt_events l = q->tracked;
-  q->tracked = (struct tt_events){NULL, 0, 0};
-  pthread_mutex_unlock(&q->obj.lock);
-  if (!l.n)
+  if (!l.n) {
+    free(l.ev);
     return NULL;
+  }
   struct batch *b = calloc(1, sizeof *b);
   uint64_t *msg = calloc(1, batch_bytes(l.n));
   if (!b || !msg) {
@@ -730,6 +720,46 @@ struct tt_batch *tt_event_batch(cl_command_queue q)
     batch_arrived(b, 0);
   }
   return NULL;
+}
+
+struct tt_batch *tt_event_batch(cl_command_queue q)
+{
+  pthread_mutex_lock(&q->obj.lock);
+  struct tt_events l = q->tracked;
+  q->tracked = (struct tt_events){NULL, 0, 0};
+  pthread_mutex_unlock(&q->obj.lock);
+  return batch_of(l);
+}
+
+struct tt_batch *tt_event_share_in_order(cl_event e)
+{
+  cl_command_queue q = e->queue;
+  if (!tt_cluster_distributed())
+    return NULL;
+  struct tt_events l = {NULL, 0, 0};
+  if (q && !(q->props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)) {
+    pthread_mutex_lock(&q->obj.lock);
+    struct tt_events *t = &q->tracked;
+    size_t n = t->n;
+    while (n && t->ev[n - 1] != e)
+      n--;
+    /* e and the events before it go; the rest stays tracked, in a list of its own. */
+    cl_event *rest = n && n < t->n ? malloc((t->n - n) * sizeof *rest) : NULL;
+    if (n && (n == t->n || rest)) {
+      l = *t;
+      l.n = n;
+      if (rest)
+        memcpy(rest, t->ev + n, (t->n - n) * sizeof *rest);
+      *t = (struct tt_events){rest, rest ? t->n - n : 0, rest ? t->n - n : 0};
+    }
+    pthread_mutex_unlock(&q->obj.lock);
+  }
+  if (!l.n) {
+    /* Not tracked any more (its batch is on its way), or out of memory: its own status. */
+    tt_event_share_with_all(e);
+    return NULL;
+  }
+  return batch_of(l);
 }
 
 void tt_event_batch_waited(struct tt_batch *handle, cl_event waited, cl_int status)

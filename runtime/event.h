@@ -69,6 +69,13 @@ void tt_event_track(cl_event e);
  * tt_event_batch_waited (NULL elsewhere, and when there was nothing to send). */
 struct tt_batch;
 struct tt_batch *tt_event_batch(cl_command_queue q);
+/* Before every rank's host waits for e (at the same program step): e's final status, and
+ * those of the commands before it on its in-order queue, reach every rank in one batch, so
+ * that what completed before e reads complete wherever e does (a command's event alone would
+ * leave the earlier ones pending on other ranks until the next batch); an event no longer
+ * tracked, or of an out-of-order queue, is shared by itself (tt_event_share_with_all).
+ * Returns what tt_event_batch returns. */
+struct tt_batch *tt_event_share_in_order(cl_event e);
 /* Drops the caller's hold; when the caller's own wait on the batch's last event ended
  * (waited, with its status), the statuses go out now rather than at the backend's callback. */
 void tt_event_batch_waited(struct tt_batch *b, cl_event waited, cl_int status);

@@ -664,14 +664,11 @@ static void wait_for(struct tt_deps *deps, atomic_int *waiting,
                      void (CL_CALLBACK *ready)(cl_event, cl_int, void *), void *arg)
 {
   for (size_t i = 0; i < deps->n; i++) {
-    cl_int st = CL_QUEUED;
-    const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(deps->ev[i]);
-    d->clGetEventInfo(deps->ev[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
-    if (st == CL_COMPLETE || st < 0)
+    if (tt_native_status(deps->ev[i]) <= CL_COMPLETE)
       continue;
     atomic_fetch_add(waiting, 1);
     if (tt_native_callback(deps->ev[i], CL_COMPLETE, ready, arg) != CL_SUCCESS) {
-      d->clWaitForEvents(1, &deps->ev[i]);
+      TT_NATIVE_DISPATCH(deps->ev[i])->clWaitForEvents(1, &deps->ev[i]);
       atomic_fetch_sub(waiting, 1);
     }
   }

@@ -310,6 +310,13 @@ static void test_build(void)
   CHECK(binsize > 0 && same_everywhere(binsize));
 }
 
+static cl_int status_of(cl_event e)
+{
+  cl_int st = CL_QUEUED;
+  OK(clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL));
+  return st;
+}
+
 static int callbacks;
 static void CL_CALLBACK on_complete(cl_event e, cl_int st, void *data)
 {
@@ -361,12 +368,21 @@ static void test_events(void)
   OK(clGetEventProfilingInfo(filled, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL));
   OK(clGetEventProfilingInfo(filled, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL));
   CHECK(t0 <= t1 && t1 > 0 && same_everywhere(t1));
+  /* In order on every rank: once a command's wait ends, the commands before it on its queue
+   * read complete too, wherever they ran. */
+  cl_event earlier, later;
+  OK(clEnqueueNDRangeKernel(q[ndevs - 1], kadd, 1, NULL, &gws, NULL, 0, NULL, &earlier));
+  OK(clEnqueueNDRangeKernel(q[ndevs - 1], kadd, 1, NULL, &gws, NULL, 0, NULL, &later));
+  OK(clWaitForEvents(1, &later));
+  CHECK(status_of(earlier) == CL_COMPLETE);
+  OK(clReleaseEvent(earlier));
+  OK(clReleaseEvent(later));
   /* A non-blocking read to host memory reaches every rank. */
   cl_event r;
   memset(back, 0, sizeof back);
   OK(clEnqueueReadBuffer(q[ndevs - 1], m, CL_FALSE, 0, sizeof back, back, 0, NULL, &r));
   OK(clWaitForEvents(1, &r));
-  CHECK(back[0] == 100 && back[N - 1] == 100 + N - 1);
+  CHECK(back[0] == 200 && back[N - 1] == 200 + N - 1);
   for (cl_uint d = 0; d < ndevs; d++)
     OK(clFinish(q[d]));
   CHECK(__atomic_load_n(&callbacks, __ATOMIC_SEQ_CST) == 1);
