@@ -64,6 +64,7 @@ struct tt_nqueue *tt_nqueue_new(const cl_icd_dispatch *d, cl_command_queue nativ
   atomic_init(&q->issued, 0);
   atomic_init(&q->drained, 0);
   atomic_init(&q->gates, 0);
+  q->lazy = NULL;
   return q;
 }
 
@@ -97,6 +98,42 @@ void tt_nqueue_wait_gates(struct tt_nqueue *q)
   tt_transport_host_waits(-1);
 }
 
+cl_int tt_nqueue_after_lazy(struct tt_deps *d, struct tt_nqueue *q)
+{
+  if (!q->lazy)
+    return CL_SUCCESS;
+  if (tt_native_status(q->lazy) <= CL_COMPLETE) {
+    TT_NATIVE_DISPATCH(q->lazy)->clReleaseEvent(q->lazy);
+    q->lazy = NULL;
+    return CL_SUCCESS;
+  }
+  TT_NATIVE_DISPATCH(q->lazy)->clRetainEvent(q->lazy);
+  return tt_deps_take(d, q->lazy);
+}
+
+void tt_nqueue_set_lazy(struct tt_nqueue *q, cl_event ev)
+{
+  if (q->lazy)
+    TT_NATIVE_DISPATCH(q->lazy)->clReleaseEvent(q->lazy);
+  q->lazy = ev && tt_native_status(ev) > CL_COMPLETE ? ev : NULL;
+  if (q->lazy)
+    TT_NATIVE_DISPATCH(ev)->clRetainEvent(ev);
+}
+
+void tt_nqueue_wait_lazy(struct tt_nqueue *q)
+{
+  tt_plan_lock();
+  cl_event lazy = q->lazy;
+  if (lazy)
+    TT_NATIVE_DISPATCH(lazy)->clRetainEvent(lazy);
+  tt_plan_unlock();
+  if (!lazy)
+    return;
+  if (tt_native_status(lazy) > CL_COMPLETE)
+    TT_NATIVE_DISPATCH(lazy)->clWaitForEvents(1, &lazy);
+  TT_NATIVE_DISPATCH(lazy)->clReleaseEvent(lazy);
+}
+
 void tt_nqueue_ref(struct tt_nqueue *q)
 {
   atomic_fetch_add_explicit(&q->refs, 1, memory_order_relaxed);
@@ -108,6 +145,8 @@ static void nqueue_destroy(void *arg)
   /* Releasing a queue flushes it; its commands keep what they use. */
   q->d->clFlush(q->native);
   q->d->clReleaseCommandQueue(q->native);
+  if (q->lazy)
+    TT_NATIVE_DISPATCH(q->lazy)->clReleaseEvent(q->lazy);
   free(q);
 }
 

@@ -77,6 +77,11 @@ struct tt_nqueue {
    * from another rank are in (tt_nqueue_gate): a host wait waits for them before it waits
    * in the backend (tt_nqueue_wait_gates). */
   atomic_int gates;
+  /* The native event of the last command done without a command of the backend here (a
+   * migration of bytes in Tutti's memory, icd/enqueue.c), retained while it may not be
+   * complete: the queue's next commands wait for it, as an in-order queue's would, and so
+   * does clFinish. Plan lock. */
+  cl_event lazy;
 };
 
 /* A memory domain of a context: the devices of one backend platform on one rank (or one

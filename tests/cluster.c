@@ -395,6 +395,117 @@ static void test_events(void)
   OK(clReleaseMemObject(m));
 }
 
+/* Whether every int of the last device's copy of m is v + i (read on that device). */
+static int holds(cl_command_queue last, cl_mem m, int v)
+{
+  memset(back, 0, sizeof back);
+  OK(clEnqueueReadBuffer(last, m, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
+  int wrong = 0;
+  for (int i = 0; i < N; i++)
+    wrong += back[i] != v + i;
+  return wrong == 0;
+}
+
+/* Migrations to the last device of bytes the first one wrote, on queues without profiling: on
+ * an empty queue a migration of buffers in Tutti's memory issues nothing to the backend
+ * (icd/enqueue.c, migrate_in_place; tests/cluster-migrate.test checks that it happens), and the
+ * queue keeps its order all the same: a later command there, a marker, clFinish. */
+static void test_migrate(void)
+{
+  cl_int err;
+  cl_uint last = ndevs - 1;
+  cl_command_queue first = clCreateCommandQueue(ctx, devs[0], 0, &err);
+  OK(err);
+  cl_command_queue to = clCreateCommandQueue(ctx, devs[last], 0, &err);
+  OK(err);
+  cl_mem m = clCreateBuffer(ctx, 0, sizeof host, NULL, &err);
+  OK(err);
+  cl_mem other = clCreateBuffer(ctx, 0, sizeof host, NULL, &err);
+  OK(err);
+  size_t gws = N;
+  int v = 3, k = 1;
+  OK(clSetKernelArg(kfill, 0, sizeof m, &m));
+  OK(clSetKernelArg(kfill, 1, sizeof v, &v));
+  OK(clEnqueueNDRangeKernel(first, kfill, 1, NULL, &gws, NULL, 0, NULL, NULL));
+  OK(clSetKernelArg(kfill, 0, sizeof other, &other));
+  OK(clEnqueueNDRangeKernel(to, kfill, 1, NULL, &gws, NULL, 0, NULL, NULL));
+  OK(clFinish(first));
+  OK(clFinish(to));
+  /* A kernel on another buffer after the migration, on its queue: when it is complete, so is
+   * the migration; a kernel on the migrated bytes finds them there. */
+  cl_event moved, after;
+  OK(clEnqueueMigrateMemObjects(to, 1, &m, 0, 0, NULL, &moved));
+  OK(clSetKernelArg(kadd, 0, sizeof other, &other));
+  OK(clSetKernelArg(kadd, 1, sizeof k, &k));
+  OK(clEnqueueNDRangeKernel(to, kadd, 1, NULL, &gws, NULL, 0, NULL, &after));
+  OK(clWaitForEvents(1, &after));
+  CHECK(status_of(moved) == CL_COMPLETE);
+  OK(clSetKernelArg(kadd, 0, sizeof m, &m));
+  OK(clEnqueueNDRangeKernel(to, kadd, 1, NULL, &gws, NULL, 0, NULL, NULL));
+  CHECK(holds(to, m, 4) && holds(to, other, 4));
+  OK(clReleaseEvent(moved));
+  OK(clReleaseEvent(after));
+  /* A marker after it; clFinish after it. */
+  cl_event mark;
+  OK(clEnqueueNDRangeKernel(first, kadd, 1, NULL, &gws, NULL, 0, NULL, NULL));
+  OK(clFinish(first));
+  OK(clFinish(to));
+  OK(clEnqueueMigrateMemObjects(to, 1, &m, 0, 0, NULL, &moved));
+  OK(clEnqueueMarkerWithWaitList(to, 0, NULL, &mark));
+  OK(clWaitForEvents(1, &mark));
+  CHECK(status_of(moved) == CL_COMPLETE);
+  OK(clReleaseEvent(moved));
+  OK(clReleaseEvent(mark));
+  OK(clEnqueueNDRangeKernel(first, kadd, 1, NULL, &gws, NULL, 0, NULL, NULL));
+  OK(clFinish(first));
+  OK(clEnqueueMigrateMemObjects(to, 1, &m, 0, 0, NULL, &moved));
+  OK(clFinish(to));
+  CHECK(status_of(moved) == CL_COMPLETE);
+  OK(clReleaseEvent(moved));
+  CHECK(holds(to, m, 6));
+  /* Two in a row, the second behind the first; one behind a kernel still queued; one behind
+   * a user event of the program; bytes already there. */
+  OK(clEnqueueNDRangeKernel(first, kadd, 1, NULL, &gws, NULL, 0, NULL, NULL));
+  OK(clSetKernelArg(kadd, 0, sizeof other, &other));
+  OK(clEnqueueNDRangeKernel(first, kadd, 1, NULL, &gws, NULL, 0, NULL, NULL));
+  OK(clFinish(first));
+  OK(clEnqueueMigrateMemObjects(to, 1, &m, 0, 0, NULL, NULL));
+  OK(clEnqueueMigrateMemObjects(to, 1, &other, 0, 0, NULL, &moved));
+  OK(clWaitForEvents(1, &moved));
+  OK(clReleaseEvent(moved));
+  CHECK(holds(to, m, 7) && holds(to, other, 5));
+  cl_event hold = clCreateUserEvent(ctx, &err);
+  OK(err);
+  OK(clEnqueueNDRangeKernel(first, kadd, 1, NULL, &gws, NULL, 0, NULL, NULL));
+  OK(clSetKernelArg(kadd, 0, sizeof m, &m));
+  OK(clEnqueueNDRangeKernel(first, kadd, 1, NULL, &gws, NULL, 0, NULL, NULL));
+  OK(clFinish(first));
+  OK(clEnqueueNDRangeKernel(to, kadd, 1, NULL, &gws, NULL, 1, &hold, NULL));
+  OK(clEnqueueMigrateMemObjects(to, 1, &other, 0, 0, NULL, NULL));
+  OK(clSetUserEventStatus(hold, CL_COMPLETE));
+  CHECK(holds(to, m, 9) && holds(to, other, 6));
+  OK(clReleaseEvent(hold));
+  hold = clCreateUserEvent(ctx, &err);
+  OK(err);
+  OK(clEnqueueNDRangeKernel(first, kadd, 1, NULL, &gws, NULL, 0, NULL, NULL));
+  OK(clFinish(first));
+  OK(clFinish(to));
+  OK(clEnqueueMigrateMemObjects(to, 1, &m, 0, 1, &hold, &moved));
+  OK(clSetUserEventStatus(hold, CL_COMPLETE));
+  OK(clWaitForEvents(1, &moved));
+  OK(clReleaseEvent(moved));
+  OK(clReleaseEvent(hold));
+  OK(clFinish(to));
+  OK(clEnqueueMigrateMemObjects(to, 1, &m, 0, 0, NULL, &moved));
+  OK(clWaitForEvents(1, &moved));
+  OK(clReleaseEvent(moved));
+  CHECK(holds(to, m, 10));
+  OK(clReleaseMemObject(m));
+  OK(clReleaseMemObject(other));
+  OK(clReleaseCommandQueue(first));
+  OK(clReleaseCommandQueue(to));
+}
+
 /* clAttachBufferToDevice (SnuCL-D 3.6): contents copied at attach time, zeros when never
  * written, writes by other devices written back, a wrong device still correct. */
 static void test_attach(void)
@@ -483,7 +594,7 @@ int main(int argc, char **argv)
     void (*fn)(void);
   } groups[] = {{"table", test_table}, {"chain", test_chain}, {"copy", test_copy},
                 {"map", test_map}, {"subbuffers", test_subbuffers}, {"build", test_build},
-                {"events", test_events}, {"attach", test_attach}};
+                {"events", test_events}, {"attach", test_attach}, {"migrate", test_migrate}};
   size_t n = sizeof groups / sizeof groups[0];
   printf("1..%zu\n", n);
   int total = 0;
