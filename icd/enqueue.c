@@ -1217,6 +1217,25 @@ cl_int CL_API_CALL tt_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl
   return cmd_end(&c, err, ev, CL_COMMAND_UNMAP_MEM_OBJECT, event, false);
 }
 
+static void CL_CALLBACK list_done(cl_event ev, cl_int status, void *list)
+{
+  free(list);
+}
+
+/* NVIDIA reads the list of buffers of clEnqueueMigrateMemObjects on a thread of its own after
+ * the call returned, and releases each buffer it finds there once the command is done: with the
+ * list on Tutti's stack it decremented whatever that memory then held (a program's variables,
+ * another function's canary: "stack smashing detected"), and crashed inside
+ * libnvidia-opencl.so.1 (+0x17b828) when it held no object. So the list lives on the heap until
+ * the command completes. Returns what the caller still frees (NULL: the callback frees it). */
+static cl_mem *list_kept(cl_mem *list, cl_event command)
+{
+  if (tt_native_callback(command, CL_COMPLETE, list_done, list) == CL_SUCCESS)
+    return NULL;
+  TT_NATIVE_DISPATCH(command)->clWaitForEvents(1, &command);
+  return list;
+}
+
 /* A migration of buffers in Tutti's memory (uses_direct) asks nothing of the backend: the
  * bytes are in the buffers' own memory once what it waits for is done (a receive from another
  * rank, an earlier write). When the queue is empty (everything issued on it was finished by a
@@ -1274,14 +1293,16 @@ cl_int CL_API_CALL tt_clEnqueueMigrateMemObjects(cl_command_queue command_queue,
                CL_INVALID_VALUE);
   for (cl_uint i = 0; i < num_mem_objects; i++)
     TT_TRY(check_buffer(command_queue, mem_objects[i]));
-  cl_mem stack[16];
-  cl_mem *nm = num_mem_objects <= 16 ? stack : malloc(num_mem_objects * sizeof *nm);
+  /* The backend's list of native buffers stays until its command completes (list_done). */
+  cl_mem *nm = malloc(num_mem_objects * sizeof *nm);
   TT_RETURN_IF(!nm, CL_OUT_OF_HOST_MEMORY);
   struct cmd c;
   cmd_init(&c, command_queue);
   cl_int discarded;
-  if (cmd_discard(&c, num_events_in_wait_list, event_wait_list, mem_objects, num_mem_objects, CL_COMMAND_MIGRATE_MEM_OBJECTS, event, &discarded))
+  if (cmd_discard(&c, num_events_in_wait_list, event_wait_list, mem_objects, num_mem_objects, CL_COMMAND_MIGRATE_MEM_OBJECTS, event, &discarded)) {
+    free(nm);
     return discarded;
+  }
   cl_int err = cmd_begin(&c, num_events_in_wait_list, event_wait_list);
   bool undefined = flags & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED;
   /* To the host: host data is always at hand, so only the order matters. To the device: the
@@ -1294,11 +1315,13 @@ cl_int CL_API_CALL tt_clEnqueueMigrateMemObjects(cl_command_queue command_queue,
       nm[i] = native_whole(&c, mem_objects[i], &err);
   }
   cl_event ev = NULL;
-  if (err == CL_SUCCESS && c.actual && !migrate_in_place(&c, &ev))
+  if (err == CL_SUCCESS && c.actual && !migrate_in_place(&c, &ev)) {
     err = ISSUE(&c, &ev, c.d->clEnqueueMigrateMemObjects(c.nq->native, num_mem_objects, nm, flags, c.deps.n,
-                                          cmd_wait_list(&c), want_event(&c, &ev, event, false)));
-  if (nm != stack)
-    free(nm);
+                                          cmd_wait_list(&c), &ev));
+    if (err == CL_SUCCESS && !c.refused)
+      nm = list_kept(nm, ev);
+  }
+  free(nm);
   return cmd_end(&c, err, ev, CL_COMMAND_MIGRATE_MEM_OBJECTS, event, false);
 }
 
