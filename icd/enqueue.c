@@ -1223,11 +1223,11 @@ static void CL_CALLBACK list_done(cl_event ev, cl_int status, void *list)
 }
 
 /* NVIDIA reads the list of buffers of clEnqueueMigrateMemObjects on a thread of its own after
- * the call returned, and releases each buffer it finds there once the command is done: with the
- * list on Tutti's stack it decremented whatever that memory then held (a program's variables,
- * another function's canary: "stack smashing detected"), and crashed inside
- * libnvidia-opencl.so.1 (+0x17b828) when it held no object. So the list lives on the heap until
- * the command completes. Returns what the caller still frees (NULL: the callback frees it). */
+ * the call returned, and treats what it finds there as buffers: with the list on Tutti's stack
+ * it decremented a 32-bit value in whatever that memory then held (a program's variable, a
+ * canary: "stack smashing detected"), and crashed inside libnvidia-opencl.so.1 (+0x17b828).
+ * So the list lives on the heap until the command completes (testing.md). Returns what the
+ * caller still frees (NULL: the callback frees it). */
 static cl_mem *list_kept(cl_mem *list, cl_event command)
 {
   if (tt_native_callback(command, CL_COMPLETE, list_done, list) == CL_SUCCESS)
