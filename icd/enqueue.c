@@ -683,6 +683,31 @@ static cl_int read_in_pieces(struct cmd *c, cl_mem native, size_t offset, size_t
   return err;
 }
 
+/* Whether actual command c may be done without a command of the backend as far as its queue
+ * goes: nothing issued there since the queue's last clFinish (an in-order queue then asks no
+ * more order of it), no gate, and no profiling (whose times come from the backend's commands).
+ * read_from_host and migrate_in_place. */
+static bool queue_through(const struct cmd *c)
+{
+  return c->actual && !c->deps.gate && !(c->q->props & CL_QUEUE_PROFILING_ENABLE) &&
+         atomic_load_explicit(&c->nq->issued, memory_order_acquire) ==
+             atomic_load_explicit(&c->nq->drained, memory_order_acquire);
+}
+
+/* How many of c's dependencies have not completed (running, or failed); *last (unless NULL):
+ * the last of them. */
+static cl_uint deps_pending(const struct cmd *c, cl_event *last)
+{
+  cl_uint n = 0;
+  for (cl_uint i = 0; i < c->deps.n; i++)
+    if (tt_native_status(c->deps.ev[i]) != CL_COMPLETE) {
+      n++;
+      if (last)
+        *last = c->deps.ev[i];
+    }
+  return n;
+}
+
 /* A read of up to a piece of a buffer that lives in host memory of Tutti's
  * (tt_plan_direct_memory), on a queue with nothing issued since it was last empty and with
  * nothing left to wait for, is a copy: no command of the backend (PoCL's blocking read of 64
@@ -704,17 +729,11 @@ static bool read_from_host(struct cmd *c, cl_mem m, size_t off, size_t size, voi
 {
   struct tt_place at;
   bool large = size > SPREAD_PIECE;
-  if (!c->actual ||
+  if (!queue_through(c) ||
       (large && (!c->spread || !blocking || spread_chains(size) || tt_windowed(m->root))) ||
-      c->deps.gate ||
-      (c->q->props & CL_QUEUE_PROFILING_ENABLE) ||
-      atomic_load_explicit(&c->nq->issued, memory_order_acquire) !=
-          atomic_load_explicit(&c->nq->drained, memory_order_acquire) ||
-      tt_window_place(m, c->dom, off, size, &at) != CL_SUCCESS || !at.host)
+      tt_window_place(m, c->dom, off, size, &at) != CL_SUCCESS || !at.host ||
+      deps_pending(c, NULL))
     return false;
-  for (cl_uint i = 0; i < c->deps.n; i++)
-    if (tt_native_status(c->deps.ev[i]) != CL_COMPLETE)
-      return false;
   cl_int err = CL_SUCCESS;
   cl_event done = c->d->clCreateUserEvent(c->ctx->domains[c->dom].native, &err);
   if (!done)
@@ -1249,19 +1268,10 @@ static cl_mem *list_kept(cl_mem *list, cl_event command)
  * backend's command. */
 static bool migrate_in_place(struct cmd *c, cl_event *ev)
 {
-  if (!uses_direct(c) || c->windowed || c->deps.gate || tt_trace_on || refuse_now(c) ||
-      (c->q->props & CL_QUEUE_PROFILING_ENABLE) ||
-      atomic_load_explicit(&c->nq->issued, memory_order_acquire) !=
-          atomic_load_explicit(&c->nq->drained, memory_order_acquire))
-    return false;
   cl_event running = NULL;
-  for (cl_uint i = 0; i < c->deps.n; i++) {
-    if (tt_native_status(c->deps.ev[i]) == CL_COMPLETE)
-      continue;
-    if (running)
-      return false;
-    running = c->deps.ev[i];
-  }
+  if (!uses_direct(c) || !queue_through(c) || c->windowed || tt_trace_on || refuse_now(c) ||
+      deps_pending(c, &running) > 1)
+    return false;
   if (running) {
     c->d->clRetainEvent(running);
     *ev = running;

@@ -64,7 +64,7 @@ struct tt_nqueue *tt_nqueue_new(const cl_icd_dispatch *d, cl_command_queue nativ
   atomic_init(&q->issued, 0);
   atomic_init(&q->drained, 0);
   atomic_init(&q->gates, 0);
-  q->lazy = NULL;
+  atomic_init(&q->lazy, NULL);
   return q;
 }
 
@@ -100,30 +100,35 @@ void tt_nqueue_wait_gates(struct tt_nqueue *q)
 
 cl_int tt_nqueue_after_lazy(struct tt_deps *d, struct tt_nqueue *q)
 {
-  if (!q->lazy)
+  cl_event lazy = atomic_load(&q->lazy);
+  if (!lazy)
     return CL_SUCCESS;
-  if (tt_native_status(q->lazy) <= CL_COMPLETE) {
-    TT_NATIVE_DISPATCH(q->lazy)->clReleaseEvent(q->lazy);
-    q->lazy = NULL;
+  if (tt_native_status(lazy) <= CL_COMPLETE) {
+    TT_NATIVE_DISPATCH(lazy)->clReleaseEvent(lazy);
+    atomic_store(&q->lazy, NULL);
     return CL_SUCCESS;
   }
-  TT_NATIVE_DISPATCH(q->lazy)->clRetainEvent(q->lazy);
-  return tt_deps_take(d, q->lazy);
+  TT_NATIVE_DISPATCH(lazy)->clRetainEvent(lazy);
+  return tt_deps_take(d, lazy);
 }
 
 void tt_nqueue_set_lazy(struct tt_nqueue *q, cl_event ev)
 {
-  if (q->lazy)
-    TT_NATIVE_DISPATCH(q->lazy)->clReleaseEvent(q->lazy);
-  q->lazy = ev && tt_native_status(ev) > CL_COMPLETE ? ev : NULL;
-  if (q->lazy)
+  if (ev && tt_native_status(ev) > CL_COMPLETE)
     TT_NATIVE_DISPATCH(ev)->clRetainEvent(ev);
+  else
+    ev = NULL;
+  cl_event old = atomic_exchange(&q->lazy, ev);
+  if (old)
+    TT_NATIVE_DISPATCH(old)->clReleaseEvent(old);
 }
 
 void tt_nqueue_wait_lazy(struct tt_nqueue *q)
 {
+  if (!atomic_load(&q->lazy))
+    return;
   tt_plan_lock();
-  cl_event lazy = q->lazy;
+  cl_event lazy = atomic_load(&q->lazy);
   if (lazy)
     TT_NATIVE_DISPATCH(lazy)->clRetainEvent(lazy);
   tt_plan_unlock();
@@ -145,8 +150,9 @@ static void nqueue_destroy(void *arg)
   /* Releasing a queue flushes it; its commands keep what they use. */
   q->d->clFlush(q->native);
   q->d->clReleaseCommandQueue(q->native);
-  if (q->lazy)
-    TT_NATIVE_DISPATCH(q->lazy)->clReleaseEvent(q->lazy);
+  cl_event lazy = atomic_load(&q->lazy);
+  if (lazy)
+    TT_NATIVE_DISPATCH(lazy)->clReleaseEvent(lazy);
   free(q);
 }
 

@@ -151,6 +151,17 @@ static void test_chain(void)
   OK(clReleaseMemObject(m));
 }
 
+/* Whether every int of m is v + i, read through queue on (blocking). */
+static int holds(cl_command_queue on, cl_mem m, int v)
+{
+  memset(back, 0xff, sizeof back);
+  OK(clEnqueueReadBuffer(on, m, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
+  int wrong = 0;
+  for (int i = 0; i < N; i++)
+    wrong += back[i] != v + i;
+  return wrong == 0;
+}
+
 /* Copies between devices of different ranks. */
 static void test_copy(void)
 {
@@ -192,12 +203,7 @@ static void test_copy(void)
   OK(clEnqueueNDRangeKernel(plain, kfill, 1, NULL, &gws, NULL, 0, NULL, NULL));
   OK(clFinish(plain));
   for (int round = 0; round < 2; round++) {
-    memset(back, 0xff, sizeof back);
-    OK(clEnqueueReadBuffer(plain, a, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
-    int wrong = 0;
-    for (int i = 0; i < N; i++)
-      wrong += back[i] != 50 + round + i;
-    CHECK(wrong == 0);
+    CHECK(holds(plain, a, 50 + round));
     OK(clSetKernelArg(kadd, 0, sizeof a, &a));
     OK(clEnqueueNDRangeKernel(plain, kadd, 1, NULL, &gws, NULL, 0, NULL, NULL));
     OK(clFinish(plain));
@@ -393,17 +399,6 @@ static void test_events(void)
   OK(clReleaseEvent(added));
   OK(clReleaseEvent(r));
   OK(clReleaseMemObject(m));
-}
-
-/* Whether every int of the last device's copy of m is v + i (read on that device). */
-static int holds(cl_command_queue last, cl_mem m, int v)
-{
-  memset(back, 0, sizeof back);
-  OK(clEnqueueReadBuffer(last, m, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
-  int wrong = 0;
-  for (int i = 0; i < N; i++)
-    wrong += back[i] != v + i;
-  return wrong == 0;
 }
 
 /* Migrations to the last device of bytes the first one wrote, on queues without profiling: on
