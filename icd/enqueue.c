@@ -1479,6 +1479,54 @@ static cl_int window_args(struct cmd *c, cl_kernel k, const struct tt_launch_use
   return CL_SUCCESS;
 }
 
+/* A part of a split launch on a device whose backend must not run two at once
+ * (serial_parts, runtime/backend.h) waits for the last part issued there before it, when that
+ * went to another native queue and may still run (plan lock). Parts never wait for later
+ * ones, so the order adds no cycle. */
+static cl_int after_last_part(struct cmd *c)
+{
+  struct tt_domain *dm = &c->ctx->domains[c->dom];
+  if (!c->part || !c->actual || !dm->bp->serial_parts)
+    return CL_SUCCESS;
+  if (!dm->last_part && !(dm->last_part = calloc(dm->bp->ndevices, sizeof *dm->last_part)))
+    return CL_OUT_OF_HOST_MEMORY;
+  struct tt_last_part *lp = &dm->last_part[c->q->device->native_index];
+  if (!lp->ev || lp->nq == c->nq)
+    return CL_SUCCESS;
+  if (tt_native_status(lp->ev) == CL_COMPLETE) {
+    dm->bp->d->clReleaseEvent(lp->ev);
+    tt_nqueue_unref(lp->nq);
+    *lp = (struct tt_last_part){NULL, NULL, false};
+    return CL_SUCCESS;
+  }
+  cl_event ev = lp->ev;
+  if (lp->may_fail) {
+    /* Ordering only: a failure of the part before is not this one's. */
+    cl_int err = tt_plan_bridge(c->ctx, c->dom, lp->ev, true, &ev);
+    if (err != CL_SUCCESS)
+      return err;
+  } else {
+    dm->bp->d->clRetainEvent(ev);
+  }
+  return tt_deps_take(&c->deps, ev);
+}
+
+/* The part just issued (native event ev) is its device's last (after_last_part). */
+static void note_last_part(struct cmd *c, cl_event ev)
+{
+  struct tt_domain *dm = &c->ctx->domains[c->dom];
+  if (!c->part || !c->actual || !dm->bp->serial_parts || !dm->last_part || !ev)
+    return;
+  struct tt_last_part *lp = &dm->last_part[c->q->device->native_index];
+  if (lp->ev) {
+    dm->bp->d->clReleaseEvent(lp->ev);
+    tt_nqueue_unref(lp->nq);
+  }
+  dm->bp->d->clRetainEvent(ev);
+  tt_nqueue_ref(c->nq);
+  *lp = (struct tt_last_part){ev, c->nq, c->deps.may_fail || c->nq->may_fail || c->refused};
+}
+
 cl_int tt_enqueue_launch(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,
                          const size_t *global_work_offset, const size_t *global_work_size,
                          const size_t *local_work_size, const struct tt_launch_use *uses,
@@ -1537,10 +1585,15 @@ cl_int tt_enqueue_launch(cl_command_queue command_queue, cl_kernel kernel, cl_ui
   cl_event ev = NULL;
   if (err == CL_SUCCESS)
     err = window_args(&c, kernel, uses, nuses, rebase);
-  if (err == CL_SUCCESS && c.actual)
+  if (err == CL_SUCCESS)
+    err = after_last_part(&c);
+  if (err == CL_SUCCESS && c.actual) {
     err = ISSUE(&c, &ev, c.d->clEnqueueNDRangeKernel(c.nq->native, kernel->native[c.dom], work_dim, global_work_offset,
                                       global_work_size, local_work_size, c.deps.n,
                                       cmd_wait_list(&c), want_event(&c, &ev, event, false)));
+    if (err == CL_SUCCESS)
+      note_last_part(&c, ev);
+  }
   pthread_mutex_unlock(&kernel->obj.lock);
   return cmd_end(&c, err, ev, CL_COMMAND_NDRANGE_KERNEL, event, false);
 }

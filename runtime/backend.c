@@ -38,8 +38,10 @@ static const char *const well_known[] = {
 
 static void make_short_name(struct tt_backend_platform *bp)
 {
-  if (strcasestr(bp->name, "portable computing") || strcasestr(bp->name, "pocl"))
+  if (strcasestr(bp->name, "portable computing") || strcasestr(bp->name, "pocl")) {
     snprintf(bp->short_name, sizeof bp->short_name, "pocl");
+    bp->serial_parts = true;
+  }
   else if (strcasestr(bp->name, "nvidia"))
     snprintf(bp->short_name, sizeof bp->short_name, "nvidia");
   else if (strcasestr(bp->name, "amd"))

@@ -19,6 +19,15 @@ struct tt_backend_platform {
   char short_name[32];           /* "pocl", "nvidia", ...: for logs and tutti-info */
   cl_uint ndevices;
   cl_device_id *devices;         /* native devices */
+  /* Launches of one kernel at once on one device may crash it: the parts of split launches
+   * on one of its devices are issued one after another (icd/enqueue.c, after_last_part).
+   * PoCL's CPU drivers keep one cache of loaded work-group functions, keyed by kernel and
+   * local size, with a reference count per entry; a launch finds its entry by its global
+   * offset (zero or not) and extent too, while its release takes the first entry of the
+   * kernel and local size: with two entries of one kernel in use at once, a release takes
+   * the other's count and a later one aborts ('found->ref_count > 0', PoCL 3.1 common.c).
+   * tests/pocl_parts shows it with PoCL alone. */
+  bool serial_parts;
 };
 
 /* Loads every backend once (thread safe). Returns how many platforms were kept. */

@@ -646,6 +646,13 @@ void tt_plan_domain_release(struct tt_domain *dm)
     dm->staging = NULL;
   }
   tt_window_domain_release(dm);
+  for (cl_uint i = 0; dm->last_part && i < dm->bp->ndevices; i++)
+    if (dm->last_part[i].ev) {
+      dm->bp->d->clReleaseEvent(dm->last_part[i].ev);
+      tt_nqueue_unref(dm->last_part[i].nq);
+    }
+  free(dm->last_part);
+  dm->last_part = NULL;
   if (dm->internal)
     tt_nqueue_unref(dm->internal);
   if (dm->unmaps)

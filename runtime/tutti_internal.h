@@ -117,6 +117,16 @@ struct tt_domain {
   cl_mem last_root;
   size_t last_at;
   bool evicted;
+  /* Backends with serial_parts (runtime/backend.h): the last part of a split launch issued
+   * on each of the domain's devices (by native_index; bp->ndevices entries, made at the
+   * first), retained while it may not be complete; plan lock. */
+  struct tt_last_part *last_part;
+};
+
+struct tt_last_part {
+  cl_event ev;           /* its native event */
+  struct tt_nqueue *nq;  /* the native queue it went to (a reference) */
+  bool may_fail;         /* it may end in an error that is not the next part's */
 };
 
 struct _cl_context {

@@ -19,9 +19,12 @@ fi
 filter='^(api|custom)@'
 export POCL_DEVICES=${POCL_DEVICES:-pthread}
 rm -rf "$out/tutti" "$out/pocl"
+# Limits against hangs only, far above what a run takes on a busy machine (about 20 s on an
+# idle 2-core one); every rank's run below has one of its own.
+limit="timeout -k 10 900"
 OCL_ICD_VENDORS="$top_builddir/tests/vendors" OCL_ICD_FILENAMES="$(cat "$top_builddir/tests/vendors/tutti.icd")" \
-  piglit run cl -t "$filter" "$out/tutti" > "$out/tutti.log" 2>&1
-OCL_ICD_VENDORS=/etc/OpenCL/vendors piglit run cl -t "$filter" "$out/pocl" > "$out/pocl.log" 2>&1
+  $limit piglit run cl -t "$filter" "$out/tutti" > "$out/tutti.log" 2>&1
+OCL_ICD_VENDORS=/etc/OpenCL/vendors $limit piglit run cl -t "$filter" "$out/pocl" > "$out/pocl.log" 2>&1
 counts() { piglit summary console -s "$1" 2>/dev/null | grep -E "^ *(pass|fail|crash|skip|total):" | tr -s ' ' | tr '\n' ' '; }
 echo "Tutti: $(counts "$out/tutti")"
 echo "PoCL:  $(counts "$out/pocl")"
@@ -60,9 +63,17 @@ if ranks > 1:
     # reads back what this rank wrote; the owner wrote its own): not Tutti's to fix.
     rank_dependent = {"api@clenqueuereadbuffer and clenqueuewritebuffer"}
     same = differ = 0
-    for test, r in sorted(runs.items()):
-        out = subprocess.run([top + "/tutti-run", "-n", str(ranks)] + r["command"].split(),
-                             env=env, capture_output=True, text=True, timeout=300).stdout
+    # Two programs at a time (each a job of its own); the results are read in test order.
+    from concurrent.futures import ThreadPoolExecutor
+
+    def at_ranks(r):
+        return subprocess.run([top + "/tutti-run", "-n", str(ranks)] + r["command"].split(),
+                              env=env, capture_output=True, text=True, timeout=600).stdout
+
+    tests = sorted(runs.items())
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        outs = list(pool.map(at_ranks, [r for _, r in tests]))
+    for (test, r), out in zip(tests, outs):
         got = {}
         for line in out.splitlines():
             if line.startswith("PIGLIT: "):
