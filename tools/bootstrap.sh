@@ -42,6 +42,12 @@ if [ "$what" = check ]; then
   make -j"$jobs" check || status=$?
   if [ -f test-suite.log ]; then
     [ $status = 0 ] || cat test-suite.log
+    # Each test script's wall time (tests/timed.sh), longest first.
+    echo "test times, longest first:"
+    for f in tests/*.log; do
+      t=$(sed -n 's/^# time: \([0-9.]*\) s$/\1/p' "$f" | tail -n 1)
+      [ -n "$t" ] && echo "$t $(basename "$f" .log)"
+    done | sort -rn | awk '{ printf "  %6.1f s  %s\n", $1, $2 }'
     # One plain closing line for whoever reads the log.
     pass=$(sed -n 's/^# PASS: *//p' test-suite.log | head -n 1)
     fail=$(sed -n 's/^# FAIL: *//p' test-suite.log | head -n 1)
