@@ -244,8 +244,8 @@ static void read_env(void)
   env.edges_first = choice("TUTTI_EDGES_FIRST", (const char *const[]){"on", "off", NULL}, 0) == 0;
   env.evict_lru = choice("TUTTI_EVICT", (const char *const[]){"next-use", "lru", NULL}, 0) == 1;
   env.cuda = choice("TUTTI_CUDA", (const char *const[]){"off", "on", NULL}, 0) == 1;
-  env.domain_per_device =
-      choice("TUTTI_DOMAINS", (const char *const[]){"backend", "device", NULL}, 0) == 1;
+  env.domains = choice("TUTTI_DOMAINS", (const char *const[]){"auto", "backend", "device", NULL},
+                       TT_DOMAINS_AUTO);
 }
 
 const struct tt_env *tt_env(void)

@@ -19,6 +19,9 @@ enum tt_log_category {
   TT_LOG_LEAK = 1u << 7,    /* objects still alive at exit */
 };
 
+/* TUTTI_DOMAINS: which devices of a rank share memory (icd/icd.h, tt_domain_per_device). */
+enum { TT_DOMAINS_AUTO, TT_DOMAINS_BACKEND, TT_DOMAINS_DEVICE };
+
 struct tt_env {
   unsigned debug;             /* TUTTI_DEBUG bitmask */
   const char *backends;       /* TUTTI_BACKENDS: comma list of platform-name substrings */
@@ -27,7 +30,7 @@ struct tt_env {
   const char *backend_vendors;/* TUTTI_BACKEND_VENDORS: vendors directory to read */
   const char *backend_libs;   /* TUTTI_BACKEND_LIBS: colon list of vendor library paths */
   cl_device_type device_type; /* TUTTI_DEVICE_TYPE: 0, or the type every device shows */
-  bool domain_per_device;     /* TUTTI_DOMAINS=device: every device its own memory */
+  int domains;                /* TUTTI_DOMAINS: TT_DOMAINS_AUTO (default), _BACKEND, _DEVICE */
   bool cuda;                  /* TUTTI_CUDA=on (default off, experimental): NVIDIA devices'
                                * memory through the CUDA driver, shared (runtime/cuda.h) */
   int staging;                /* TUTTI_STAGING: -1 auto, 0 off (maps), 1 on (pinned staging) */
