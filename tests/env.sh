@@ -12,3 +12,10 @@ mkdir -p "$POCL_CACHE_DIR"
 # them, and a hung job held the suite until CI's own limit).
 TT_TIMEOUT="timeout -k 10 300"
 export TT_TIMEOUT
+# Open MPI 4.1 makes its session directory (TMPDIR/ompi.HOST.UID) racily: two jobs starting at
+# the same moment (tests under make -j, or two suites at once) can fail with "orte_session_dir
+# failed ... File exists" (seen once in 5 runs of the suite beside a second one). Each test's
+# jobs get a directory of their own, removed when the test ends.
+OMPI_MCA_orte_tmpdir_base=$(mktemp -d "${TMPDIR:-/tmp}/tutti-test.XXXXXX")
+export OMPI_MCA_orte_tmpdir_base
+trap 'rm -rf "$OMPI_MCA_orte_tmpdir_base"' EXIT
