@@ -9,6 +9,7 @@
 #endif
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
+#include <CL/tutti.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,27 @@ static inline void app_open(struct app *a)
     a->qs[d] = clCreateCommandQueue(a->ctx, a->devs[d], 0, &err);
     CHECK(err);
   }
+}
+
+/* n queues more, `per` on each device in turn (queue j on device j / per). */
+static inline cl_command_queue *app_queues(const struct app *a, cl_uint n, cl_uint per)
+{
+  cl_int err;
+  cl_command_queue *qs = calloc(n ? n : 1, sizeof *qs);
+  for (cl_uint j = 0; j < n; j++) {
+    qs[j] = clCreateCommandQueue(a->ctx, a->devs[j / per], 0, &err);
+    CHECK(err);
+  }
+  return qs;
+}
+
+/* Tutti's split launch (cl_tutti_split) on the first platform, or NULL where it has none. */
+static inline clEnqueueSplitNDRangeKernelTUTTI_fn app_split_fn(void)
+{
+  cl_platform_id plat;
+  CHECK(clGetPlatformIDs(1, &plat, NULL));
+  return (clEnqueueSplitNDRangeKernelTUTTI_fn)clGetExtensionFunctionAddressForPlatform(
+      plat, "clEnqueueSplitNDRangeKernelTUTTI");
 }
 
 static inline void app_close(struct app *a)

@@ -13,8 +13,6 @@
  * The buffer is checked against the host at the end, which prints "ok - ..." then. */
 #include "app.h"
 
-#include <CL/tutti.h>
-
 #include <string.h>
 
 static const char *source =
@@ -34,21 +32,11 @@ int main(int argc, char **argv)
   struct app a;
   cl_int err;
   app_open(&a);
-  cl_command_queue *qs = calloc(nq, sizeof *qs);
-  for (cl_uint j = 0; j < nq; j++) {
-    qs[j] = clCreateCommandQueue(a.ctx, a.devs[0], 0, &err);
-    CHECK(err);
-  }
-  clEnqueueSplitNDRangeKernelTUTTI_fn split = NULL;
-  if (split_mode) {
-    cl_platform_id plat;
-    CHECK(clGetPlatformIDs(1, &plat, NULL));
-    split = (clEnqueueSplitNDRangeKernelTUTTI_fn)clGetExtensionFunctionAddressForPlatform(
-        plat, "clEnqueueSplitNDRangeKernelTUTTI");
-    if (!split) {
-      printf("not ok - no clEnqueueSplitNDRangeKernelTUTTI on this platform\n");
-      return 1;
-    }
+  cl_command_queue *qs = app_queues(&a, nq, nq);
+  clEnqueueSplitNDRangeKernelTUTTI_fn split = split_mode ? app_split_fn() : NULL;
+  if (split_mode && !split) {
+    printf("not ok - no clEnqueueSplitNDRangeKernelTUTTI on this platform\n");
+    return 1;
   }
   cl_program p = clCreateProgramWithSource(a.ctx, 1, &source, NULL, &err);
   CHECK(err);

@@ -16,8 +16,6 @@
  *   (CL_MEM_COPY_HOST_PTR) all the same: each part brings back only its chunk of it. */
 #include "app.h"
 
-#include <CL/tutti.h>
-
 #include <signal.h>
 #include <string.h>
 
@@ -50,17 +48,10 @@ int main(int argc, char **argv)
   /* Split launches: Q queues per device; chunk j of every buffer belongs to queue j. */
   cl_uint q = getenv("SPILL_SPLIT") ? (cl_uint)atoi(getenv("SPILL_SPLIT")) : 0;
   cl_uint nq = q ? a.ndev * q : 0;
-  cl_command_queue *qs = calloc(nq ? nq : 1, sizeof *qs);
-  for (cl_uint j = 0; j < nq; j++) {
-    qs[j] = clCreateCommandQueue(a.ctx, a.devs[j / q], 0, &err);
-    CHECK(err);
-  }
+  cl_command_queue *qs = app_queues(&a, nq, q);
   clEnqueueSplitNDRangeKernelTUTTI_fn split = NULL;
   if (q) {
-    cl_platform_id plat;
-    CHECK(clGetPlatformIDs(1, &plat, NULL));
-    split = (clEnqueueSplitNDRangeKernelTUTTI_fn)clGetExtensionFunctionAddressForPlatform(
-        plat, "clEnqueueSplitNDRangeKernelTUTTI");
+    split = app_split_fn();
     if (!split || n % nq) {
       printf("not ok - no split launches, or %zu elements not a multiple of %u parts\n", n, nq);
       return 1;
