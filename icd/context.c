@@ -249,6 +249,17 @@ static cl_context make_context(const cl_context_properties *properties, cl_uint 
     for (cl_uint i = 0; i < c->ndevices && n < 64; i++)
       if (tt_context_domain_of(c, c->devices[i]) == k)
         nd[n++] = c->devices[i]->native;
+    if (tt_env()->debug & TT_LOG_BACKEND) {
+      char list[256] = "";
+      for (cl_uint i = 0; i < c->ndevices; i++)
+        if (tt_context_domain_of(c, c->devices[i]) == k && strlen(list) < sizeof list - 16)
+          snprintf(list + strlen(list), sizeof list - strlen(list), " %u", c->devices[i]->index);
+      const char *own = tt_domain_own(dm->first_device);
+      TT_LOG(TT_LOG_BACKEND, "context #%llu: memory domain %u, device(s)%s (%s): %s%s",
+             (unsigned long long)c->obj.id, k, list, dm->bp->short_name,
+             own ? "a domain of its own: " : "one native context for the backend's devices",
+             own ? own : "");
+    }
     cl_context_properties *np = native_properties(c, dm->bp);
     TT_GOTO_IF(!np, CL_OUT_OF_HOST_MEMORY);
     dm->native_ctx = native_take(c, dm->bp, n, nd, np, &err);

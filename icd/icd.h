@@ -254,26 +254,30 @@ bool tt_mem_flags_valid(cl_mem_flags flags);
 /* Build status of a program for one of its devices (CL_BUILD_NONE when unknown). */
 cl_build_status tt_program_build_status(cl_program p, cl_device_id d);
 
-/* Whether a device has a memory domain of its own rather than sharing its backend's: always
- * with TUTTI_DOMAINS=device or when its memory is CUDA's (runtime/cuda.h), never with
- * TUTTI_DOMAINS=backend, and by default for NVIDIA's GPUs. NVIDIA's one context of several
+/* Why a device has a memory domain of its own rather than sharing its backend's (NULL: it
+ * shares): always with TUTTI_DOMAINS=device or when its memory is CUDA's (runtime/cuda.h),
+ * otherwise never with TUTTI_DOMAINS=backend, and by default for NVIDIA's GPUs. NVIDIA's one context of several
  * GPUs moves a buffer a kernel on another GPU uses through host memory, whole, at each use
  * (N-body split over 2 H200s of one rank: 0.39 of one GPU's time with one context, 0.90 with
  * a domain each; doc/testing.md); PoCL's devices share host memory, and one context suits
  * them. The device table is every rank's, so every rank decides alike. */
-static inline bool tt_domain_per_device(cl_device_id d)
+static inline const char *tt_domain_own(cl_device_id d)
 {
   int how = tt_env()->domains;
-  if (how == TT_DOMAINS_DEVICE || d->cuda >= 0)
-    return true;
-  return how == TT_DOMAINS_AUTO && !strcmp(d->backend, "nvidia");
+  if (d->cuda >= 0)
+    return "its memory is CUDA's (TUTTI_CUDA=on)";
+  if (how == TT_DOMAINS_DEVICE)
+    return "TUTTI_DOMAINS=device";
+  if (how == TT_DOMAINS_AUTO && !strcmp(d->backend, "nvidia"))
+    return "an NVIDIA GPU (TUTTI_DOMAINS=auto)";
+  return NULL;
 }
 
 /* Index of a device's memory domain in a context, or ctx->ndomains when the device is not
- * in it. A domain is a backend platform's devices, or one device (tt_domain_per_device). */
+ * in it. A domain is a backend platform's devices, or one device (tt_domain_own). */
 static inline cl_uint tt_context_domain_of(cl_context ctx, cl_device_id d)
 {
-  bool per_device = tt_domain_per_device(d);
+  bool per_device = tt_domain_own(d) != NULL;
   for (cl_uint i = 0; i < ctx->ndomains; i++)
     if (ctx->domains[i].rank == d->rank && ctx->domains[i].bp_index == d->bp_index &&
         (!per_device || ctx->domains[i].first_device == d))
