@@ -246,20 +246,18 @@ static cl_context make_context(const cl_context_properties *properties, cl_uint 
       continue;
     cl_device_id nd[64];
     cl_uint n = 0;
+    char list[256] = ""; /* their indices, for the log */
     for (cl_uint i = 0; i < c->ndevices && n < 64; i++)
-      if (tt_context_domain_of(c, c->devices[i]) == k)
+      if (tt_context_domain_of(c, c->devices[i]) == k) {
         nd[n++] = c->devices[i]->native;
-    if (tt_env()->debug & TT_LOG_BACKEND) {
-      char list[256] = "";
-      for (cl_uint i = 0; i < c->ndevices; i++)
-        if (tt_context_domain_of(c, c->devices[i]) == k && strlen(list) < sizeof list - 16)
+        if (strlen(list) < sizeof list - 16)
           snprintf(list + strlen(list), sizeof list - strlen(list), " %u", c->devices[i]->index);
-      const char *own = tt_domain_own(dm->first_device);
-      TT_LOG(TT_LOG_BACKEND, "context #%llu: memory domain %u, device(s)%s (%s): %s%s",
-             (unsigned long long)c->obj.id, k, list, dm->bp->short_name,
-             own ? "a domain of its own: " : "one native context for the backend's devices",
-             own ? own : "");
-    }
+      }
+    TT_LOG(TT_LOG_BACKEND, "context #%llu: memory domain %u, device(s)%s (%s): %s%s",
+           (unsigned long long)c->obj.id, k, list, dm->bp->short_name,
+           tt_domain_own(dm->first_device) ? "a domain of its own: "
+                                           : "one native context for the backend's devices",
+           tt_domain_own(dm->first_device) ? tt_domain_own(dm->first_device) : "");
     cl_context_properties *np = native_properties(c, dm->bp);
     TT_GOTO_IF(!np, CL_OUT_OF_HOST_MEMORY);
     dm->native_ctx = native_take(c, dm->bp, n, nd, np, &err);

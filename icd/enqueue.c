@@ -1479,6 +1479,16 @@ static cl_int window_args(struct cmd *c, cl_kernel k, const struct tt_launch_use
   return CL_SUCCESS;
 }
 
+/* Forgets a device's last part (after_last_part), if any. */
+static void last_part_drop(struct tt_domain *dm, struct tt_last_part *lp)
+{
+  if (!lp->ev)
+    return;
+  dm->bp->d->clReleaseEvent(lp->ev);
+  tt_nqueue_unref(lp->nq);
+  *lp = (struct tt_last_part){NULL, NULL, false};
+}
+
 /* A part of a split launch on a device whose backend must not run two at once
  * (serial_parts, runtime/backend.h) waits for the last part issued there before it, when that
  * went to another native queue and may still run (plan lock). Parts never wait for later
@@ -1494,9 +1504,7 @@ static cl_int after_last_part(struct cmd *c)
   if (!lp->ev || lp->nq == c->nq)
     return CL_SUCCESS;
   if (tt_native_status(lp->ev) == CL_COMPLETE) {
-    dm->bp->d->clReleaseEvent(lp->ev);
-    tt_nqueue_unref(lp->nq);
-    *lp = (struct tt_last_part){NULL, NULL, false};
+    last_part_drop(dm, lp);
     return CL_SUCCESS;
   }
   cl_event ev = lp->ev;
@@ -1518,13 +1526,10 @@ static void note_last_part(struct cmd *c, cl_event ev)
   if (!c->part || !c->actual || !dm->bp->serial_parts || !dm->last_part || !ev)
     return;
   struct tt_last_part *lp = &dm->last_part[c->q->device->native_index];
-  if (lp->ev) {
-    dm->bp->d->clReleaseEvent(lp->ev);
-    tt_nqueue_unref(lp->nq);
-  }
+  last_part_drop(dm, lp);
   dm->bp->d->clRetainEvent(ev);
   tt_nqueue_ref(c->nq);
-  *lp = (struct tt_last_part){ev, c->nq, c->deps.may_fail || c->nq->may_fail || c->refused};
+  *lp = (struct tt_last_part){ev, c->nq, tt_plan_may_fail(&c->deps, c->nq) || c->refused};
 }
 
 cl_int tt_enqueue_launch(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,

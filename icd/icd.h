@@ -256,11 +256,11 @@ cl_build_status tt_program_build_status(cl_program p, cl_device_id d);
 
 /* Why a device has a memory domain of its own rather than sharing its backend's (NULL: it
  * shares): always with TUTTI_DOMAINS=device or when its memory is CUDA's (runtime/cuda.h),
- * otherwise never with TUTTI_DOMAINS=backend, and by default for NVIDIA's GPUs. NVIDIA's one context of several
- * GPUs moves a buffer a kernel on another GPU uses through host memory, whole, at each use
- * (N-body split over 2 H200s of one rank: 0.39 of one GPU's time with one context, 0.90 with
- * a domain each; doc/testing.md); PoCL's devices share host memory, and one context suits
- * them. The device table is every rank's, so every rank decides alike. */
+ * otherwise never with TUTTI_DOMAINS=backend, and by default for NVIDIA's GPUs: NVIDIA's one
+ * context of several GPUs moves a buffer that a kernel on another GPU uses through host
+ * memory, whole, at each use (doc/testing.md, "GPUs of one rank"), while PoCL's devices
+ * share host memory and one context suits them. The device table is every rank's, so every
+ * rank decides alike. */
 static inline const char *tt_domain_own(cl_device_id d)
 {
   int how = tt_env()->domains;

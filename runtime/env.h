@@ -19,7 +19,7 @@ enum tt_log_category {
   TT_LOG_LEAK = 1u << 7,    /* objects still alive at exit */
 };
 
-/* TUTTI_DOMAINS: which devices of a rank share memory (icd/icd.h, tt_domain_per_device). */
+/* TUTTI_DOMAINS: which devices of a rank share memory (icd/icd.h, tt_domain_own). */
 enum { TT_DOMAINS_AUTO, TT_DOMAINS_BACKEND, TT_DOMAINS_DEVICE };
 
 struct tt_env {
