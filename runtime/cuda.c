@@ -232,7 +232,8 @@ int tt_cuda_device_of(struct tt_backend_platform *bp, cl_device_id native)
 
 bool tt_cuda_wanted(cl_mem root)
 {
-  return root->size >= TT_CUDA_MIN && !(root->flags & CL_MEM_USE_HOST_PTR);
+  return root->size >= TT_CUDA_MIN && root->size <= TT_CUDA_MAX &&
+         !(root->flags & CL_MEM_USE_HOST_PTR);
 }
 
 /* --- buffers ------------------------------------------------------------------------- */

@@ -29,8 +29,11 @@ int tt_cuda_device_of(struct tt_backend_platform *bp, cl_device_id native);
 
 /* Whether the native buffers of root (on devices that take the path) live in CUDA memory:
  * not for CL_MEM_USE_HOST_PTR, nor for buffers under TT_CUDA_MIN bytes (the driver's
- * granularity is 2 MiB a buffer). Every rank alike. */
+ * granularity is 2 MiB a buffer), nor over TT_CUDA_MAX: NVIDIA's OpenCL kills its process
+ * (SIGSEGV raised by itself) when it imports 512 MiB or more of CUDA memory (doc/cluster.md).
+ * Every rank alike. */
 #define TT_CUDA_MIN ((size_t)64 << 10)
+#define TT_CUDA_MAX ((size_t)510 << 20)
 bool tt_cuda_wanted(cl_mem root);
 
 /* A native buffer of size bytes in CUDA memory of CUDA device `device`, imported into the

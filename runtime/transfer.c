@@ -945,8 +945,9 @@ static void gpu_desc_arrived(void *arg, int ok)
   gpu_step(x);
 }
 
-/* One side of a copy in local domain dom: its user event, recorded as the access (under the
- * unmaps' queue, as transfer pieces are), and the accesses it must wait for in deps. */
+/* One side of a copy in local domain dom: its user event, and the accesses it must wait for
+ * in deps. Both sides are ordered before either is recorded (gpu_record): were the read
+ * recorded first, the write would wait for it, and so for the copy itself. */
 static cl_event gpu_side(struct fetch *f, cl_uint dom, size_t off, size_t len, bool writes,
                          struct tt_deps *deps)
 {
@@ -958,10 +959,19 @@ static cl_event gpu_side(struct fetch *f, cl_uint dom, size_t off, size_t len, b
     return NULL;
   /* No queue: every conflicting access is waited for (NULL matches none). */
   f->err = tt_plan_order_after(deps, f->ctx, dom, NULL, f->root, off, len, writes);
+  return ev;
+}
+
+/* Records a side's event as its access (under the unmaps' queue, as transfer pieces are). */
+static void gpu_record(struct fetch *f, cl_uint dom, size_t off, size_t len, bool writes,
+                       cl_event ev)
+{
+  struct tt_domain *dm = &f->ctx->domains[dom];
+  if (!ev)
+    return;
   tt_plan_access_record(f->root, off, len, writes, dom, dm->unmaps, ev, false);
   tt_plan_trace_internal(dm, writes, writes ? "GPU copy: write" : "GPU copy: read", ev,
                          tt_plan_cur.cmd);
-  return ev;
 }
 
 /* The native buffer of a local domain and the CUDA address of byte off there (0: none). */
@@ -1015,8 +1025,12 @@ static int gpu_run(struct fetch *f, enum gpu_role role, cl_uint src, size_t off,
   tt_deps_init(&deps);
   if (role != GPU_RECV)
     x->read = gpu_side(f, src, off, len, false, &deps);
-  if (role != GPU_SEND && f->err == CL_SUCCESS) {
+  if (role != GPU_SEND && f->err == CL_SUCCESS)
     x->write = gpu_side(f, f->dom, off, len, true, &deps);
+  if (role != GPU_RECV)
+    gpu_record(f, src, off, len, false, x->read);
+  if (role != GPU_SEND) {
+    gpu_record(f, f->dom, off, len, true, x->write);
     if (x->write) {
       TT_NATIVE_DISPATCH(x->write)->clRetainEvent(x->write);
       f->err = tt_deps_take(f->deps, x->write);
