@@ -6,7 +6,8 @@
 #    (time TC): T1 / TC is what the host loses with that many busy cores, TC / TR Tutti's part.
 #  gpus: weak scaling on the host's GPUs (BACKEND, default nvidia): one rank with GPU 0 alone
 #    (CUDA_VISIBLE_DEVICES=0) against GPUS ranks with one GPU each and against one rank with
-#    GPUS GPUs, GPUS times the work (GPUS default 2).
+#    GPUS GPUs, GPUS times the work (GPUS default 2; the GPUS-GPU runs see GPUs 0 to GPUS-1
+#    only). An app may carry its own scale per GPU: nbody:16384.
 #  hetero: one rank with every device of the host's backends (a GPU and PoCL's CPU device, say):
 #    the split launches with balancing on and off (TUTTI_BALANCE; WARMUPS launches first, each
 #    followed by clFinish, default 6) against the whole launch on the first device.
@@ -53,14 +54,17 @@ scaling)
   done ;;
 gpus)
   n=${GPUS:-2}
+  visible=$(seq -s, 0 $((n - 1)))
   export TUTTI_BACKENDS=${BACKEND:-nvidia}
-  for app in $apps; do
-    t1=$(CUDA_VISIBLE_DEVICES=0 SPLIT_REPS=$reps "$top_builddir/tutti-run" -n 1 \
+  for entry in $apps; do
+    app=${entry%%:*} base=$base
+    [ "$app" = "$entry" ] || base=${entry#*:}
+    t1=$(CUDA_VISIBLE_DEVICES=0 SPLIT_ONLY=1 SPLIT_REPS=$reps "$top_builddir/tutti-run" -n 1 \
          "$top_builddir/apps/split" "$app" "$base" | split_ms "$app")
-    tr=$(SPLIT_REPS=$reps "$top_builddir/tutti-run" -n "$n" "$top_builddir/apps/split" "$app" \
-         $((base * n)) | split_ms "$app")
-    t1n=$(SPLIT_REPS=$reps "$top_builddir/tutti-run" -n 1 "$top_builddir/apps/split" "$app" \
-          $((base * n)) | split_ms "$app")
+    tr=$(CUDA_VISIBLE_DEVICES=$visible SPLIT_ONLY=1 SPLIT_REPS=$reps "$top_builddir/tutti-run" \
+         -n "$n" "$top_builddir/apps/split" "$app" $((base * n)) | split_ms "$app")
+    t1n=$(CUDA_VISIBLE_DEVICES=$visible SPLIT_ONLY=1 SPLIT_REPS=$reps "$top_builddir/tutti-run" \
+          -n 1 "$top_builddir/apps/split" "$app" $((base * n)) | split_ms "$app")
     echo "$app (scale $base per GPU): 1 GPU ${t1} ms; $n ranks x 1 GPU ${tr} ms: efficiency $(echo "$t1 $tr" | awk '{printf "%.3f", $1 / $2}'); 1 rank x $n GPUs ${t1n} ms: efficiency $(echo "$t1 $t1n" | awk '{printf "%.3f", $1 / $2}')"
   done ;;
 hetero)

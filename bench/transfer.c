@@ -5,7 +5,10 @@
  *     copy 1 MiB and 256 MiB        a buffer written on rank 0's device moved to rank 1's
  *                                   (clEnqueueMigrateMemObjects + clFinish) against
  *                                   MPI_Send/MPI_Recv of the same bytes (and a 4-byte answer,
- *                                   as clFinish gets one); ratio = MPI time / Tutti time
+ *                                   as clFinish gets one); ratio = MPI time / Tutti time;
+ *                                   where libcuda is, also against the CUDA driver's copy
+ *                                   from GPU 0 to GPU 1 in rank 0's process (the same copy
+ *                                   engines a copy between processes uses)
  *     read 256 MiB, read 64 B       a blocking clEnqueueReadBuffer of a buffer held on rank
  *                                   0's device, which every rank's host receives, against
  *                                   MPI_Bcast of the same bytes (slowest rank of each round)
@@ -16,7 +19,9 @@
  *                                   bytes filled on device 0 moved to device 1
  *                                   (clEnqueueMigrateMemObjects + clFinish) through Tutti
  *                                   against the backend's own platform (for NVIDIA: its copy
- *                                   between two GPUs of one context); ratio as --host
+ *                                   between two GPUs of one context); ratio as --host;
+ *                                   and against the CUDA driver's own copy between the
+ *                                   first two GPUs (bench/cuda_peer.h), where libcuda is
  *   transfer --host [--baseline NAME] [--rounds N]
  *                                   one process, the loader showing Tutti and its backend
  *                                   (the first other platform, or the one named NAME):
@@ -33,6 +38,7 @@
 #include <time.h>
 
 #include "bench.h"
+#include "bench/cuda_peer.h"
 
 #define CHECK(x)                                                                                  \
   do {                                                                                            \
@@ -147,6 +153,18 @@ static int host_mode(int rounds, const char *want)
   return 0;
 }
 
+/* Tutti's time beside the CUDA driver's copy of the same bytes from GPU 0 to GPU 1. */
+static void cuda_report(const char *what, size_t bytes, double tutti, int rounds)
+{
+  char why[128] = "";
+  double c = cuda_peer_copy(0, 1, bytes, rounds, why, sizeof why);
+  if (c > 0)
+    report(what, bytes, tutti, c, "CUDA");
+  else
+    printf("%-34s (CUDA's copy not measured: %s)\n", what, why);
+  fflush(stdout);
+}
+
 /* Bytes filled on device 0 moved to device 1 of one context: the time of the move. */
 static double peer_round(cl_command_queue q0, cl_command_queue q1, cl_mem m, size_t bytes,
                          char pattern)
@@ -207,8 +225,9 @@ static int peer_mode(int rounds, const char *want)
       }
       clReleaseMemObject(m[k]);
     }
-    report(s ? "device 0 -> device 1, 256 MiB" : "device 0 -> device 1, 1 MiB", bytes,
-           median(t, rounds), median(t + rounds, rounds), bname);
+    const char *what = s ? "device 0 -> device 1, 256 MiB" : "device 0 -> device 1, 1 MiB";
+    report(what, bytes, median(t, rounds), median(t + rounds, rounds), bname);
+    cuda_report(what, bytes, median(t, rounds), rounds);
   }
   for (int k = 0; k < 2; k++) {
     clReleaseCommandQueue(q[k][0]);
@@ -347,9 +366,12 @@ int main(int argc, char **argv)
         tm[r] = tr;
       }
     }
-    if (rank == 0)
-      report(s ? "copy 256 MiB rank 0 -> rank 1" : "copy 1 MiB rank 0 -> rank 1", bytes,
-             median(tt, rounds), median(tm, rounds), "MPI_Send");
+    if (rank == 0) {
+      const char *what = s ? "copy 256 MiB rank 0 -> rank 1" : "copy 1 MiB rank 0 -> rank 1";
+      report(what, bytes, median(tt, rounds), median(tm, rounds), "MPI_Send");
+      cuda_report(what, bytes, median(tt, rounds), rounds);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
     CHECK(clReleaseMemObject(m));
   }
 

@@ -1,0 +1,15 @@
+/* The CUDA driver's own copy between two GPUs of this process, the baseline that Tutti's
+ * copies between GPUs are measured against (bench/transfer.c). libcuda is opened at run
+ * time, as Tutti's runtime/cuda.c does, so the benchmark runs on hosts without it. */
+#ifndef TUTTI_BENCH_CUDA_PEER_H
+#define TUTTI_BENCH_CUDA_PEER_H
+
+#include <stddef.h>
+
+/* The median time in seconds of `rounds` copies of `bytes` from CUDA device `from` to CUDA
+ * device `to` (cuMemcpyDtoDAsync on a stream of the destination, then waiting for it, as
+ * Tutti's copy thread does; peer access enabled where the pair has it), or a negative value
+ * with a reason in why when it cannot be measured (no libcuda, fewer GPUs, a CUDA error). */
+double cuda_peer_copy(int from, int to, size_t bytes, int rounds, char *why, size_t cap);
+
+#endif

@@ -1,0 +1,59 @@
+#!/bin/sh
+# GPUs of one host (doc/testing.md, "GPUs: bench/run-gpus.sh"): each figure beside its
+# baseline, measured in the same run.
+#  1. Copies between GPUs, 1 MiB and 256 MiB: within one rank (bench/transfer --peer: Tutti
+#     against NVIDIA's own platform and against the CUDA driver's copy) and between two ranks
+#     of the host (bench/transfer: against MPI_Send and the CUDA driver's copy); reads reaching
+#     every rank against MPI_Bcast, at 2 ranks and at GPUS ranks.
+#  2. Weak scaling at 2, 4, ... GPUS GPUs (bench/run-split.sh gpus): one GPU alone against a
+#     rank per GPU and one rank with every GPU, the work times the GPUs.
+#  3. Strong scaling at GPUS GPUs: N-body and Jacobi whole on GPU 0 against split over every
+#     GPU, one rank with all and a rank per GPU.
+# Usage: bench/run-gpus.sh   (from the build directory; GPUS: how many GPUs, default what
+# nvidia-smi lists; APPS: the weak-scaling apps with their scale per GPU; STRONG: the
+# strong-scaling apps with their sizes; BASELINE: the platform of the one-rank copies, default
+# NVIDIA; ROUNDS, REPS; TUTTI_CUDA and other settings pass through)
+set -e
+top_builddir=${top_builddir:-$(pwd)}
+export top_builddir TUTTI_BACKENDS=${BACKEND:-nvidia}
+gpus=${GPUS:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)}
+if [ "${gpus:-0}" -lt 2 ]; then
+  echo "run-gpus.sh: needs 2 GPUs or more (found ${gpus:-0}; set GPUS)" >&2
+  exit 2
+fi
+rounds=${ROUNDS:-7}
+echo "# run-gpus.sh: $gpus GPU(s), TUTTI_CUDA=${TUTTI_CUDA:-default}, $(date -u +%Y-%m-%d)"
+nvidia-smi -L 2>/dev/null | head -n "$gpus" | sed 's/ (UUID.*//; s/^/# /' || true
+
+echo "## copies between GPUs, one rank (ratios: baseline time / Tutti's time)"
+# NVIDIA's driver registers no .icd file on some hosts: the loader gets its library named.
+BASELINE_LIB=${BASELINE_LIB:-$([ "${BASELINE:-NVIDIA}" = NVIDIA ] && echo libnvidia-opencl.so.1)}
+. "$(dirname "$0")/both-loaders.sh"
+# shellcheck disable=SC2086
+CUDA_VISIBLE_DEVICES=0,1 env $both_loaders "$top_builddir/bench/transfer" --peer \
+  --baseline "${BASELINE:-NVIDIA}" --rounds "$rounds" || echo "(one rank: not measured)"
+for n in 2 $([ "$gpus" -gt 2 ] && echo "$gpus"); do
+  echo "## $n ranks, one GPU each"
+  CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((n - 1))) TUTTI_ICD="$icd" "$top_builddir/tutti-run" \
+    -n "$n" "$top_builddir/bench/transfer" --rounds "$rounds"
+done
+
+n=2
+while [ "$n" -le "$gpus" ]; do
+  echo "## weak scaling, $n GPUs (efficiency: one GPU's time / the time with $n GPUs and ${n}x the work)"
+  GPUS=$n REPS=${REPS:-3} JACOBI_ITERS=${JACOBI_ITERS:-80} sh "$(dirname "$0")/run-split.sh" gpus \
+    "${APPS:-nbody:16384 kmeans:256 matmul:8192 jacobi:1024}"
+  n=$((n * 2))
+done
+
+echo "## strong scaling, $gpus GPUs (whole on GPU 0 / split over $gpus)"
+visible=$(seq -s, 0 $((gpus - 1)))
+for entry in ${STRONG:-nbody:4096 jacobi:1024}; do
+  app=${entry%%:*} size=${entry#*:}
+  for r in 1 "$gpus"; do
+    printf '%s %s, %s rank(s): ' "$app" "$size" "$r"
+    CUDA_VISIBLE_DEVICES=$visible JACOBI_ITERS=${JACOBI_ITERS:-80} SPLIT_REPS=${REPS:-3} \
+      TUTTI_ICD="$icd" "$top_builddir/tutti-run" -n "$r" "$top_builddir/apps/split" "$app" "$size" |
+      grep -E "^(ok|not ok)" || echo "failed"
+  done
+done
