@@ -114,6 +114,19 @@ static cl_uint native_devices(cl_program p, cl_uint dom, cl_uint n, const cl_dev
   return k;
 }
 
+/* What a backend compiles: the source under the macros OpenCL C predefines as Tutti's devices
+ * report them (OpenCL 1.2, no images: icd/device.c), not as the backend's own compiler would
+ * (PoCL 3 defines __OPENCL_VERSION__ 300 and __IMAGE_SUPPORT__); line numbers kept. */
+static const char source_prelude[] =
+    "#undef __OPENCL_VERSION__\n"
+    "#define __OPENCL_VERSION__ 120\n"
+    "#if defined(__OPENCL_C_VERSION__) && __OPENCL_C_VERSION__ > 120\n"
+    "#undef __OPENCL_C_VERSION__\n"
+    "#define __OPENCL_C_VERSION__ 120\n"
+    "#endif\n"
+    "#undef __IMAGE_SUPPORT__\n"
+    "#line 1\n";
+
 cl_program CL_API_CALL tt_clCreateProgramWithSource(cl_context context, cl_uint count,
                                                     const char **strings, const size_t *lengths,
                                                     cl_int *errcode_ret)
@@ -148,8 +161,8 @@ cl_program CL_API_CALL tt_clCreateProgramWithSource(cl_context context, cl_uint 
     struct tt_domain *dm = &context->domains[i];
     if (!dm->local)
       continue;
-    const char *src = p->stripped;
-    p->native[i] = dm->bp->d->clCreateProgramWithSource(dm->native, 1, &src, NULL, &err);
+    const char *src[2] = {source_prelude, p->stripped};
+    p->native[i] = dm->bp->d->clCreateProgramWithSource(dm->native, 2, src, NULL, &err);
     TT_GOTO_IF(!p->native[i], err ? err : CL_OUT_OF_RESOURCES);
   }
 out:

@@ -411,6 +411,70 @@ static void test_binary_type(void)
   OK(clReleaseProgram(p));
 }
 
+/* The macros OpenCL C predefines, as kernels see them on every device, match what the device
+ * reports (OpenCL 1.2 section 6.10): __OPENCL_VERSION__ its version, __OPENCL_C_VERSION__ the
+ * language of -cl-std or by default the device's, __IMAGE_SUPPORT__ defined only with
+ * images. A compiler's complaint names the line of the program's own source. */
+static void test_macros(void)
+{
+  static const char *s =
+      "__kernel void k(__global int *o) {\n"
+      "  o[0] = __OPENCL_VERSION__;\n"
+      "#ifdef __IMAGE_SUPPORT__\n"
+      "  o[1] = __IMAGE_SUPPORT__;\n"
+      "#endif\n"
+      "  o[2] = __OPENCL_C_VERSION__;\n"
+      "}\n";
+  const char *opts[] = {NULL, "-cl-std=CL1.1"};
+  for (int o = 0; o < 2; o++) {
+    cl_int err;
+    cl_program p = clCreateProgramWithSource(ctx, 1, &s, NULL, &err);
+    OK(err);
+    OK(clBuildProgram(p, 0, NULL, opts[o], NULL, NULL));
+    cl_kernel k = clCreateKernel(p, "k", &err);
+    OK(err);
+    for (cl_uint d = 0; d < ndevs; d++) {
+      char ver[256] = "", cver[256] = "";
+      cl_bool images = CL_TRUE;
+      int major = 0, minor = 0, cmajor = 0, cminor = 0;
+      OK(clGetDeviceInfo(devs[d], CL_DEVICE_VERSION, sizeof ver, ver, NULL));
+      OK(clGetDeviceInfo(devs[d], CL_DEVICE_OPENCL_C_VERSION, sizeof cver, cver, NULL));
+      OK(clGetDeviceInfo(devs[d], CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, NULL));
+      sscanf(ver, "OpenCL %d.%d", &major, &minor);
+      sscanf(cver, "OpenCL C %d.%d", &cmajor, &cminor);
+      int got[3] = {0, 0, 0};
+      cl_mem m = clCreateBuffer(ctx, CL_MEM_COPY_HOST_PTR, sizeof got, got, &err);
+      OK(err);
+      OK(clSetKernelArg(k, 0, sizeof m, &m));
+      size_t one = 1;
+      OK(clEnqueueNDRangeKernel(q[d], k, 1, NULL, &one, NULL, 0, NULL, NULL));
+      OK(clEnqueueReadBuffer(q[d], m, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL));
+      AGREE(got[0], major * 100 + minor * 10);
+      AGREE(got[1], images ? 1 : 0);
+      AGREE(got[2], o ? 110 : cmajor * 100 + cminor * 10);
+      OK(clReleaseMemObject(m));
+    }
+    OK(clReleaseKernel(k));
+    OK(clReleaseProgram(p));
+  }
+  /* An error on line 3 of the program's source is reported on line 3. */
+  static const char *bad = "__kernel void k(__global int *o) {\n"
+                           "  o[0] = 1;\n"
+                           "  o[1] = no_such_name;\n"
+                           "}\n";
+  cl_int err;
+  cl_program p = clCreateProgramWithSource(ctx, 1, &bad, NULL, &err);
+  OK(err);
+  AGREE(clBuildProgram(p, 0, NULL, NULL, NULL, NULL), CL_BUILD_PROGRAM_FAILURE);
+  for (cl_uint d = 0; d < ndevs; d++) {
+    char log[4096] = "";
+    OK(clGetProgramBuildInfo(p, devs[d], CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL));
+    AGREE(strstr(log, ":3:") != NULL, 1);
+    AGREE(strstr(log, ":11:") == NULL, 1);
+  }
+  OK(clReleaseProgram(p));
+}
+
 /* Sub-buffers of one buffer, each written on another device (so on other ranks), then
  * every device reads the whole buffer. */
 static void test_subbuffers(void)
@@ -514,7 +578,7 @@ int main(int argc, char **argv)
                 {"scalars", test_scalars},       {"errors", test_errors},
                 {"local", test_local},           {"user-error", test_user_error},
                 {"destructors", test_destructors}, {"binary-type", test_binary_type},
-                {"subbuffers", test_subbuffers}};
+                {"subbuffers", test_subbuffers}, {"macros", test_macros}};
   size_t n = sizeof groups / sizeof groups[0];
   if (rank == 0)
     printf("1..%zu\n", n);
