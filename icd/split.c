@@ -76,15 +76,15 @@ cl_int tt_split_check_pragmas(cl_program p, const char *options, char **error)
       break;
     }
     if (pragma_of(p, pr->kernel) != pr) {
-      snprintf(msg, sizeof msg, "kernel '%s', line %d: a second #pragma tutti for this kernel "
-               "(the first is on line %d)", pr->kernel, pr->line, pragma_of(p, pr->kernel)->line);
+      snprintf(msg, sizeof msg, "#pragma tutti of kernel '%s', line %d: the kernel's second "
+               "annotation (the first is on line %d)", pr->kernel, pr->line, pragma_of(p, pr->kernel)->line);
       break;
     }
     struct tt_ann_param *params;
     long n = tt_ann_kernel_params(p->stripped, pr->kernel, &params);
     if (n < 0) {
-      snprintf(msg, sizeof msg, "kernel '%s', line %d: #pragma tutti names a kernel the source "
-               "does not define", pr->kernel, pr->line);
+      snprintf(msg, sizeof msg, "#pragma tutti of kernel '%s', line %d: the source defines no "
+               "such kernel", pr->kernel, pr->line);
       break;
     }
     char err[256];
@@ -95,7 +95,7 @@ cl_int tt_split_check_pragmas(cl_program p, const char *options, char **error)
       const char *rest = err;
       if (sscanf(err, "column %d:", &col) == 1 && (rest = strchr(err, ':')))
         rest += 2;
-      snprintf(msg, sizeof msg, "kernel '%s', line %d, column %d: %s", pr->kernel, pr->line,
+      snprintf(msg, sizeof msg, "#pragma tutti of kernel '%s', line %d, column %d: %s", pr->kernel, pr->line,
                pr->column + (col > 0 ? col - 1 : 0), rest);
     }
     tt_ann_free(a);

@@ -371,8 +371,8 @@ int main(void)
   cl_build_status st = CL_BUILD_NONE;
   clGetProgramBuildInfo(bp, a.devs[a.ndev - 1], CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
   clGetProgramBuildInfo(bp, a.devs[a.ndev - 1], CL_PROGRAM_BUILD_STATUS, sizeof st, &st, NULL);
-  ok(strstr(log, "kernel 'k', line 2, column 44: unknown parameter 'q'") != NULL && st == CL_BUILD_ERROR,
-     "pragma: the log names kernel, line and column; status CL_BUILD_ERROR");
+  ok(strstr(log, "#pragma tutti of kernel 'k', line 2, column 44: unknown parameter 'q'") != NULL && st == CL_BUILD_ERROR,
+     "pragma: the log names the pragma, its kernel, line and column; status CL_BUILD_ERROR");
   clCreateKernel(bp, "k", &err);
   is(err, CL_INVALID_PROGRAM_EXECUTABLE, "pragma: no kernel from the failed build");
   clReleaseProgram(bp);
