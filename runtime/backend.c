@@ -173,8 +173,8 @@ static void load_library(const char *path, int quiet)
       continue;
     }
     bp->ndevices = nd;
-    TT_LOG(TT_LOG_BACKEND, "backend '%s' (%s) from %s: %u device(s)", bp->name, bp->short_name, path,
-           nd);
+    TT_LOG(TT_LOG_BACKEND, "backend '%s' (%s) from %s: %u device(s) on this node", bp->name,
+           bp->short_name, path, nd);
     nplatforms++;
   }
 }

@@ -448,6 +448,10 @@ static void init(void)
     q += total;
   }
   free(cat);
+  /* The backends' lines count the node's devices; this says which are the rank's. */
+  TT_LOG(TT_LOG_BACKEND, "rank %d (local rank %d of %d): %u of the node's %u device(s) are "
+         "this rank's%s", my_rank, local_rank, local_size, nown, nlocal_all,
+         nlocal_all < (cl_uint)local_size ? " (fewer devices than ranks: ranks share them)" : "");
   if (!distributed) {
     table = own;
     ntable = nown;
