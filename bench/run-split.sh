@@ -57,15 +57,15 @@ gpus)
   visible=$(seq -s, 0 $((n - 1)))
   export TUTTI_BACKENDS=${BACKEND:-nvidia}
   for entry in $apps; do
-    app=${entry%%:*} base=$base
-    [ "$app" = "$entry" ] || base=${entry#*:}
+    app=${entry%%:*} scale=$base
+    [ "$app" = "$entry" ] || scale=${entry#*:}
     t1=$(CUDA_VISIBLE_DEVICES=0 SPLIT_ONLY=1 SPLIT_REPS=$reps "$top_builddir/tutti-run" -n 1 \
-         "$top_builddir/apps/split" "$app" "$base" | split_ms "$app")
+         "$top_builddir/apps/split" "$app" "$scale" | split_ms "$app")
     tr=$(CUDA_VISIBLE_DEVICES=$visible SPLIT_ONLY=1 SPLIT_REPS=$reps "$top_builddir/tutti-run" \
-         -n "$n" "$top_builddir/apps/split" "$app" $((base * n)) | split_ms "$app")
+         -n "$n" "$top_builddir/apps/split" "$app" $((scale * n)) | split_ms "$app")
     t1n=$(CUDA_VISIBLE_DEVICES=$visible SPLIT_ONLY=1 SPLIT_REPS=$reps "$top_builddir/tutti-run" \
-          -n 1 "$top_builddir/apps/split" "$app" $((base * n)) | split_ms "$app")
-    echo "$app (scale $base per GPU): 1 GPU ${t1} ms; $n ranks x 1 GPU ${tr} ms: efficiency $(echo "$t1 $tr" | awk '{printf "%.3f", $1 / $2}'); 1 rank x $n GPUs ${t1n} ms: efficiency $(echo "$t1 $t1n" | awk '{printf "%.3f", $1 / $2}')"
+          -n 1 "$top_builddir/apps/split" "$app" $((scale * n)) | split_ms "$app")
+    echo "$app (scale $scale per GPU): 1 GPU ${t1} ms; $n ranks x 1 GPU ${tr} ms: efficiency $(echo "$t1 $tr" | awk '{printf "%.3f", $1 / $2}'); 1 rank x $n GPUs ${t1n} ms: efficiency $(echo "$t1 $t1n" | awk '{printf "%.3f", $1 / $2}')"
   done ;;
 hetero)
   "$top_builddir/tutti-info" 2>/dev/null | sed 's/^/# /' || true

@@ -226,8 +226,9 @@ static int peer_mode(int rounds, const char *want)
       clReleaseMemObject(m[k]);
     }
     const char *what = s ? "device 0 -> device 1, 256 MiB" : "device 0 -> device 1, 1 MiB";
-    report(what, bytes, median(t, rounds), median(t + rounds, rounds), bname);
-    cuda_report(what, bytes, median(t, rounds), rounds);
+    double tutti = median(t, rounds);
+    report(what, bytes, tutti, median(t + rounds, rounds), bname);
+    cuda_report(what, bytes, tutti, rounds);
   }
   for (int k = 0; k < 2; k++) {
     clReleaseCommandQueue(q[k][0]);
@@ -368,8 +369,9 @@ int main(int argc, char **argv)
     }
     if (rank == 0) {
       const char *what = s ? "copy 256 MiB rank 0 -> rank 1" : "copy 1 MiB rank 0 -> rank 1";
-      report(what, bytes, median(tt, rounds), median(tm, rounds), "MPI_Send");
-      cuda_report(what, bytes, median(tt, rounds), rounds);
+      double tutti = median(tt, rounds);
+      report(what, bytes, tutti, median(tm, rounds), "MPI_Send");
+      cuda_report(what, bytes, tutti, rounds);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK(clReleaseMemObject(m));

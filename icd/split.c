@@ -77,7 +77,8 @@ cl_int tt_split_check_pragmas(cl_program p, const char *options, char **error)
     }
     if (pragma_of(p, pr->kernel) != pr) {
       snprintf(msg, sizeof msg, "#pragma tutti of kernel '%s', line %d: the kernel's second "
-               "annotation (the first is on line %d)", pr->kernel, pr->line, pragma_of(p, pr->kernel)->line);
+               "annotation (the first is on line %d)", pr->kernel, pr->line,
+               pragma_of(p, pr->kernel)->line);
       break;
     }
     struct tt_ann_param *params;
@@ -95,8 +96,8 @@ cl_int tt_split_check_pragmas(cl_program p, const char *options, char **error)
       const char *rest = err;
       if (sscanf(err, "column %d:", &col) == 1 && (rest = strchr(err, ':')))
         rest += 2;
-      snprintf(msg, sizeof msg, "#pragma tutti of kernel '%s', line %d, column %d: %s", pr->kernel, pr->line,
-               pr->column + (col > 0 ? col - 1 : 0), rest);
+      snprintf(msg, sizeof msg, "#pragma tutti of kernel '%s', line %d, column %d: %s",
+               pr->kernel, pr->line, pr->column + (col > 0 ? col - 1 : 0), rest);
     }
     tt_ann_free(a);
     free(params);
