@@ -11,6 +11,9 @@
 #include <unistd.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/cluster.h"
@@ -38,10 +41,13 @@ FILE *tt_log_file(void)
 }
 
 /* A crash prints where it happened (functions of libtutti are named; `addr2line -e
- * libtutti.so OFFSET` gives the line), then the handler that was there before (Open MPI's,
- * whose output may go to a discarded console) or the default takes its course. */
+ * libtutti.so OFFSET` gives the line), once, then the process ends by the signal's default
+ * action: a handler that was there before (Open MPI's) would print a second report of the
+ * same crash. Under tutti-run the rank's status file says which signal ended it (the host
+ * layer writes the status of a rank that exits: host/preload_host.c). */
 static const int crash_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-static struct sigaction before[sizeof crash_sigs / sizeof crash_sigs[0]];
+static atomic_flag reported = ATOMIC_FLAG_INIT;
+static char status_path[4096]; /* TUTTI_OUTPUT_DIR/status.R, made before any crash */
 
 /* The instruction that faulted, from the signal's context (the unwinder may not get past
  * the signal frame: then this is the one line that says where). */
@@ -60,30 +66,38 @@ static void *fault_pc(void *ucontext)
 
 static void crashed(int sig, siginfo_t *info, void *ucontext)
 {
-  char head[640];
-  int fd = fileno(tt_log_file());
-  int n = snprintf(head, sizeof head, "[tutti %d] crashed with signal %d; the stack:\n",
-                   tt_cluster_rank(), sig);
-  ssize_t w = write(fd, head, (size_t)n);
-  (void)w;
-  void *pc = fault_pc(ucontext);
-  Dl_info where;
-  if (pc && dladdr(pc, &where) && where.dli_fname) {
-    /* "addr2line -f -e LIB OFFSET" names the function and line, static ones too. */
-    n = snprintf(head, sizeof head, "[tutti %d] at %s%s+%#lx (offset %#lx in %s; addr2line -f -e "
-                 "%s %#lx)\n", tt_cluster_rank(), where.dli_sname ? where.dli_sname : "",
-                 where.dli_sname ? " " : "",
-                 (unsigned long)((char *)pc - (char *)(where.dli_saddr ? where.dli_saddr : where.dli_fbase)),
-                 (unsigned long)((char *)pc - (char *)where.dli_fbase), where.dli_fname,
-                 where.dli_fname, (unsigned long)((char *)pc - (char *)where.dli_fbase));
-    w = write(fd, head, (size_t)(n < (int)sizeof head ? n : (int)sizeof head - 1));
-  }
   (void)info;
-  void *frames[64];
-  backtrace_symbols_fd(frames, backtrace(frames, 64), fd);
-  for (size_t i = 0; i < sizeof crash_sigs / sizeof crash_sigs[0]; i++)
-    if (crash_sigs[i] == sig)
-      sigaction(sig, &before[i], NULL);
+  if (!atomic_flag_test_and_set(&reported)) {
+    char head[640];
+    int fd = fileno(tt_log_file());
+    int n = snprintf(head, sizeof head, "[tutti %d] crashed with signal %d; the stack:\n",
+                     tt_cluster_rank(), sig);
+    ssize_t w = write(fd, head, (size_t)n);
+    void *pc = fault_pc(ucontext);
+    Dl_info where;
+    if (pc && dladdr(pc, &where) && where.dli_fname) {
+      /* "addr2line -f -e LIB OFFSET" names the function and line, static ones too. */
+      n = snprintf(head, sizeof head, "[tutti %d] at %s%s+%#lx (offset %#lx in %s; addr2line "
+                   "-f -e %s %#lx)\n", tt_cluster_rank(), where.dli_sname ? where.dli_sname : "",
+                   where.dli_sname ? " " : "",
+                   (unsigned long)((char *)pc - (char *)(where.dli_saddr ? where.dli_saddr : where.dli_fbase)),
+                   (unsigned long)((char *)pc - (char *)where.dli_fbase), where.dli_fname,
+                   where.dli_fname, (unsigned long)((char *)pc - (char *)where.dli_fbase));
+      w = write(fd, head, (size_t)(n < (int)sizeof head ? n : (int)sizeof head - 1));
+    }
+    void *frames[64];
+    backtrace_symbols_fd(frames, backtrace(frames, 64), fd);
+    if (status_path[0]) {
+      int sf = open(status_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      if (sf >= 0) {
+        n = snprintf(head, sizeof head, "signal %d\n", sig);
+        w = write(sf, head, (size_t)n);
+        close(sf);
+      }
+    }
+    (void)w;
+  }
+  signal(sig, SIG_DFL);
   raise(sig);
 }
 
@@ -92,8 +106,14 @@ void tt_log_crash_handler(void)
   tt_log_file();
   void *warm[1];
   backtrace(warm, 1); /* loads libgcc now, not inside the handler */
+  const char *dir = getenv("TUTTI_OUTPUT_DIR");
+  const char *r = getenv("OMPI_COMM_WORLD_RANK");
+  if (!r)
+    r = getenv("PMI_RANK");
+  if (dir && *dir && r && !status_path[0])
+    snprintf(status_path, sizeof status_path, "%s/status.%s", dir, r);
   /* Called again once drivers installed handlers of their own (they then run after Tutti's);
-   * a signal whose handler is still Tutti's keeps the one it had before. */
+   * a signal whose handler is still Tutti's keeps it. */
   for (size_t i = 0; i < sizeof crash_sigs / sizeof crash_sigs[0]; i++) {
     struct sigaction now, sa;
     if (sigaction(crash_sigs[i], NULL, &now) == 0 && (now.sa_flags & SA_SIGINFO) &&
@@ -102,7 +122,7 @@ void tt_log_crash_handler(void)
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = crashed;
     sa.sa_flags = SA_SIGINFO;
-    sigaction(crash_sigs[i], &sa, &before[i]);
+    sigaction(crash_sigs[i], &sa, NULL);
   }
 }
 
