@@ -61,9 +61,9 @@ cl_int CL_API_CALL tt_clGetEventInfo(cl_event event, cl_event_info param_name,
   case CL_EVENT_COMMAND_TYPE:
     return TT_INFO(event->type);
   case CL_EVENT_COMMAND_EXECUTION_STATUS:
-    tt_check_sync();
-    tt_event_batch_waited(tt_event_share_in_order(event), NULL, CL_COMPLETE);
-    status = tt_event_status(event);
+    /* A program may steer by the answer: every rank asks, and hears the same. */
+    TT_CHECK(event->obj.id, param_name);
+    status = tt_event_agreed_status(event);
     return TT_INFO(status);
   case CL_EVENT_REFERENCE_COUNT:
     u = (cl_uint)atomic_load(&event->obj.refcount);

@@ -15,28 +15,41 @@
 
 #define ARG_INFO_OPTION " -cl-kernel-arg-info"
 
-/* Tutti's program binaries: a header naming the backend, then the backend's own binary. A
- * binary made for another backend, or no Tutti binary at all, is refused with
- * CL_INVALID_BINARY instead of reaching a backend that would take it (NVIDIA accepts junk
- * until the build). */
+/* Tutti's program binaries: a header naming the backend and the program's binary type (a
+ * program made from the binary answers it, alike on every rank, whatever the backend makes
+ * of it), then the backend's own binary. A binary made for another backend, or no Tutti
+ * binary at all, is refused with CL_INVALID_BINARY instead of reaching a backend that would
+ * take it (NVIDIA accepts junk until the build). */
 #define BINARY_MAGIC "TUTTIBIN"
-#define BINARY_HEADER 40 /* magic (8 bytes), backend short name (32 bytes, zero padded) */
+#define BINARY_HEADER 40 /* magic (8 bytes), backend short name (24 bytes, zero padded),
+                          * binary type (4 bytes), zero (4 bytes) */
+#define BINARY_NAME 24
 
-static void binary_header(unsigned char *out, const char *backend)
+static void binary_header(unsigned char *out, const char *backend, cl_program_binary_type type)
 {
   memset(out, 0, BINARY_HEADER);
   memcpy(out, BINARY_MAGIC, 8);
-  memcpy(out + 8, backend, strnlen(backend, 31));
+  memcpy(out + 8, backend, strnlen(backend, BINARY_NAME - 1));
+  uint32_t t = (uint32_t)type;
+  memcpy(out + 8 + BINARY_NAME, &t, sizeof t);
 }
 
-/* The native part of a Tutti binary for a device of this backend, or NULL. */
+/* The native part of a Tutti binary for a device of this backend (and the type it was), or
+ * NULL. */
 static const unsigned char *binary_payload(const unsigned char *bin, size_t len,
-                                           const char *backend)
+                                           const char *backend, cl_program_binary_type *type)
 {
   unsigned char want[BINARY_HEADER];
-  binary_header(want, backend);
-  if (len <= BINARY_HEADER || memcmp(bin, want, BINARY_HEADER) != 0)
+  binary_header(want, backend, 0);
+  if (len <= BINARY_HEADER || memcmp(bin, want, 8 + BINARY_NAME) != 0 ||
+      memcmp(bin + BINARY_HEADER - 4, want + BINARY_HEADER - 4, 4) != 0)
     return NULL;
+  uint32_t t;
+  memcpy(&t, bin + 8 + BINARY_NAME, sizeof t);
+  if (t != CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT && t != CL_PROGRAM_BINARY_TYPE_LIBRARY &&
+      t != CL_PROGRAM_BINARY_TYPE_EXECUTABLE)
+    return NULL;
+  *type = t;
   return bin + BINARY_HEADER;
 }
 
@@ -48,6 +61,10 @@ static void destroy_program(struct tt_object *o)
       p->context->domains[i].bp->d->clReleaseProgram(p->native[i]);
   for (cl_uint i = 0; p->logs && i < p->ndevices; i++)
     free(p->logs[i]);
+  for (cl_uint i = 0; p->given && i < p->ndevices; i++)
+    free(p->given[i]);
+  free(p->given);
+  free(p->given_len);
   free(p->logs);
   free(p->status);
   free(p->binary_type);
@@ -225,6 +242,7 @@ cl_program CL_API_CALL tt_clCreateProgramWithBinary(cl_context context, cl_uint 
   return p;
 }
 
+static cl_int share_build_results(cl_program p, cl_int err, cl_int *created);
 static cl_program with_binary(cl_context context, cl_uint num_devices,
                               const cl_device_id *device_list, const size_t *lengths,
                               const unsigned char **binaries, cl_int *binary_status,
@@ -237,6 +255,7 @@ static cl_program with_binary(cl_context context, cl_uint num_devices,
   const unsigned char **nb = NULL;
   size_t *nl = NULL;
   cl_int *ns = NULL;
+  cl_int *created = NULL;
   /* CL_INVALID_CONTEXT if context is not a valid context. */
   TT_GOTO_IF(!tt_object_valid(context, TT_CONTEXT), CL_INVALID_CONTEXT);
   /* CL_INVALID_VALUE if device_list is NULL or num_devices is zero. */
@@ -259,10 +278,20 @@ static cl_program with_binary(cl_context context, cl_uint num_devices,
   ns = malloc(num_devices * sizeof *ns);
   TT_GOTO_IF(!p || !nd || !nb || !nl || !ns, CL_OUT_OF_HOST_MEMORY);
   cl_int first_err = CL_SUCCESS;
+  created = calloc(num_devices, sizeof *created);
+  p->given = calloc(num_devices, sizeof *p->given);
+  p->given_len = calloc(num_devices, sizeof *p->given_len);
+  TT_GOTO_IF(!created || !p->given || !p->given_len, CL_OUT_OF_HOST_MEMORY);
+  for (cl_uint i = 0; i < num_devices; i++) {
+    p->given[i] = malloc(lengths[i]);
+    TT_GOTO_IF(!p->given[i], CL_OUT_OF_HOST_MEMORY);
+    memcpy(p->given[i], binaries[i], lengths[i]);
+    p->given_len[i] = lengths[i];
+  }
   /* CL_INVALID_BINARY if an invalid program binary was encountered for any device:
    * binary_status tells which. */
   for (cl_uint i = 0; i < num_devices; i++)
-    if (!binary_payload(binaries[i], lengths[i], device_list[i]->backend)) {
+    if (!binary_payload(binaries[i], lengths[i], device_list[i]->backend, &p->binary_type[i])) {
       if (binary_status)
         binary_status[i] = CL_INVALID_BINARY;
       first_err = CL_INVALID_BINARY;
@@ -292,20 +321,26 @@ static cl_program with_binary(cl_context context, cl_uint num_devices,
     n = 0;
     for (cl_uint i = 0; i < num_devices; i++)
       if (tt_context_domain_of(context, device_list[i]) == k) {
-        if (binary_status)
-          binary_status[i] = p->native[k] ? ns[n] : (e ? e : CL_INVALID_BINARY);
+        created[i] = p->native[k] ? ns[n] : (e ? e : CL_INVALID_BINARY);
         n++;
       }
     if (!p->native[k] && first_err == CL_SUCCESS)
       first_err = e ? e : CL_INVALID_BINARY;
   }
+  /* Each device's owner tells how its binary was taken, alike on every rank. */
+  err = share_build_results(p, first_err, created);
+  for (cl_uint i = 0; binary_status && i < num_devices; i++)
+    binary_status[i] = created[i];
   /* CL_INVALID_BINARY if an invalid program binary was encountered for any device. */
-  err = first_err;
+  for (cl_uint i = 0; err == CL_SUCCESS && i < num_devices; i++)
+    if (created[i] != CL_SUCCESS)
+      err = CL_INVALID_BINARY;
 out:
   free(nd);
   free(nb);
   free(nl);
   free(ns);
+  free(created);
   tt_set_err(errcode_ret, err);
   if (err != CL_SUCCESS && p) {
     TT_RELEASE(p);
@@ -440,15 +475,16 @@ static cl_int merge_error(cl_int sofar, cl_int e)
   return sofar != CL_SUCCESS ? sofar : e;
 }
 
-/* After a build, compile or link on every rank: each rank reports its devices' status, binary
- * type and log, so a build error on rank 3's device is seen on every rank; all ranks return
- * the same code. */
-static cl_int share_build_results(cl_program p, cl_int err)
+/* After a build, compile, link or creation from binaries on every rank: each rank reports its
+ * devices' status, binary type and log (and, from binaries, how each device's binary was
+ * taken: `created`, read for this rank's devices and filled in for all), so a build error on
+ * rank 3's device is seen on every rank; all ranks return the same code. In a job of one
+ * rank the records are this rank's own. */
+static cl_int share_build_results(cl_program p, cl_int err, cl_int *created)
 {
-  if (!tt_cluster_distributed())
-    return err;
   size_t len = 0, cap = 0;
   unsigned char *buf = NULL;
+  enum { FIELDS = 5 };
   for (cl_uint i = 0; i < p->ndevices; i++) {
     cl_device_id d = p->devices[i];
     if (!d->actual)
@@ -469,7 +505,14 @@ static cl_int share_build_results(cl_program p, cl_int err)
       else
         loglen = 0;
     }
-    uint64_t rec[4] = {i, (uint64_t)(int64_t)st, bt, loglen};
+    /* What the program is where the backend made something of it: what Tutti asked for, or
+     * what the binary's header says. */
+    cl_int made_ok = created ? created[i] : CL_SUCCESS;
+    if (created && made_ok == CL_SUCCESS)
+      bt = p->binary_type[i];
+    else if (p->made != CL_PROGRAM_BINARY_TYPE_NONE && bt != CL_PROGRAM_BINARY_TYPE_NONE)
+      bt = p->made;
+    uint64_t rec[FIELDS] = {i, (uint64_t)(int64_t)st, bt, loglen, (uint64_t)(int64_t)made_ok};
     size_t need = len + sizeof rec + loglen;
     if (need > cap) {
       cap = need * 2;
@@ -485,29 +528,41 @@ static cl_int share_build_results(cl_program p, cl_int err)
     len = need;
     free(log);
   }
-  void *all = NULL;
-  size_t *lens = NULL;
-  if (tt_transport_allgatherv(buf ? buf : (void *)"", len, &all, &lens) == 0) {
-    size_t total = 0;
-    for (int r = 0; r < tt_cluster_size(); r++)
-      total += lens[r];
-    for (size_t at = 0; at + 4 * sizeof(uint64_t) <= total;) {
-      uint64_t rec[4];
-      memcpy(rec, (char *)all + at, sizeof rec);
-      at += sizeof rec;
-      if (rec[0] < p->ndevices) {
-        p->status[rec[0]] = (cl_build_status)(int64_t)rec[1];
-        p->binary_type[rec[0]] = (cl_program_binary_type)rec[2];
-        free(p->logs[rec[0]]);
-        p->logs[rec[0]] = strndup((char *)all + at, rec[3]);
-      }
-      at += rec[3];
-    }
+  void *all = buf;
+  size_t *lens = NULL, mine = len;
+  int nranks = tt_cluster_distributed() ? tt_cluster_size() : 1;
+  if (nranks == 1) {
+    lens = &mine;
+  } else if (tt_transport_allgatherv(buf ? buf : (void *)"", len, &all, &lens) != 0) {
+    all = NULL;
+    lens = NULL;
   }
-  free(all);
-  free(lens);
+  size_t total = 0;
+  for (int r = 0; lens && r < nranks; r++)
+    total += lens[r];
+  for (size_t at = 0; all && at + FIELDS * sizeof(uint64_t) <= total;) {
+    uint64_t rec[FIELDS];
+    memcpy(rec, (char *)all + at, sizeof rec);
+    at += sizeof rec;
+    if (rec[3] > total - at)
+      break;
+    if (rec[0] < p->ndevices) {
+      p->status[rec[0]] = (cl_build_status)(int64_t)rec[1];
+      p->binary_type[rec[0]] = (cl_program_binary_type)rec[2];
+      free(p->logs[rec[0]]);
+      p->logs[rec[0]] = strndup((char *)all + at, rec[3]);
+      if (created)
+        created[rec[0]] = (cl_int)(int64_t)rec[4];
+    }
+    at += rec[3];
+  }
+  p->recorded = all != NULL;
+  if (nranks > 1) {
+    free(all);
+    free(lens);
+  }
   free(buf);
-  return tt_cluster_agree(err);
+  return tt_cluster_distributed() ? tt_cluster_agree(err) : err;
 }
 
 static cl_int build(cl_program program, cl_uint num_devices, const cl_device_id *device_list,
@@ -562,6 +617,7 @@ static cl_int build(cl_program program, cl_uint num_devices, const cl_device_id 
     return CL_OUT_OF_HOST_MEMORY;
   }
   cl_context ctx = program->context;
+  program->made = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
   for (cl_uint k = 0; k < ctx->ndomains; k++) {
     cl_uint n = native_devices(program, k, num_devices, device_list, nd);
     if (!n || !program->native[k] || !ctx->domains[k].local)
@@ -576,7 +632,7 @@ static cl_int build(cl_program program, cl_uint num_devices, const cl_device_id 
   }
   free(nd);
   free(opts);
-  err = share_build_results(program, err);
+  err = share_build_results(program, err, NULL);
   /* CL_INVALID_BUILD_OPTIONS if the build options specified by options are invalid. */
   if (err == CL_BUILD_PROGRAM_FAILURE && unknown_option(options))
     err = CL_INVALID_BUILD_OPTIONS;
@@ -617,6 +673,7 @@ cl_int CL_API_CALL tt_clCompileProgram(cl_program program, cl_uint num_devices,
     return CL_OUT_OF_HOST_MEMORY;
   }
   cl_context ctx = program->context;
+  program->made = CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT;
   for (cl_uint k = 0; k < ctx->ndomains; k++) {
     cl_uint n = native_devices(program, k, num_devices, device_list, nd);
     if (!n || !program->native[k] || !ctx->domains[k].local)
@@ -631,7 +688,7 @@ cl_int CL_API_CALL tt_clCompileProgram(cl_program program, cl_uint num_devices,
   free(nd);
   free(nh);
   free(opts);
-  err = share_build_results(program, err);
+  err = share_build_results(program, err, NULL);
   /* CL_INVALID_COMPILER_OPTIONS if the compiler options specified by options are invalid. */
   if (err == CL_COMPILE_PROGRAM_FAILURE && unknown_option(options))
     err = CL_INVALID_COMPILER_OPTIONS;
@@ -685,6 +742,8 @@ cl_program CL_API_CALL tt_clLinkProgram(cl_context context, cl_uint num_devices,
   err = remember_options(p, options);
   if (err != CL_SUCCESS)
     goto out;
+  p->made = options && strstr(options, "-create-library") ? CL_PROGRAM_BINARY_TYPE_LIBRARY
+                                                          : CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
   for (cl_uint k = 0; k < context->ndomains; k++) {
     cl_uint n = native_devices(p, k, 0, NULL, nd);
     if (!n || !context->domains[k].local)
@@ -698,7 +757,7 @@ cl_program CL_API_CALL tt_clLinkProgram(cl_context context, cl_uint num_devices,
       e = CL_LINK_PROGRAM_FAILURE;
     err = merge_error(err, e);
   }
-  err = share_build_results(p, err);
+  err = share_build_results(p, err, NULL);
   /* A failed link still returns a program whose build log tells why: on every rank, whether
    * or not this rank's backend made one (the outcome is the job's, shared above). */
   if (err == CL_LINK_PROGRAM_FAILURE) {
@@ -747,25 +806,38 @@ cl_build_status tt_program_build_status(cl_program p, cl_device_id d)
   return st;
 }
 
-/* The native binary of one device: size (and bytes, when out is not NULL). */
+/* The Tutti binary of one device: size (and bytes, when out is not NULL). */
 static cl_int device_binary(cl_program p, cl_device_id d, size_t *size, unsigned char *out)
 {
-  cl_uint k = tt_context_domain_of(p->context, d);
+  cl_uint k = tt_context_domain_of(p->context, d), pos = device_position(p, d);
   *size = 0;
-  if (k >= p->context->ndomains || !p->native[k])
+  if (k >= p->context->ndomains || !p->native[k] || pos == p->ndevices)
+    return CL_SUCCESS;
+  if (p->given && p->made == CL_PROGRAM_BINARY_TYPE_NONE) {
+    *size = p->given_len[pos];
+    if (out)
+      memcpy(out, p->given[pos], *size);
+    return CL_SUCCESS;
+  }
+  cl_program_binary_type type = p->binary_type[pos];
+  if (!p->recorded)
+    TT_NCALL(d->bp, clGetProgramBuildInfo, p->native[k], d->native, CL_PROGRAM_BINARY_TYPE,
+             sizeof type, &type, NULL);
+  if (type == CL_PROGRAM_BINARY_TYPE_NONE)
     return CL_SUCCESS;
   const cl_icd_dispatch *disp = d->bp->d;
   cl_uint n = 0;
   cl_int err = disp->clGetProgramInfo(p->native[k], CL_PROGRAM_NUM_DEVICES, sizeof n, &n, NULL);
-  if (err != CL_SUCCESS || n == 0)
+  if (err != CL_SUCCESS)
     return err;
   cl_device_id nd[64];
   size_t sizes[64];
   unsigned char *bins[64] = {0};
   if (n > 64)
     n = 64;
-  err = disp->clGetProgramInfo(p->native[k], CL_PROGRAM_DEVICES, n * sizeof *nd, nd, NULL);
-  if (err == CL_SUCCESS)
+  if (n)
+    err = disp->clGetProgramInfo(p->native[k], CL_PROGRAM_DEVICES, n * sizeof *nd, nd, NULL);
+  if (err == CL_SUCCESS && n)
     err = disp->clGetProgramInfo(p->native[k], CL_PROGRAM_BINARY_SIZES, n * sizeof *sizes, sizes, NULL);
   if (err != CL_SUCCESS)
     return err;
@@ -778,7 +850,7 @@ static cl_int device_binary(cl_program p, cl_device_id d, size_t *size, unsigned
   *size = BINARY_HEADER + sizes[mine];
   if (!out)
     return CL_SUCCESS;
-  binary_header(out, d->backend);
+  binary_header(out, d->backend, type);
   /* Backends fill every entry (PoCL does not skip NULL ones): give each a place. */
   for (cl_uint i = 0; i < n && err == CL_SUCCESS; i++) {
     bins[i] = i == mine ? out + BINARY_HEADER : malloc(sizes[i] ? sizes[i] : 1);
@@ -937,8 +1009,10 @@ cl_int CL_API_CALL tt_clGetProgramBuildInfo(cl_program program, cl_device_id dev
     if (program->ann_error)
       return build_answer(param_name, CL_BUILD_ERROR, CL_PROGRAM_BINARY_TYPE_NONE,
                           program->ann_error, param_value_size, param_value, param_value_size_ret);
-    /* Another rank's device: what its owner reported after the build. */
-    if (!device->actual)
+    /* What each device's owner reported after the last compile, link, build or creation
+     * from binaries, on every rank alike (the binary type as Tutti knows it: backends
+     * misname some, and PoCL refuses to log for a program made from a binary). */
+    if (!device->actual || program->recorded)
       return build_answer(param_name, program->status[pos], program->binary_type[pos],
                           program->logs[pos] ? program->logs[pos] : "", param_value_size,
                           param_value, param_value_size_ret);

@@ -182,6 +182,33 @@ cl_int tt_event_status(cl_event e)
   return gated_status(e, tt_native_status(e->native));
 }
 
+cl_int tt_event_agreed_status(cl_event e)
+{
+  if (!tt_cluster_distributed() || !e->queue)
+    return tt_event_status(e);
+  pthread_mutex_lock(&e->obj.lock);
+  bool settled = e->settled;
+  cl_int s = e->settled_status;
+  pthread_mutex_unlock(&e->obj.lock);
+  if (settled)
+    return s;
+  /* Whatever the answer, the final statuses of e and of the commands before it will reach
+   * every rank (the answer may send the program on to a wait that needs them). */
+  tt_event_batch_waited(tt_event_share_in_order(e), NULL, CL_COMPLETE);
+  s = e->owner == tt_cluster_rank() ? tt_event_status(e) : CL_QUEUED;
+  size_t len = 0;
+  if (tt_cluster_share_answer(e->owner, &s, NULL, &len, 0) != 0)
+    return CL_OUT_OF_RESOURCES;
+  if (s > CL_COMPLETE)
+    return s;
+  tt_event_wait(e);
+  pthread_mutex_lock(&e->obj.lock);
+  e->settled = true;
+  e->settled_status = s;
+  pthread_mutex_unlock(&e->obj.lock);
+  return s;
+}
+
 cl_int tt_event_wait(cl_event e)
 {
   tt_check_sync();

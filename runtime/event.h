@@ -31,6 +31,13 @@ cl_int tt_event_native_in(cl_event e, cl_uint dom, cl_event *out);
 /* Current execution status (CL_QUEUED..CL_COMPLETE, or a negative error). */
 cl_int tt_event_status(cl_event e);
 
+/* The status clGetEventInfo answers, alike on every rank (all of them ask at the same program
+ * step): the owner's status, shared by one broadcast, since a program may steer by it; once
+ * the answer is final this rank's own event has caught up (a read's bytes are here) and
+ * later queries answer it without a message. User events answer their own status: every
+ * rank's program sets it alike. */
+cl_int tt_event_agreed_status(cl_event e);
+
 /* Blocks until e completes; returns its final status. */
 cl_int tt_event_wait(cl_event e);
 

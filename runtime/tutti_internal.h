@@ -241,10 +241,20 @@ struct _cl_program {
   char *options;        /* user's options of the last build (without Tutti's additions) */
   atomic_uint nkernels; /* kernels alive: CL_INVALID_OPERATION for rebuilds */
   /* Build results of every device, as their owners reported them (multi-rank jobs): one
-   * entry per device of the program. */
+   * entry per device of the program. binary_type is every device's answer once `recorded`
+   * (after a compile, link, build or creation from binaries, on every rank). */
   cl_build_status *status;
   cl_program_binary_type *binary_type;
   char **logs;
+  bool recorded;
+  /* What the last compile, link or build made (NONE: created from binaries, whose headers
+   * tell each device's type): the answer where the backend's build succeeded, since backends
+   * misname some (PoCL 3 calls a library a compiled object). */
+  cl_program_binary_type made;
+  /* A program made from binaries: each device's Tutti binary as given, answered for
+   * CL_PROGRAM_BINARIES until the program is built (PoCL has none to give before). */
+  unsigned char **given;
+  size_t *given_len;
 };
 
 enum tt_arg_kind { TT_ARG_VALUE, TT_ARG_MEM, TT_ARG_LOCAL, TT_ARG_SAMPLER, TT_ARG_IMAGE };
@@ -340,6 +350,11 @@ struct _cl_event {
    * status shows where the backend ran it anyway (NVIDIA runs a command whose wait list
    * failed); NULL otherwise. */
   struct tt_fail *fail;
+  /* The status the program was last told, once final (tt_event_agreed_status): every rank
+   * heard the same answer, so later queries answer it without a message. Guarded by
+   * obj.lock. */
+  bool settled;
+  cl_int settled_status;
 };
 
 /* The first error among a gated command's dependencies, shared by the gate and the command's

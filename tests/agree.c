@@ -165,6 +165,84 @@ static void test_events(void)
   OK(clReleaseMemObject(m));
 }
 
+/* A program that polls statuses and chooses its next call by the answers (the conformance
+ * suite's event tests do): every rank hears the same answer at the same poll, so every
+ * rank makes the same calls. A command held by a user event is polled hundreds of times,
+ * then released and polled until complete, with a flush or a marker on another queue made
+ * by each answer; a non-blocking read whose bytes reach every rank is polled until complete
+ * and its bytes are there when it says so; a kernel waiting on another rank's kernel too. */
+static void test_polls(void)
+{
+  enum { N = 1 << 14, HELD = 300 };
+  cl_int err;
+  size_t gws = N;
+  cl_mem m = clCreateBuffer(ctx, 0, N * sizeof(double), NULL, &err);
+  OK(err);
+  double *back = malloc(N * sizeof(double));
+  long polls = 0, markers = 0;
+  for (cl_uint d = 0; d < ndevs; d++) {
+    cl_command_queue other = q[(d + 1) % ndevs];
+    cl_event gate = clCreateUserEvent(ctx, &err);
+    OK(err);
+    double v = 10.0 * d;
+    cl_event k, r;
+    OK(clSetKernelArg(kfill, 0, sizeof m, &m));
+    OK(clSetKernelArg(kfill, 1, sizeof v, &v));
+    OK(clEnqueueNDRangeKernel(q[d], kfill, 1, NULL, &gws, NULL, 1, &gate, &k));
+    OK(clFlush(q[d]));
+    for (int i = 0; i < HELD; i++) {
+      cl_int s = status_of(k);
+      CHECK(s > CL_COMPLETE);
+      polls++;
+      if (s == CL_QUEUED)
+        OK(clFlush(other));
+    }
+    OK(clSetUserEventStatus(gate, CL_COMPLETE));
+    for (cl_int s = status_of(k); s != CL_COMPLETE && s >= 0; s = status_of(k)) {
+      polls++;
+      cl_event mk;
+      /* What a program does meanwhile depends on the answer. */
+      if (s == CL_RUNNING) {
+        OK(clEnqueueMarkerWithWaitList(other, 0, NULL, &mk));
+        OK(clReleaseEvent(mk));
+        markers++;
+      } else {
+        OK(clFlush(q[d]));
+      }
+    }
+    AGREE(status_of(k), CL_COMPLETE);
+    memset(back, 0, N * sizeof(double));
+    OK(clEnqueueReadBuffer(q[d], m, CL_FALSE, 0, N * sizeof(double), back, 0, NULL, &r));
+    OK(clFlush(q[d]));
+    while (status_of(r) > CL_COMPLETE)
+      polls++;
+    /* Complete means the bytes are in this rank's memory. */
+    CHECK(back[0] == v && back[N - 1] == v + N - 1);
+    /* A kernel on another device waiting for this one: its status moves alike too. */
+    cl_event k2;
+    OK(clEnqueueNDRangeKernel(q[d], kfill, 1, NULL, &gws, NULL, 0, NULL, &k));
+    OK(clEnqueueNDRangeKernel(other, kfill, 1, NULL, &gws, NULL, 1, &k, &k2));
+    OK(clFlush(q[d]));
+    OK(clFlush(other));
+    while (status_of(k2) > CL_COMPLETE)
+      polls++;
+    AGREE(status_of(k), CL_COMPLETE);
+    OK(clReleaseEvent(k));
+    OK(clReleaseEvent(k2));
+    OK(clReleaseEvent(r));
+    OK(clReleaseEvent(gate));
+  }
+  OK(clFinish(q[0]));
+  CHECK(same_everywhere((uint64_t)polls));
+  CHECK(same_everywhere((uint64_t)markers));
+  for (cl_uint d = 0; d < ndevs; d++)
+    OK(clFinish(q[d]));
+  if (rank == 0)
+    printf("# polls: %ld answers, %ld markers made on them\n", polls, markers);
+  free(back);
+  OK(clReleaseMemObject(m));
+}
+
 /* Random 8-byte scalars, some of them equal to the addresses of live objects or to small
  * numbers (a registry must never take them for handles). */
 static void test_scalars(void)
@@ -376,38 +454,167 @@ static void test_destructors(void)
   }
 }
 
-/* CL_PROGRAM_BINARY_TYPE after clCompileProgram and clLinkProgram, for every device. */
+/* A hash of bytes, for answers compared across ranks. */
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+  const unsigned char *b = p;
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ b[i]) * 1099511628211ULL;
+  return h;
+}
+
+/* Every program query, on every rank alike: its error code and a hash of the answer
+ * (handles excepted: their addresses are each rank's own), and for every device the
+ * build status, options, log and binary type; the binary type must be `want`. The
+ * binaries are handed back (malloc'd, for devices 0..ndevs-1) when `bins` is not NULL. */
+static void all_queries(cl_program p, cl_program_binary_type want, unsigned char **bins,
+                        size_t *sizes)
+{
+  static const cl_program_info infos[] = {
+      CL_PROGRAM_REFERENCE_COUNT, CL_PROGRAM_NUM_DEVICES, CL_PROGRAM_SOURCE,
+      CL_PROGRAM_BINARY_SIZES, CL_PROGRAM_NUM_KERNELS, CL_PROGRAM_KERNEL_NAMES};
+  for (size_t i = 0; i < sizeof infos / sizeof infos[0]; i++) {
+    char v[4096] = "";
+    size_t len = 0;
+    cl_int e = clGetProgramInfo(p, infos[i], sizeof v, v, &len);
+    CHECK(same_everywhere((uint64_t)(int64_t)e));
+    CHECK(same_everywhere(len));
+    if (!same_everywhere(e == CL_SUCCESS ? hash_bytes(v, len) : 0))
+      fprintf(stderr, "# rank %d: program info 0x%x differs\n", rank, infos[i]);
+  }
+  size_t sz[64] = {0};
+  OK(clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof sz, sz, NULL));
+  unsigned char *b[64] = {0};
+  for (cl_uint d = 0; d < ndevs; d++)
+    b[d] = malloc(sz[d] ? sz[d] : 1);
+  OK(clGetProgramInfo(p, CL_PROGRAM_BINARIES, ndevs * sizeof *b, b, NULL));
+  for (cl_uint d = 0; d < ndevs; d++) {
+    CHECK(sz[d] > 0);
+    CHECK(same_everywhere(hash_bytes(b[d], sz[d])));
+    static const cl_program_build_info builds[] = {CL_PROGRAM_BUILD_STATUS,
+                                                   CL_PROGRAM_BUILD_OPTIONS,
+                                                   CL_PROGRAM_BUILD_LOG};
+    for (size_t i = 0; i < sizeof builds / sizeof builds[0]; i++) {
+      char v[8192] = "";
+      size_t len = 0;
+      cl_int e = clGetProgramBuildInfo(p, devs[d], builds[i], sizeof v, v, &len);
+      CHECK(same_everywhere((uint64_t)(int64_t)e));
+      if (!same_everywhere(e == CL_SUCCESS ? hash_bytes(v, len) : 0))
+        fprintf(stderr, "# rank %d: build info 0x%x of device %u differs\n", rank, builds[i], d);
+    }
+    cl_program_binary_type t = 0;
+    OK(clGetProgramBuildInfo(p, devs[d], CL_PROGRAM_BINARY_TYPE, sizeof t, &t, NULL));
+    AGREE(t, want);
+    if (bins) {
+      bins[d] = b[d];
+      sizes[d] = sz[d];
+    } else {
+      free(b[d]);
+    }
+  }
+}
+
+/* A program made from the binaries of another: every device's creation status alike. */
+static cl_program from_binaries(unsigned char **bins, size_t *sizes)
+{
+  cl_int err, st[64];
+  for (cl_uint d = 0; d < ndevs; d++)
+    st[d] = 1;
+  cl_program p = clCreateProgramWithBinary(ctx, ndevs, devs, sizes,
+                                           (const unsigned char **)bins, st, &err);
+  AGREE(err, CL_SUCCESS);
+  for (cl_uint d = 0; d < ndevs; d++) {
+    AGREE(st[d], CL_SUCCESS);
+    free(bins[d]);
+  }
+  return p;
+}
+
+/* Every program query after clCompileProgram, clLinkProgram (an executable, and a library
+ * with -create-library) and programs made from each kind of binary (as the conformance
+ * suite's compiler test program_binary_type does): the binary type is right and every
+ * answer alike on every rank. A program from an executable's binary builds and runs; a
+ * broken binary fails alike everywhere. */
 static void test_binary_type(void)
 {
   cl_int err;
-  const char *s = "__kernel void k(__global int *x) { x[0] = 1; }\n";
+  const char *s = "__kernel void k(__global int *x) { x[get_global_id(0)] = 7; }\n";
+  unsigned char *bins[64];
+  size_t sizes[64];
   cl_program p = clCreateProgramWithSource(ctx, 1, &s, NULL, &err);
   OK(err);
   OK(clCompileProgram(p, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL));
-  for (cl_uint d = 0; d < ndevs; d++) {
-    cl_program_binary_type t = 0;
-    OK(clGetProgramBuildInfo(p, devs[d], CL_PROGRAM_BINARY_TYPE, sizeof t, &t, NULL));
-    AGREE(t, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT);
-  }
-  cl_program l = clLinkProgram(ctx, 0, NULL, NULL, 1, &p, NULL, NULL, &err);
+  all_queries(p, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT, bins, sizes);
+  cl_program obj = from_binaries(bins, sizes);
+  all_queries(obj, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT, NULL, NULL);
+  cl_program l = clLinkProgram(ctx, 0, NULL, NULL, 1, &obj, NULL, NULL, &err);
   AGREE(err, CL_SUCCESS);
   if (err != CL_SUCCESS && l) {
     /* A failed link still returns a program with its log (every rank holds every log). */
     for (cl_uint d = 0; d < ndevs; d++) {
       char log[2048] = "";
-      cl_build_status st = 0;
-      clGetProgramBuildInfo(l, devs[d], CL_PROGRAM_BUILD_STATUS, sizeof st, &st, NULL);
       clGetProgramBuildInfo(l, devs[d], CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
-      fprintf(stderr, "# rank %d: link of device %u: status %d, log: %s\n", rank, d, st, log);
+      fprintf(stderr, "# rank %d: link of device %u: log: %s\n", rank, d, log);
     }
   }
-  for (cl_uint d = 0; l && err == CL_SUCCESS && d < ndevs; d++) {
-    cl_program_binary_type t = 0;
-    OK(clGetProgramBuildInfo(l, devs[d], CL_PROGRAM_BINARY_TYPE, sizeof t, &t, NULL));
-    AGREE(t, CL_PROGRAM_BINARY_TYPE_EXECUTABLE);
+  if (err == CL_SUCCESS)
+    all_queries(l, CL_PROGRAM_BINARY_TYPE_EXECUTABLE, bins, sizes);
+  /* An executable's binary: built again, it runs. */
+  cl_program exe = err == CL_SUCCESS ? from_binaries(bins, sizes) : NULL;
+  if (exe) {
+    all_queries(exe, CL_PROGRAM_BINARY_TYPE_EXECUTABLE, NULL, NULL);
+    OK(clBuildProgram(exe, 0, NULL, NULL, NULL, NULL));
+    all_queries(exe, CL_PROGRAM_BINARY_TYPE_EXECUTABLE, NULL, NULL);
+    cl_kernel k = clCreateKernel(exe, "k", &err);
+    OK(err);
+    cl_mem m = clCreateBuffer(ctx, 0, 64 * sizeof(int), NULL, &err);
+    OK(err);
+    OK(clSetKernelArg(k, 0, sizeof m, &m));
+    for (cl_uint d = 0; d < ndevs; d++) {
+      size_t gws = 64;
+      int back[64] = {0};
+      OK(clEnqueueNDRangeKernel(q[d], k, 1, NULL, &gws, NULL, 0, NULL, NULL));
+      OK(clEnqueueReadBuffer(q[d], m, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
+      CHECK(back[0] == 7 && back[63] == 7);
+    }
+    OK(clReleaseMemObject(m));
+    OK(clReleaseKernel(k));
+    OK(clReleaseProgram(exe));
   }
+  /* A library, and a program from its binary. */
+  cl_program lib = clLinkProgram(ctx, 0, NULL, "-create-library", 1, &p, NULL, NULL, &err);
+  AGREE(err, CL_SUCCESS);
+  if (err == CL_SUCCESS) {
+    all_queries(lib, CL_PROGRAM_BINARY_TYPE_LIBRARY, bins, sizes);
+    cl_program lib2 = from_binaries(bins, sizes);
+    all_queries(lib2, CL_PROGRAM_BINARY_TYPE_LIBRARY, NULL, NULL);
+    OK(clReleaseProgram(lib2));
+    OK(clReleaseProgram(lib));
+  }
+  /* A Tutti binary whose native part is junk: refused alike on every rank. */
+  unsigned char junk[256];
+  size_t jsize[64];
+  const unsigned char *jb[64];
+  all_queries(p, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT, bins, sizes);
+  for (cl_uint d = 0; d < ndevs; d++) {
+    memcpy(junk, bins[d], 40);
+    memset(junk + 40, 0x5a, sizeof junk - 40);
+    jb[d] = junk;
+    jsize[d] = sizeof junk;
+    free(bins[d]);
+  }
+  cl_int st[64];
+  cl_program bad = clCreateProgramWithBinary(ctx, ndevs, devs, jsize, jb, st, &err);
+  CHECK(same_everywhere((uint64_t)(int64_t)err));
+  CHECK(err != CL_SUCCESS || bad);
+  for (cl_uint d = 0; d < ndevs; d++)
+    CHECK(same_everywhere((uint64_t)(int64_t)st[d]));
+  if (bad)
+    OK(clReleaseProgram(bad));
   if (l)
     OK(clReleaseProgram(l));
+  OK(clReleaseProgram(obj));
   OK(clReleaseProgram(p));
 }
 
@@ -578,7 +785,8 @@ int main(int argc, char **argv)
                 {"scalars", test_scalars},       {"errors", test_errors},
                 {"local", test_local},           {"user-error", test_user_error},
                 {"destructors", test_destructors}, {"binary-type", test_binary_type},
-                {"subbuffers", test_subbuffers}, {"macros", test_macros}};
+                {"subbuffers", test_subbuffers}, {"macros", test_macros},
+                {"polls", test_polls}};
   size_t n = sizeof groups / sizeof groups[0];
   if (rank == 0)
     printf("1..%zu\n", n);

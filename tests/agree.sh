@@ -3,7 +3,7 @@
 # polling); each run repeats the FFT pattern 300 times. Prints TAP (sourced by
 # tests/agree-N.test, which may set $groups_run to the groups it runs, default all).
 . "$top_srcdir/tests/tap.sh"
-groups=10
+groups=11
 echo "1..$((3 * groups))"
 n=0
 busy=""
