@@ -180,8 +180,7 @@ static cl_int share_kernel_info(cl_kernel k, bool tried, cl_int err)
   }
   void *all = NULL;
   size_t *lens = NULL;
-  tt_check_sync();
-  int rc = tt_transport_allgatherv(buf, len, &all, &lens);
+  int rc = tt_cluster_allgatherv("kernel info", buf, len, &all, &lens);
   free(buf);
   if (rc != 0) {
     free(all);
@@ -194,8 +193,15 @@ static cl_int share_kernel_info(cl_kernel k, bool tried, cl_int err)
   for (int r = 0; r < tt_cluster_size(); r++) {
     unsigned char *rec = at;
     at += lens[r];
+    if (lens[r] < sizeof h)
+      continue;
     memcpy(&h, rec, sizeof h);
     rec += sizeof h;
+    if (lens[r] != sizeof h + (size_t)h.nargs * sizeof(struct kinfo_arg) +
+                      (size_t)h.ndev * sizeof(struct kinfo_dev)) {
+      TT_WARN("clCreateKernel: rank %d's description of kernel '%s' is malformed", r, k->name);
+      continue;
+    }
     if (h.tried && !chosen) {
       chosen = true;
       err = h.err;

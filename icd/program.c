@@ -533,7 +533,7 @@ static cl_int share_build_results(cl_program p, cl_int err, cl_int *created)
   int nranks = tt_cluster_distributed() ? tt_cluster_size() : 1;
   if (nranks == 1) {
     lens = &mine;
-  } else if (tt_transport_allgatherv(buf ? buf : (void *)"", len, &all, &lens) != 0) {
+  } else if (tt_cluster_allgatherv("build results", buf, len, &all, &lens) != 0) {
     all = NULL;
     lens = NULL;
   }

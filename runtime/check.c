@@ -45,8 +45,10 @@ struct wire_rec {
 
 struct report {
   uint64_t calls, hash;
-  uint64_t final; /* the rank's host program ended */
+  uint64_t final; /* the rank's host program ended (ENDED), or it waits at an exchange of
+                   * answers the other ranks are not at (STUCK) */
 };
+enum { ENDED = 1, STUCK = 2 };
 
 static struct rec ring[RING];
 static atomic_uint_fast64_t ncalls;
@@ -74,6 +76,7 @@ static pthread_mutex_t peers_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t last_count;
 static int64_t last_move_ns;
 static atomic_bool finishing; /* rank 0's host program ended */
+static atomic_bool stuck0;    /* rank 0 waits at an exchange the other ranks are not at */
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -168,7 +171,7 @@ static void report_sent(void *arg, int ok)
     send_report();
 }
 
-static bool ended; /* this rank's host program ended: its last report says so */
+static uint64_t ended; /* ENDED or STUCK: this rank's last report says so */
 
 static void send_report(void)
 {
@@ -228,6 +231,43 @@ static void asked(void *arg, int ok)
   listen_for_questions();
 }
 
+struct tt_stamp tt_check_stamp(const char *site)
+{
+  if (!tt_check_active)
+    return (struct tt_stamp){0, 0};
+  uint64_t n = atomic_load_explicit(&ncalls, memory_order_acquire), h = 0;
+  hash_at(n, n, &h);
+  return (struct tt_stamp){n, mix(h, tt_check_name(site))};
+}
+
+_Noreturn void tt_check_disagree(const char *site, int other, struct tt_stamp theirs)
+{
+  struct tt_stamp mine = tt_check_stamp(site);
+  uint64_t n = mine.calls;
+  TT_LOG(TT_LOG_MPI, "check: at %s after call #%llu, rank %d is after call #%llu elsewhere",
+         site, (unsigned long long)n, other, (unsigned long long)theirs.calls);
+  if (me == 0) {
+    atomic_store(&stuck0, true);
+  } else {
+    ended = STUCK;
+    atomic_store(&last_sent, UINT64_MAX);
+    tt_check_sync();
+  }
+  /* Rank 0's progress thread compares and stops the job within a few hundred milliseconds
+   * (WAIT_NS) when the calls differ. */
+  struct timespec ms = {0, 10000000};
+  for (int i = 0; i < 1000; i++)
+    nanosleep(&ms, NULL);
+  const char *name = n ? ring[n % RING].name : "the start";
+  TT_WARN("rank %d waits at an exchange of answers (%s) inside call #%llu (%s), where rank %d "
+          "is after call #%llu elsewhere: the ranks diverged; stopping the job", me, site,
+          (unsigned long long)n, name, other, (unsigned long long)theirs.calls);
+  fflush(stdout);
+  tt_log_stopping_job();
+  MPI_Abort(MPI_COMM_WORLD, 3);
+  abort();
+}
+
 /* --- rank 0 ---------------------------------------------------------------------------- */
 
 static _Noreturn void stop_job(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -243,6 +283,7 @@ static void stop_job(const char *fmt, ...)
   TT_WARN("every rank must make the same OpenCL calls in the same order (doc/cluster.md, "
           "\"Divergence\"); stopping the job");
   fflush(stdout);
+  tt_log_stopping_job();
   MPI_Abort(MPI_COMM_WORLD, 3);
   abort();
 }
@@ -286,15 +327,19 @@ static void compare_records(int r)
   for (uint64_t i = 0; i < p->ask[1]; i++) {
     uint64_t k = p->ask[0] + i;
     if (k > n0 && k <= rcount) {
-      if (ended0)
-        stop_job("rank %d diverged from rank 0 at call #%llu (%s): rank 0 ended its program "
-                 "after call #%llu", r, (unsigned long long)k, w[i].name, (unsigned long long)n0);
+      if (ended0 || atomic_load(&stuck0) || p->latest.final == STUCK)
+        stop_job("rank %d diverged from rank 0 at call #%llu (%s): rank 0 %s after call #%llu",
+                 r, (unsigned long long)k, w[i].name,
+                 ended0 ? "ended its program" : "waits for the other ranks' answers",
+                 (unsigned long long)n0);
       break;
     }
     if (k > rcount) {
       if (k <= n0 && p->latest.final && p->latest.calls == rcount)
-        stop_job("rank %d diverged from rank 0 at call #%llu (%s): rank %d ended its program "
-                 "after call #%llu", r, (unsigned long long)k, ring[k % RING].name, r,
+        stop_job("rank %d diverged from rank 0 at call #%llu (%s): rank %d %s after call #%llu",
+                 r, (unsigned long long)k, ring[k % RING].name, r,
+                 p->latest.final == STUCK ? "waits for the other ranks' answers"
+                                          : "ended its program",
                  (unsigned long long)rcount);
       break;
     }
@@ -337,7 +382,7 @@ static void compare_latest(int r, uint64_t n0, bool waiting)
   if (l->calls > n0) {
     /* Rank r is ahead. Once rank 0 ended, or while it waits, compare up to where it is
      * (and one call beyond, to name rank r's call there). */
-    bool ended0 = atomic_load(&finishing);
+    bool ended0 = atomic_load(&finishing) || atomic_load(&stuck0);
     if ((ended0 || waiting) && (p->good < n0 || (ended0 && p->asked_at != n0 + 1))) {
       p->asked_at = n0 + 1;
       ask(r, p->good + 1, n0 + 1 - p->good);
@@ -429,7 +474,7 @@ void tt_check_finish(void)
   if (me != 0) {
     /* The last report says the program ended here, so that rank 0 can tell a rank that
      * stopped short of its calls. */
-    ended = true;
+    ended = ENDED;
     atomic_store(&last_sent, UINT64_MAX);
     tt_check_sync();
     while (atomic_load(&in_flight) && (int64_t)tt_stats_now_ns() < deadline)

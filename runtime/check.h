@@ -30,6 +30,21 @@ uint64_t tt_check_name(const char *name);
 /* The host reaches a point where it may wait: rank 0 learns this rank's count and hash. */
 void tt_check_sync(void);
 
+/* Where this rank is in the program, for the exchanges of answers between ranks (runtime/
+ * cluster.c): the call count and running hash, mixed with `site` (the exchange's own name),
+ * so that ranks at different calls, or at different exchanges within one call, never take
+ * each other's bytes for their own. All zero while checking is off. */
+struct tt_stamp {
+  uint64_t calls, hash;
+};
+struct tt_stamp tt_check_stamp(const char *site);
+
+/* This rank found at an exchange that rank `other` is elsewhere (`theirs`): the ranks
+ * diverged. Rank 0's check then finds the first call that differs and stops the job; if it
+ * cannot tell (the calls agree, the exchanges do not: Tutti's own fault), the job is
+ * stopped after a few seconds with both places named. Never returns. */
+_Noreturn void tt_check_disagree(const char *site, int other, struct tt_stamp theirs);
+
 /* The host program ended (at exit, before the goodbyes): elsewhere the last report goes
  * out; on rank 0, ranks that made more calls are stopped as diverged. */
 void tt_check_finish(void);

@@ -101,6 +101,18 @@ static void crashed(int sig, siginfo_t *info, void *ucontext)
   raise(sig);
 }
 
+void tt_log_stopping_job(void)
+{
+  if (!status_path[0])
+    return;
+  int sf = open(status_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (sf >= 0) {
+    ssize_t w = write(sf, "stopped\n", 8);
+    (void)w;
+    close(sf);
+  }
+}
+
 void tt_log_crash_handler(void)
 {
   tt_log_file();

@@ -11,9 +11,13 @@
  * discarded this rank's console. */
 FILE *tt_log_file(void);
 
-/* A crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL) prints the stack on Tutti's log, then the
- * handler set before (MPI's) or the default runs. Installed once MPI started. */
+/* A crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) prints the stack on Tutti's log once,
+ * then the signal's default action ends the rank. Installed once MPI started. */
 void tt_log_crash_handler(void);
+
+/* Tutti stops the job from this rank (MPI_Abort follows): under tutti-run the rank's status
+ * file says so, for tutti-run's closing lines. */
+void tt_log_stopping_job(void);
 
 void tt_log_line(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -92,6 +92,7 @@ static void check_departed(void)
     TT_WARN("rank %d exited while rank %d still expects %s from it (id %llu%s%s): stopping the "
             "job", o->peer, my_rank, what[o->ch], (unsigned long long)o->id, desc[0] ? ": " : "",
             desc);
+    tt_log_stopping_job();
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
 }
@@ -224,6 +225,7 @@ static void *progress_main(void *unused)
     int ndone = 0;
     if (err != MPI_SUCCESS) {
       TT_WARN("MPI_Testsome failed (%d): a rank may have died", err);
+      tt_log_stopping_job();
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
     if (n != MPI_UNDEFINED && n > 0) {
@@ -587,6 +589,13 @@ int tt_transport_allgatherv(const void *mine, size_t len, void **all, size_t **l
   free(counts);
   free(displs);
   return rc == MPI_SUCCESS && *all ? 0 : -1;
+}
+
+int tt_transport_allgather(const void *mine, size_t len, void *all)
+{
+  return MPI_Allgather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, coll) == MPI_SUCCESS
+             ? 0
+             : -1;
 }
 
 int tt_transport_bcast(void *buf, size_t len, int root)

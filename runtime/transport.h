@@ -94,6 +94,8 @@ bool tt_transport_cores_to_spare(void);
 /* Blocking collectives over all ranks (host thread, program order). */
 int tt_transport_allgatherv(const void *mine, size_t len, void **all, size_t **lens);
 int tt_transport_bcast(void *buf, size_t len, int root);
+/* len bytes from every rank into all (size * len bytes, in rank order). */
+int tt_transport_allgather(const void *mine, size_t len, void *all);
 /* Rank 0 gets every rank's bytes, in rank order (*all and *lens malloc'd there, NULL
  * elsewhere). */
 int tt_transport_gatherv(const void *mine, size_t len, void **all, size_t **lens);

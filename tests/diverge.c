@@ -1,7 +1,12 @@
 /* A host program that diverges on purpose: the rank named by DIVERGE_RANK (default: the
  * last one), read from the launcher's environment, enqueues one write more than the others
- * in its second round. Tutti must stop the job, naming that rank and the call. */
+ * in its second round. Tutti must stop the job, naming that rank and the call. With
+ * DIVERGE_MODE=build, kernels run on every device while that rank creates a kernel where
+ * the others build a program: both exchange descriptions between the ranks, which must
+ * not take each other's for their own (the job stops cleanly, with the divergence named). */
 #include "tests/app.h"
+
+#include <string.h>
 
 int main(void)
 {
@@ -12,6 +17,48 @@ int main(void)
 
   struct app a;
   app_open(&a);
+  const char *mode = getenv("DIVERGE_MODE");
+  if (mode && !strcmp(mode, "build")) {
+    static const char *src =
+        "__kernel void spin(__global int *x, int n) {\n"
+        "  int v = 0;\n"
+        "  for (int i = 0; i < n; i++) v = v * 3 + i;\n"
+        "  x[get_global_id(0)] = v;\n"
+        "}\n";
+    cl_int err;
+    cl_program p = clCreateProgramWithSource(a.ctx, 1, &src, NULL, &err);
+    CHECK(err);
+    CHECK(clBuildProgram(p, 0, NULL, NULL, NULL, NULL));
+    cl_kernel k = clCreateKernel(p, "spin", &err);
+    CHECK(err);
+    cl_mem m = clCreateBuffer(a.ctx, CL_MEM_READ_WRITE, 64 * sizeof(int), NULL, &err);
+    CHECK(err);
+    int n = 1 << 22;
+    CHECK(clSetKernelArg(k, 0, sizeof m, &m));
+    CHECK(clSetKernelArg(k, 1, sizeof n, &n));
+    size_t gws = 64;
+    for (cl_uint d = 0; d < a.ndev; d++) {
+      CHECK(clEnqueueNDRangeKernel(a.qs[d], k, 1, NULL, &gws, NULL, 0, NULL, NULL));
+      CHECK(clFlush(a.qs[d]));
+    }
+    /* A build that fails: its records (a negative status, a log) read as a kernel's
+     * description would claim billions of arguments. */
+    static const char *broken = "__kernel void broken(__global int *x) { x[0] = ; }\n";
+    cl_program p2 = clCreateProgramWithSource(a.ctx, 1, &broken, NULL, &err);
+    CHECK(err);
+    if (rank == odd) {
+      cl_kernel k2 = clCreateKernel(p, "spin", &err); /* the divergence */
+      CHECK(err);
+      clReleaseKernel(k2);
+    } else if (clBuildProgram(p2, 0, NULL, NULL, NULL, NULL) == CL_SUCCESS) {
+      fprintf(stderr, "diverge: a broken program built\n");
+      return 1;
+    }
+    for (cl_uint d = 0; d < a.ndev; d++)
+      CHECK(clFinish(a.qs[d]));
+    printf("diverge: finished without being stopped\n");
+    return 0;
+  }
   cl_uint ndev = a.ndev;
   cl_command_queue *qs = a.qs;
   cl_int err;
