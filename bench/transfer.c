@@ -9,6 +9,10 @@
  *                                   where libcuda is, also against the CUDA driver's copy
  *                                   from GPU 0 to GPU 1 in rank 0's process (the same copy
  *                                   engines a copy between processes uses)
+ *     first read 64 KiB             the job's first blocking read of a buffer held on rank 0's
+ *                                   device, right after the context, against the same read
+ *                                   made again (median of the later ones; slowest rank each;
+ *                                   ratio = later / first)
  *     read 256 MiB, read 64 B       a blocking clEnqueueReadBuffer of a buffer held on rank
  *                                   0's device, which every rank's host receives, against
  *                                   MPI_Bcast of the same bytes (slowest rank of each round)
@@ -327,6 +331,42 @@ int main(int argc, char **argv)
   CHECK(err);
   cl_command_queue q1 = clCreateCommandQueue(ctx, d[d1], 0, &err);
   CHECK(err);
+  /* The first read reaching every rank, as a program makes it: right after the context,
+   * with no barrier before (it once waited 35-70 ms for the other ranks, which opened their
+   * backends at their first context), against the same write and read made again; each
+   * round's time is the slowest rank's, compared after the last round so that no barrier
+   * comes between them. */
+  {
+    size_t bytes = (size_t)64 << 10;
+    cl_mem m = clCreateBuffer(ctx, 0, bytes, NULL, &err);
+    CHECK(err);
+    char pattern = 7;
+    double *t = calloc((size_t)rounds + 1, sizeof *t);
+    char *small = malloc(bytes);
+    char *src = malloc(bytes);
+    memset(src, pattern, bytes);
+    for (int r = 0; r <= rounds; r++) {
+      CHECK(clEnqueueWriteBuffer(q0, m, CL_FALSE, 0, bytes, src, 0, NULL, NULL));
+      double t0 = now();
+      CHECK(clEnqueueReadBuffer(q0, m, CL_TRUE, 0, bytes, small, 0, NULL, NULL));
+      t[r] = now() - t0;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, t, rounds + 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (small[0] != 7 || small[bytes - 1] != 7) {
+      fprintf(stderr, "transfer: rank %d read wrong bytes\n", rank);
+      return 1;
+    }
+    if (rank == 0) {
+      char what[64];
+      snprintf(what, sizeof what, "first read 64 KiB to %d ranks", size);
+      report(what, bytes, t[0], median(t + 1, rounds), "later");
+    }
+    free(t);
+    free(small);
+    free(src);
+    CHECK(clReleaseMemObject(m));
+  }
+
   size_t big = (size_t)256 << 20;
   char *buf = malloc(big);
   memset(buf, 3, big);
