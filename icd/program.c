@@ -10,7 +10,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
+#include "runtime/backend.h"
 #include "runtime/transport.h"
 
 #define ARG_INFO_OPTION " -cl-kernel-arg-info"
@@ -565,6 +567,70 @@ static cl_int share_build_results(cl_program p, cl_int err, cl_int *created)
   return tt_cluster_distributed() ? tt_cluster_agree(err) : err;
 }
 
+/* Turns of a build. Where the ranks of a node each have a PoCL kernel cache of their own
+ * (runtime/backend.c), a rank about to build for a PoCL device first takes what the node's
+ * other ranks compiled (a program built for one device at a time is then compiled once per
+ * node); ranks of one host building one program at once take turns: the lowest builds first,
+ * alone, and the others build after it, from its entries. 4 ranks on 2 cores each compiled
+ * everything: NPB BT took 158 s to its first kernel, 3-6 s warm. One exchange between the
+ * turns, none where no host has two such ranks: every rank decides alike from the device
+ * table. */
+struct turns {
+  bool on;    /* some host has two ranks or more building for PoCL */
+  int leader; /* the first such rank of this rank's host, or -1 */
+};
+
+static bool pocl_device(cl_device_id d)
+{
+  return !strcmp(d->backend, "pocl");
+}
+
+static struct turns turns_of(cl_program p, cl_uint n, const cl_device_id *list)
+{
+  struct turns t = {false, -1};
+  if (!tt_cluster_distributed())
+    return t;
+  if (!list) {
+    n = p->ndevices;
+    list = p->devices;
+  }
+  const char *mine = NULL;
+  for (cl_uint i = 0; i < n; i++)
+    if (pocl_device(list[i]) && list[i]->actual)
+      mine = list[i]->host;
+  for (cl_uint i = 0; i < n; i++) {
+    if (!pocl_device(list[i]))
+      continue;
+    for (cl_uint j = 0; j < n; j++)
+      if (pocl_device(list[j]) && list[j]->rank != list[i]->rank &&
+          !strcmp(list[j]->host, list[i]->host))
+        t.on = true;
+    if (mine && !strcmp(list[i]->host, mine) && (t.leader < 0 || list[i]->rank < t.leader))
+      t.leader = list[i]->rank;
+  }
+  return t;
+}
+
+/* Whether domain k builds in this turn (0 or 1); before it does, a PoCL domain takes the
+ * node's other ranks' builds. */
+static bool builds_in_turn(const struct turns *t, int turn, cl_context ctx, cl_uint k)
+{
+  bool pocl = pocl_device(ctx->domains[k].first_device);
+  bool first = !t->on || !pocl || t->leader == tt_cluster_rank();
+  if (first != (turn == 0))
+    return false;
+  if (pocl)
+    tt_backend_pocl_adopt();
+  return true;
+}
+
+/* Between the turns, every rank: the leaders' builds are done. */
+static void between_turns(const struct turns *t)
+{
+  if (t->on)
+    tt_cluster_agree(CL_SUCCESS);
+}
+
 static cl_int build(cl_program program, cl_uint num_devices, const cl_device_id *device_list,
                     const char *options, void (CL_CALLBACK *pfn_notify)(cl_program, void *),
                     void *user_data);
@@ -618,17 +684,23 @@ static cl_int build(cl_program program, cl_uint num_devices, const cl_device_id 
   }
   cl_context ctx = program->context;
   program->made = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
-  for (cl_uint k = 0; k < ctx->ndomains; k++) {
-    cl_uint n = native_devices(program, k, num_devices, device_list, nd);
-    if (!n || !program->native[k] || !ctx->domains[k].local)
-      continue;
-    /* Builds are synchronous: the callback, if any, runs once they are done. */
-    cl_int e = ctx->domains[k].bp->d->clBuildProgram(program->native[k], n, nd, opts, NULL, NULL);
-    if (e != CL_SUCCESS)
-      TT_LOG(TT_LOG_ERR, "clBuildProgram: program #%llu on %s: %s",
-             (unsigned long long)program->obj.id, ctx->domains[k].bp->short_name,
-             tt_error_name(e));
-    err = merge_error(err, e);
+  struct turns t = turns_of(program, num_devices, device_list);
+  for (int turn = 0; turn < 2; turn++) {
+    if (turn == 1)
+      between_turns(&t);
+    for (cl_uint k = 0; k < ctx->ndomains; k++) {
+      cl_uint n = native_devices(program, k, num_devices, device_list, nd);
+      if (!n || !program->native[k] || !ctx->domains[k].local ||
+          !builds_in_turn(&t, turn, ctx, k))
+        continue;
+      /* Builds are synchronous: the callback, if any, runs once they are done. */
+      cl_int e = ctx->domains[k].bp->d->clBuildProgram(program->native[k], n, nd, opts, NULL, NULL);
+      if (e != CL_SUCCESS)
+        TT_LOG(TT_LOG_ERR, "clBuildProgram: program #%llu on %s: %s",
+               (unsigned long long)program->obj.id, ctx->domains[k].bp->short_name,
+               tt_error_name(e));
+      err = merge_error(err, e);
+    }
   }
   free(nd);
   free(opts);
@@ -674,16 +746,22 @@ cl_int CL_API_CALL tt_clCompileProgram(cl_program program, cl_uint num_devices,
   }
   cl_context ctx = program->context;
   program->made = CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT;
-  for (cl_uint k = 0; k < ctx->ndomains; k++) {
-    cl_uint n = native_devices(program, k, num_devices, device_list, nd);
-    if (!n || !program->native[k] || !ctx->domains[k].local)
-      continue;
-    for (cl_uint i = 0; i < num_input_headers; i++)
-      nh[i] = input_headers[i]->native[k];
-    cl_int e = ctx->domains[k].bp->d->clCompileProgram(
-        program->native[k], n, nd, opts, num_input_headers, num_input_headers ? nh : NULL,
-        header_include_names, NULL, NULL);
-    err = merge_error(err, e);
+  struct turns t = turns_of(program, num_devices, device_list);
+  for (int turn = 0; turn < 2; turn++) {
+    if (turn == 1)
+      between_turns(&t);
+    for (cl_uint k = 0; k < ctx->ndomains; k++) {
+      cl_uint n = native_devices(program, k, num_devices, device_list, nd);
+      if (!n || !program->native[k] || !ctx->domains[k].local ||
+          !builds_in_turn(&t, turn, ctx, k))
+        continue;
+      for (cl_uint i = 0; i < num_input_headers; i++)
+        nh[i] = input_headers[i]->native[k];
+      cl_int e = ctx->domains[k].bp->d->clCompileProgram(
+          program->native[k], n, nd, opts, num_input_headers, num_input_headers ? nh : NULL,
+          header_include_names, NULL, NULL);
+      err = merge_error(err, e);
+    }
   }
   free(nd);
   free(nh);
@@ -744,18 +822,23 @@ cl_program CL_API_CALL tt_clLinkProgram(cl_context context, cl_uint num_devices,
     goto out;
   p->made = options && strstr(options, "-create-library") ? CL_PROGRAM_BINARY_TYPE_LIBRARY
                                                           : CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
-  for (cl_uint k = 0; k < context->ndomains; k++) {
-    cl_uint n = native_devices(p, k, 0, NULL, nd);
-    if (!n || !context->domains[k].local)
-      continue;
-    for (cl_uint i = 0; i < num_input_programs; i++)
-      np[i] = input_programs[i]->native[k];
-    cl_int e = CL_SUCCESS;
-    p->native[k] = context->domains[k].bp->d->clLinkProgram(
-        context->domains[k].native, n, nd, options, num_input_programs, np, NULL, NULL, &e);
-    if (!p->native[k] && e == CL_SUCCESS)
-      e = CL_LINK_PROGRAM_FAILURE;
-    err = merge_error(err, e);
+  struct turns t = turns_of(p, 0, NULL);
+  for (int turn = 0; turn < 2; turn++) {
+    if (turn == 1)
+      between_turns(&t);
+    for (cl_uint k = 0; k < context->ndomains; k++) {
+      cl_uint n = native_devices(p, k, 0, NULL, nd);
+      if (!n || !context->domains[k].local || !builds_in_turn(&t, turn, context, k))
+        continue;
+      for (cl_uint i = 0; i < num_input_programs; i++)
+        np[i] = input_programs[i]->native[k];
+      cl_int e = CL_SUCCESS;
+      p->native[k] = context->domains[k].bp->d->clLinkProgram(
+          context->domains[k].native, n, nd, options, num_input_programs, np, NULL, NULL, &e);
+      if (!p->native[k] && e == CL_SUCCESS)
+        e = CL_LINK_PROGRAM_FAILURE;
+      err = merge_error(err, e);
+    }
   }
   err = share_build_results(p, err, NULL);
   /* A failed link still returns a program whose build log tells why: on every rank, whether

@@ -13,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "runtime/env.h"
 #include "runtime/log.h"
@@ -222,7 +225,14 @@ static void read_vendors_dir(const char *dir)
 /* PoCL 3.1 fails (an assertion in pocl_driver_link_program, or CL_LINK_PROGRAM_FAILURE) when
  * processes compile and link the same program at once in one kernel cache: the ranks of a
  * node do exactly that. Before PoCL reads its settings, each rank of a node with several
- * gets a cache directory of its own under the usual one (builds stay cached per rank). */
+ * gets a cache directory of its own under the usual one, tutti-rankL for local rank L. The
+ * node still compiles each program once: before a build, a rank takes what the other ranks
+ * of its node compiled since the job began into its own directory (tt_backend_pocl_adopt),
+ * and the ranks building one program at once take turns (icd/program.c, "turns"). */
+static char pocl_cache[4096], pocl_base[4096];
+static int pocl_local = -1, pocl_nlocal;
+static int64_t *pocl_seen; /* by local rank: when its directory was last looked through */
+
 static void own_pocl_cache(void)
 {
   const char *local = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
@@ -234,17 +244,115 @@ static void own_pocl_cache(void)
   if (!local || !nlocal || atoi(nlocal) <= 1)
     return;
   const char *base = getenv("POCL_CACHE_DIR");
-  char dir[4096];
   if (base && *base)
-    snprintf(dir, sizeof dir, "%s/tutti-rank%d", base, atoi(local));
+    snprintf(pocl_base, sizeof pocl_base, "%s", base);
   else if (getenv("XDG_CACHE_HOME"))
-    snprintf(dir, sizeof dir, "%s/pocl/kcache/tutti-rank%d", getenv("XDG_CACHE_HOME"), atoi(local));
+    snprintf(pocl_base, sizeof pocl_base, "%s/pocl/kcache", getenv("XDG_CACHE_HOME"));
   else if (getenv("HOME"))
-    snprintf(dir, sizeof dir, "%s/.cache/pocl/kcache/tutti-rank%d", getenv("HOME"), atoi(local));
+    snprintf(pocl_base, sizeof pocl_base, "%s/.cache/pocl/kcache", getenv("HOME"));
   else
     return;
-  setenv("POCL_CACHE_DIR", dir, 1);
-  TT_LOG(TT_LOG_BACKEND, "PoCL's kernel cache of this rank: %s", dir);
+  pocl_local = atoi(local);
+  pocl_nlocal = atoi(nlocal);
+  if (snprintf(pocl_cache, sizeof pocl_cache, "%s/tutti-rank%d", pocl_base, pocl_local) >=
+      (int)sizeof pocl_cache) {
+    pocl_cache[0] = 0;
+    return;
+  }
+  setenv("POCL_CACHE_DIR", pocl_cache, 1);
+  pocl_seen = calloc((size_t)pocl_nlocal, sizeof *pocl_seen);
+  int64_t start = (int64_t)time(NULL);
+  for (int i = 0; pocl_seen && i < pocl_nlocal; i++)
+    pocl_seen[i] = start;
+  TT_LOG(TT_LOG_BACKEND, "PoCL's kernel cache of this rank: %s", pocl_cache);
+}
+
+bool tt_backend_pocl_own_cache(void)
+{
+  tt_backend_discover();
+  return pocl_cache[0] != 0;
+}
+
+/* a/b into out; false when it does not fit. */
+static bool join(char *out, size_t cap, const char *a, const char *b)
+{
+  int n = snprintf(out, cap, "%s/%s", a, b);
+  return n > 0 && (size_t)n < cap;
+}
+
+/* Links every file under from/ into to/ that to/ lacks (directories made as needed). */
+static int adopt_tree(const char *from, const char *to)
+{
+  DIR *d = opendir(from);
+  if (!d)
+    return 0;
+  int n = 0;
+  mkdir(to, 0700);
+  for (struct dirent *e; (e = readdir(d));) {
+    if (e->d_name[0] == '.' || !strncmp(e->d_name, "tempfile", 8))
+      continue;
+    char f[4096], t[4096];
+    struct stat st;
+    if (!join(f, sizeof f, from, e->d_name) || !join(t, sizeof t, to, e->d_name) ||
+        stat(f, &st) != 0)
+      continue;
+    if (S_ISDIR(st.st_mode))
+      n += adopt_tree(f, t);
+    else if (S_ISREG(st.st_mode) && access(t, F_OK) != 0 && link(f, t) == 0)
+      n++;
+  }
+  closedir(d);
+  return n;
+}
+
+/* What local rank L's cache gained since `since`: PoCL keeps a program under two levels of
+ * its hash (XX/YYYY...), and only the levels whose entries changed are walked. */
+static int adopt_from(const char *dir, int64_t since)
+{
+  DIR *top = opendir(dir);
+  if (!top)
+    return 0;
+  int n = 0;
+  for (struct dirent *e; (e = readdir(top));) {
+    char l1[4096], o1[4096];
+    struct stat st;
+    if (e->d_name[0] == '.' || !join(l1, sizeof l1, dir, e->d_name) ||
+        !join(o1, sizeof o1, pocl_cache, e->d_name) || stat(l1, &st) != 0 ||
+        !S_ISDIR(st.st_mode) || st.st_mtime < since)
+      continue;
+    mkdir(o1, 0700);
+    DIR *mid = opendir(l1);
+    for (struct dirent *m; mid && (m = readdir(mid));) {
+      char l2[4096], o2[4096];
+      if (m->d_name[0] == '.' || !join(l2, sizeof l2, l1, m->d_name) ||
+          !join(o2, sizeof o2, o1, m->d_name) || stat(l2, &st) != 0 || !S_ISDIR(st.st_mode) ||
+          st.st_mtime < since)
+        continue;
+      n += adopt_tree(l2, o2);
+    }
+    if (mid)
+      closedir(mid);
+  }
+  closedir(top);
+  return n;
+}
+
+void tt_backend_pocl_adopt(void)
+{
+  if (!tt_backend_pocl_own_cache() || !pocl_seen)
+    return;
+  int n = 0;
+  for (int l = 0; l < pocl_nlocal; l++) {
+    char dir[4096];
+    if (l == pocl_local || snprintf(dir, sizeof dir, "%s/tutti-rank%d", pocl_base, l) >= (int)sizeof dir)
+      continue;
+    /* A second's margin: the clock's resolution in the directories' times. */
+    int64_t now = (int64_t)time(NULL);
+    n += adopt_from(dir, pocl_seen[l] - 1);
+    pocl_seen[l] = now;
+  }
+  if (n)
+    TT_LOG(TT_LOG_BACKEND, "PoCL's kernel cache: %d file(s) taken from the node's other ranks", n);
 }
 
 static void discover(void)

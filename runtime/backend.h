@@ -71,4 +71,12 @@ static inline cl_int tt_native_status(cl_event ev)
  * separated by commas; NULL selects all). Exposed for the unit tests. */
 int tt_backend_selected(const char *list, const char *platform_name, const char *short_name);
 
+/* Whether this rank has a PoCL kernel cache of its own, beside the other ranks of its node
+ * (runtime/backend.c). */
+bool tt_backend_pocl_own_cache(void);
+/* Takes into this rank's PoCL cache, as hard links, what the other ranks of its node
+ * compiled into theirs since the job began (or since the last time): before a build, so
+ * that it comes from the cache where another rank made it already. */
+void tt_backend_pocl_adopt(void);
+
 #endif
