@@ -13,6 +13,9 @@
  *                                   device, right after the context, against the same read
  *                                   made again (median of the later ones; slowest rank each;
  *                                   ratio = later / first)
+ *     status poll, pending          clGetEventInfo(CL_EVENT_COMMAND_EXECUTION_STATUS) of a
+ *                                   command of rank 0's device that is not done, answered
+ *                                   alike everywhere, against an MPI_Bcast of 32 bytes
  *     read 256 MiB, read 64 B       a blocking clEnqueueReadBuffer of a buffer held on rank
  *                                   0's device, which every rank's host receives, against
  *                                   MPI_Bcast of the same bytes (slowest rank of each round)
@@ -36,6 +39,7 @@
 #include <CL/cl.h>
 #include <CL/tutti.h>
 #include <mpi.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -365,6 +369,47 @@ int main(int argc, char **argv)
     free(small);
     free(src);
     CHECK(clReleaseMemObject(m));
+  }
+
+  /* A status poll of a command of rank 0's device that is not done (held by a user event),
+   * as programs that steer by the answer make them: every rank hears rank 0's answer
+   * (icd/event.c), against an MPI_Bcast of as many bytes; per poll, over 1000. */
+  {
+    enum { POLLS = 1000 };
+    cl_event gate = clCreateUserEvent(ctx, &err), mk;
+    CHECK(err);
+    CHECK(clEnqueueMarkerWithWaitList(q0, 1, &gate, &mk));
+    double *t = calloc((size_t)rounds, sizeof *t), *tb = calloc((size_t)rounds, sizeof *tb);
+    for (int r = 0; r < rounds; r++) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      double t0 = now();
+      for (int i = 0; i < POLLS; i++) {
+        cl_int st;
+        CHECK(clGetEventInfo(mk, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL));
+        if (st <= CL_COMPLETE) {
+          fprintf(stderr, "transfer: a held marker says %d\n", st);
+          return 1;
+        }
+      }
+      t[r] = slowest((now() - t0) / POLLS);
+      uint64_t head[4] = {0};
+      MPI_Barrier(MPI_COMM_WORLD);
+      t0 = now();
+      for (int i = 0; i < POLLS; i++)
+        MPI_Bcast(head, sizeof head, MPI_BYTE, 0, MPI_COMM_WORLD);
+      tb[r] = slowest((now() - t0) / POLLS);
+    }
+    CHECK(clSetUserEventStatus(gate, CL_COMPLETE));
+    CHECK(clWaitForEvents(1, &mk));
+    if (rank == 0) {
+      double a = median(t, rounds), b = median(tb, rounds);
+      printf("%-34s tutti %10.2f us %18s %-10s %10.2f us %18s ratio %.2f\n",
+             "status poll, pending", a * 1e6, "", "MPI_Bcast", b * 1e6, "", a > 0 ? b / a : 0);
+    }
+    CHECK(clReleaseEvent(mk));
+    CHECK(clReleaseEvent(gate));
+    free(t);
+    free(tb);
   }
 
   size_t big = (size_t)256 << 20;
