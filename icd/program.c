@@ -571,13 +571,23 @@ static cl_int share_build_results(cl_program p, cl_int err, cl_int *created)
  * (runtime/backend.c), a rank about to build for a PoCL device first takes what the node's
  * other ranks compiled (a program built for one device at a time is then compiled once per
  * node); ranks of one host building one program at once take turns: the lowest builds first,
- * alone, and the others build after it, from its entries. 4 ranks on 2 cores each compiled
- * everything: NPB BT took 158 s to its first kernel, 3-6 s warm. One exchange between the
- * turns, none where no host has two such ranks: every rank decides alike from the device
- * table. */
+ * alone, and the others build after it, from its entries (every rank compiling everything
+ * made a cold start several times one rank's: doc/testing.md, "Cold start"). One exchange
+ * between the turns, none where no host has two such ranks: every rank decides alike from
+ * the device table. */
 struct turns {
   bool on;    /* some host has two ranks or more building for PoCL */
   int leader; /* the first such rank of this rank's host, or -1 */
+  /* The walk over the domains (turn_next): the program, the devices that build (NULL: the
+   * program's), room for a domain's native devices, whether a domain needs a native program
+   * already (not for a link, which makes it), and where the walk is. */
+  cl_program p;
+  cl_uint num;
+  const cl_device_id *list;
+  cl_device_id *nd;
+  bool need_native;
+  int turn;
+  cl_uint k;
 };
 
 static bool pocl_device(cl_device_id d)
@@ -585,9 +595,10 @@ static bool pocl_device(cl_device_id d)
   return !strcmp(d->backend, "pocl");
 }
 
-static struct turns turns_of(cl_program p, cl_uint n, const cl_device_id *list)
+static struct turns turns_of(cl_program p, cl_uint n, const cl_device_id *list, cl_device_id *nd,
+                             bool need_native)
 {
-  struct turns t = {false, -1};
+  struct turns t = {false, -1, p, n, list, nd, need_native, 0, 0};
   if (!tt_cluster_distributed())
     return t;
   if (!list) {
@@ -624,11 +635,29 @@ static bool builds_in_turn(const struct turns *t, int turn, cl_context ctx, cl_u
   return true;
 }
 
-/* Between the turns, every rank: the leaders' builds are done. */
-static void between_turns(const struct turns *t)
+/* The next domain of this rank that builds (its index and its n native devices, in t->nd):
+ * first those of the first turn, then, once every rank's first turn is done, the others. */
+static bool turn_next(struct turns *t, cl_uint *k, cl_uint *n)
 {
-  if (t->on)
-    tt_cluster_agree(CL_SUCCESS);
+  cl_context ctx = t->p->context;
+  for (;;) {
+    if (t->k == ctx->ndomains) {
+      if (t->turn == 1)
+        return false;
+      t->turn = 1;
+      t->k = 0;
+      if (t->on)
+        tt_cluster_agree(CL_SUCCESS); /* every rank: the leaders' builds are done */
+    }
+    cl_uint d = t->k++;
+    cl_uint m = native_devices(t->p, d, t->num, t->list, t->nd);
+    if (!m || !ctx->domains[d].local || (t->need_native && !t->p->native[d]) ||
+        !builds_in_turn(t, t->turn, ctx, d))
+      continue;
+    *k = d;
+    *n = m;
+    return true;
+  }
 }
 
 static cl_int build(cl_program program, cl_uint num_devices, const cl_device_id *device_list,
@@ -684,23 +713,15 @@ static cl_int build(cl_program program, cl_uint num_devices, const cl_device_id 
   }
   cl_context ctx = program->context;
   program->made = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
-  struct turns t = turns_of(program, num_devices, device_list);
-  for (int turn = 0; turn < 2; turn++) {
-    if (turn == 1)
-      between_turns(&t);
-    for (cl_uint k = 0; k < ctx->ndomains; k++) {
-      cl_uint n = native_devices(program, k, num_devices, device_list, nd);
-      if (!n || !program->native[k] || !ctx->domains[k].local ||
-          !builds_in_turn(&t, turn, ctx, k))
-        continue;
-      /* Builds are synchronous: the callback, if any, runs once they are done. */
-      cl_int e = ctx->domains[k].bp->d->clBuildProgram(program->native[k], n, nd, opts, NULL, NULL);
-      if (e != CL_SUCCESS)
-        TT_LOG(TT_LOG_ERR, "clBuildProgram: program #%llu on %s: %s",
-               (unsigned long long)program->obj.id, ctx->domains[k].bp->short_name,
-               tt_error_name(e));
-      err = merge_error(err, e);
-    }
+  struct turns t = turns_of(program, num_devices, device_list, nd, true);
+  for (cl_uint k, n; turn_next(&t, &k, &n);) {
+    /* Builds are synchronous: the callback, if any, runs once they are done. */
+    cl_int e = ctx->domains[k].bp->d->clBuildProgram(program->native[k], n, nd, opts, NULL, NULL);
+    if (e != CL_SUCCESS)
+      TT_LOG(TT_LOG_ERR, "clBuildProgram: program #%llu on %s: %s",
+             (unsigned long long)program->obj.id, ctx->domains[k].bp->short_name,
+             tt_error_name(e));
+    err = merge_error(err, e);
   }
   free(nd);
   free(opts);
@@ -746,22 +767,14 @@ cl_int CL_API_CALL tt_clCompileProgram(cl_program program, cl_uint num_devices,
   }
   cl_context ctx = program->context;
   program->made = CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT;
-  struct turns t = turns_of(program, num_devices, device_list);
-  for (int turn = 0; turn < 2; turn++) {
-    if (turn == 1)
-      between_turns(&t);
-    for (cl_uint k = 0; k < ctx->ndomains; k++) {
-      cl_uint n = native_devices(program, k, num_devices, device_list, nd);
-      if (!n || !program->native[k] || !ctx->domains[k].local ||
-          !builds_in_turn(&t, turn, ctx, k))
-        continue;
-      for (cl_uint i = 0; i < num_input_headers; i++)
-        nh[i] = input_headers[i]->native[k];
-      cl_int e = ctx->domains[k].bp->d->clCompileProgram(
-          program->native[k], n, nd, opts, num_input_headers, num_input_headers ? nh : NULL,
-          header_include_names, NULL, NULL);
-      err = merge_error(err, e);
-    }
+  struct turns t = turns_of(program, num_devices, device_list, nd, true);
+  for (cl_uint k, n; turn_next(&t, &k, &n);) {
+    for (cl_uint i = 0; i < num_input_headers; i++)
+      nh[i] = input_headers[i]->native[k];
+    cl_int e = ctx->domains[k].bp->d->clCompileProgram(
+        program->native[k], n, nd, opts, num_input_headers, num_input_headers ? nh : NULL,
+        header_include_names, NULL, NULL);
+    err = merge_error(err, e);
   }
   free(nd);
   free(nh);
@@ -822,23 +835,16 @@ cl_program CL_API_CALL tt_clLinkProgram(cl_context context, cl_uint num_devices,
     goto out;
   p->made = options && strstr(options, "-create-library") ? CL_PROGRAM_BINARY_TYPE_LIBRARY
                                                           : CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
-  struct turns t = turns_of(p, 0, NULL);
-  for (int turn = 0; turn < 2; turn++) {
-    if (turn == 1)
-      between_turns(&t);
-    for (cl_uint k = 0; k < context->ndomains; k++) {
-      cl_uint n = native_devices(p, k, 0, NULL, nd);
-      if (!n || !context->domains[k].local || !builds_in_turn(&t, turn, context, k))
-        continue;
-      for (cl_uint i = 0; i < num_input_programs; i++)
-        np[i] = input_programs[i]->native[k];
-      cl_int e = CL_SUCCESS;
-      p->native[k] = context->domains[k].bp->d->clLinkProgram(
-          context->domains[k].native, n, nd, options, num_input_programs, np, NULL, NULL, &e);
-      if (!p->native[k] && e == CL_SUCCESS)
-        e = CL_LINK_PROGRAM_FAILURE;
-      err = merge_error(err, e);
-    }
+  struct turns t = turns_of(p, 0, NULL, nd, false);
+  for (cl_uint k, n; turn_next(&t, &k, &n);) {
+    for (cl_uint i = 0; i < num_input_programs; i++)
+      np[i] = input_programs[i]->native[k];
+    cl_int e = CL_SUCCESS;
+    p->native[k] = context->domains[k].bp->d->clLinkProgram(
+        context->domains[k].native, n, nd, options, num_input_programs, np, NULL, NULL, &e);
+    if (!p->native[k] && e == CL_SUCCESS)
+      e = CL_LINK_PROGRAM_FAILURE;
+    err = merge_error(err, e);
   }
   err = share_build_results(p, err, NULL);
   /* A failed link still returns a program whose build log tells why: on every rank, whether

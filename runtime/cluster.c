@@ -413,11 +413,11 @@ static void init(void)
   /* The node's devices: in a job of several ranks, local rank 0 alone opens the backends to
    * describe them to the node; every rank takes its share from that catalogue (each gets at
    * least one device where the node has any). The other ranks open their backends meanwhile,
-   * before they wait for the catalogue (opening a driver costs tens of milliseconds to a
-   * quarter of a second per process): opened at their first context instead, they reached it
-   * that much later than the first rank, whose first read reaching every rank then waited
-   * for them (35-70 ms, once per job). On a thread of their own they would share their core
-   * with the main thread's spinning wait for the catalogue. */
+   * before they wait for the catalogue (opening a driver takes a while): opened at their
+   * first context instead, they reached it that much later than the first rank, whose first
+   * read reaching every rank then waited for them (doc/testing.md, "Transfers"). On a thread
+   * of their own they would share their core with the main thread's spinning wait for the
+   * catalogue. */
   unsigned char *cat = NULL;
   size_t catlen = 0;
   if (distributed && local_rank != 0)
