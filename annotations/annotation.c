@@ -1,5 +1,5 @@
 /* The annotation language: a recursive-descent parser (one function per grammar rule of
- * SPLIT.md) into affine expressions, and their evaluation over the variable ranges of one
+ * doc/split.md, "Annotations") into affine expressions, and their evaluation over the variable ranges of one
  * part (interval arithmetic: exact for affine expressions that name each variable once, and
  * for floor division by a positive constant, both monotone). */
 #include "config.h"

@@ -1,4 +1,4 @@
-/* The annotation language of split launches (SPLIT.md, "The annotation language"; Lightning,
+/* The annotation language of split launches (doc/split.md, "Annotations"; Lightning,
  * section 3.2): which elements of which buffer one work-item or work-group touches.
  *
  *   global [x, y] => read in(h, w)[y-1:y+2, x-1:x+2], write out(h, w)[y, x]

@@ -1,6 +1,6 @@
 /* libtutti-host.so, MPI part: preloaded by tutti-run into every rank, so that a program that calls
  * MPI_Init itself works with Tutti whether it does so before or after its first OpenCL call
- * (PITFALLS.md: a second MPI_Init aborts).
+ * (doc/architecture.md: a second MPI_Init aborts).
  *   - MPI_Init / MPI_Init_thread: a no-op when Tutti already started MPI; otherwise MPI
  *     starts at MPI_THREAD_MULTIPLE (Tutti's transport needs it) and the program is told the
  *     level it asked for, or less if that is all MPI gives.

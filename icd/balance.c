@@ -1,4 +1,4 @@
-/* Balancing split launches (SPLIT.md step 6, doc/split.md "Balancing"): CUDASA's idea made
+/* Balancing split launches (doc/split.md, "Balancing"): CUDASA's idea made
  * deterministic. A kernel split into equal group ranges over devices of unequal speed waits
  * for its slowest part; Tutti measures each part's kernel time and gives the next launches of
  * that kernel group ranges in proportion to the measured speeds.

@@ -710,20 +710,18 @@ static cl_uint deps_pending(const struct cmd *c, cl_event *last)
 
 /* A read of up to a piece of a buffer that lives in host memory of Tutti's
  * (tt_plan_direct_memory), on a queue with nothing issued since it was last empty and with
- * nothing left to wait for, is a copy: no command of the backend (PoCL's blocking read of 64
- * bytes takes 35-40 us on a 16-core host; a 64-byte read reaching 4 ranks then 25 us in all).
- * Its event is a user event, complete; not on queues that profile.
+ * nothing left to wait for, is a copy: no command of the backend (whose blocking read of a
+ * few bytes costs more than the whole read reaching every rank otherwise). Its event is a
+ * user event, complete; not on queues that profile.
  *
  * A larger blocking read that the owner sends to every rank itself (no chain), of a buffer
  * without windows, sends from that memory at once while the owner copies its own bytes
  * (cmd_end): through the backend each piece was read into the program's memory first and
- * sent from there (0.78-0.86 of MPI_Bcast at 2 ranks on a 16-core host, 0.87-0.95 so). A
- * marker on the queue, held until the sends are done, keeps the queue's later commands off
- * the bytes meanwhile. Other large reads keep their pieces (read_in_pieces): along a chain,
- * every piece sent at once moves at once, and the first reaches the next rank late (1.38-1.43
- * of MPI_Bcast at 4 ranks in pieces, 0.97 sent at once). On 2 cores it costs 5% (37.4-38.1
- * ms for 256 MiB at 2 ranks against 35.4-35.9 in pieces), where the owner's copy and MPI share
- * a core. */
+ * sent from there, slower. A marker on the queue, held until the sends are done, keeps the
+ * queue's later commands off the bytes meanwhile. Other large reads keep their pieces
+ * (read_in_pieces): along a chain, every piece sent at once moves at once, and the first
+ * reaches the next rank late. On 2 cores the copy beside the sends costs a little, where the
+ * owner's copy and MPI share a core (doc/testing.md, "Figures behind the code"). */
 static bool read_from_host(struct cmd *c, cl_mem m, size_t off, size_t size, void *ptr,
                            bool blocking, cl_event *ev)
 {
@@ -1261,11 +1259,10 @@ static cl_mem *list_kept(cl_mem *list, cl_event command)
  * clFinish, so the order of an in-order queue asks for nothing more) and at most one of its
  * dependencies is still running, that dependency's event is the migration's own (else a user
  * event set at once), and the queue's later commands and clFinish wait for it
- * (tt_nqueue_set_lazy). A command of the backend in its place costs the receiving rank of a 1
- * MiB copy some 40 us on a 16-core host: PoCL wakes a worker thread for it as the received
- * bytes' user event is set (20-35 us in clSetUserEventStatus), and the program's clFinish
- * waits for that thread (5-17 us). Not with profiling or traces, whose times come from the
- * backend's command. */
+ * (tt_nqueue_set_lazy). A command of the backend in its place costs the receiving rank of a
+ * copy the wake-up of a PoCL worker thread as the received bytes' user event is set, which
+ * the program's clFinish then waits for (doc/testing.md, "Figures behind the code"). Not
+ * with profiling or traces, whose times come from the backend's command. */
 static bool migrate_in_place(struct cmd *c, cl_event *ev)
 {
   cl_event running = NULL;

@@ -13,6 +13,10 @@
 #define TUTTI_LINKED
 #include "CL/tutti.h"
 
+/* The table the ICD loader calls through (icd/dispatch_table.c); every object starts with it
+ * (runtime/object.h: icd/platform.c hands it over when the library loads). */
+extern const cl_icd_dispatch tt_dispatch;
+
 /* The entry points, typed like the specification's prototypes. */
 extern __typeof__(clGetPlatformIDs) tt_clGetPlatformIDs;
 extern __typeof__(clGetPlatformInfo) tt_clGetPlatformInfo;

@@ -8,6 +8,12 @@
 #define TT_PLATFORM_VERSION "OpenCL 1.2 Tutti " PACKAGE_VERSION
 #define TT_ICD_SUFFIX "TUTTI"
 
+/* Every object starts with the dispatch table, from the library's load on. */
+__attribute__((constructor)) static void hand_over_dispatch(void)
+{
+  tt_object_set_dispatch(&tt_dispatch);
+}
+
 static cl_int get_platform_ids(cl_uint num_entries, cl_platform_id *platforms, cl_uint *num_platforms)
 {
   /* CL_INVALID_VALUE if num_entries is equal to zero and platforms is not NULL or if both

@@ -1,5 +1,5 @@
 /* cl_tutti_split: one kernel launch split into parts over the devices of several queues
- * (SPLIT.md; Lightning, sections 2-3), planned on every rank alike from replicated state.
+ * (doc/split.md; Lightning, sections 2-3), planned on every rank alike from replicated state.
  *
  * A part is an ordinary kernel command on its queue whose buffer uses are the byte ranges the
  * annotation gives for its work-groups, so the plan fetches exactly what the part lacks (a

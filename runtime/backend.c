@@ -115,9 +115,13 @@ static void load_library(const char *path, int quiet)
       dlclose(dl);
       return;
     }
-  /* Skip Tutti itself: its clGetExtensionFunctionAddress is ours. */
+  /* Skip Tutti itself: a library whose clGetExtensionFunctionAddress lies in this very
+   * library (the one this function is in). */
   void *gefa_sym = dlsym(dl, "clGetExtensionFunctionAddress");
-  if (!gefa_sym || gefa_sym == (void *)&clGetExtensionFunctionAddress) {
+  Dl_info found, self;
+  bool ours = gefa_sym && dladdr(gefa_sym, &found) && dladdr((void *)load_library, &self) &&
+              found.dli_fbase == self.dli_fbase;
+  if (!gefa_sym || ours) {
     if (!gefa_sym && !quiet)
       TT_WARN("backend library %s has no clGetExtensionFunctionAddress: not an OpenCL ICD", path);
     dlclose(dl);

@@ -2,7 +2,7 @@
  *
  * Tutti never goes through the ICD loader: it reads the vendors directory itself, skips its
  * own entry, dlopens each vendor library and reaches its platforms through the dispatch table
- * that every native object carries (PITFALLS.md says why). */
+ * that every native object carries (doc/architecture.md says why). */
 #ifndef TUTTI_BACKEND_H
 #define TUTTI_BACKEND_H
 

@@ -1,5 +1,5 @@
 /* Divergence detection: every rank must make the same API calls in the same order (the one
- * invariant, DESIGN.md). Each rank keeps a running hash of the calls that must agree (the
+ * invariant, doc/architecture.md). Each rank keeps a running hash of the calls that must agree (the
  * entry point and the arguments that are the same everywhere: object ids, sizes, offsets,
  * flags, kernel argument values; never host addresses). Where the host waits (clFinish,
  * blocking commands, event waits and status queries, the agreements of builds and of the

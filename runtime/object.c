@@ -69,9 +69,16 @@ static size_t find_slot(const void *p)
   return SIZE_MAX;
 }
 
+static const cl_icd_dispatch *dispatch;
+
+void tt_object_set_dispatch(const cl_icd_dispatch *d)
+{
+  dispatch = d;
+}
+
 void tt_object_init(struct tt_object *o, enum tt_tag tag, void (*destroy)(struct tt_object *))
 {
-  o->dispatch = &tt_dispatch;
+  o->dispatch = dispatch;
   o->tag = tag;
   o->id = atomic_fetch_add(&next_id, 1);
   atomic_init(&o->refcount, 1);

@@ -32,7 +32,9 @@ struct tt_object {
   void (*destroy)(struct tt_object *); /* frees the object once the last reference goes */
 };
 
-extern const cl_icd_dispatch tt_dispatch;
+/* The ICD dispatch table every object starts with (icd/dispatch_table.c's): icd/ hands it
+ * over when the library loads, so that runtime/ never names a symbol of the layer above. */
+void tt_object_set_dispatch(const cl_icd_dispatch *d);
 
 /* Sets the header, registers the object, reference count 1. Permanent objects (platform,
  * root devices) pass destroy NULL and ignore retain/release. */

@@ -48,8 +48,8 @@ void tt_nqueue_ref(struct tt_nqueue *q);
 /* A gate of q (a user event of Tutti's that a command there waits for, set once bytes from
  * another rank are in) is made (+1) or set (-1). A host wait on q first waits until none is
  * left (tt_nqueue_wait_gates): NVIDIA's own wait, entered while a command of its queue is
- * held by a user event that another thread sets, returns 20-60 us later than once nothing
- * is held. */
+ * held by a user event that another thread sets, returns later than once nothing is held
+ * (doc/testing.md, "Figures behind the code"). */
 void tt_nqueue_gate(struct tt_nqueue *q, int delta);
 void tt_nqueue_wait_gates(struct tt_nqueue *q);
 void tt_nqueue_unref(struct tt_nqueue *q);

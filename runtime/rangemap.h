@@ -1,7 +1,7 @@
 /* An interval map over a buffer's bytes: for each range, the set of holders (memory domains,
  * later ranks' devices) that have its newest bytes. Consistency is kept per byte range, not
  * per buffer, so sub-buffers, Lightning's chunks and halos share one mechanism and a kernel
- * that writes half a buffer leaves the other half where it was (DESIGN.md). Holder sets are
+ * that writes half a buffer leaves the other half where it was (doc/architecture.md). Holder sets are
  * as wide as the map's holder count (a job of hundreds of ranks has hundreds of domains).
  * Pure data structure: no OpenCL, no MPI, unit tested on its own. */
 #ifndef TUTTI_RANGEMAP_H

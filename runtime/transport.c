@@ -211,13 +211,10 @@ static void *progress_main(void *unused)
     int n = 0;
     int err = MPI_Testsome(nreqs, reqs, &n, idx, st);
     /* While a large message moves, MPI advances it by a fragment or so per call: a burst of
-     * calls keeps it moving at the wire's speed (256 MiB between two ranks of a 16-core host:
-     * 0.75-0.79 of MPI_Send with one call per turn of this loop, 0.90-0.92 with bursts of
-     * 16, 0.89-0.98 with 32, 0.93-0.95 with 128, 0.97-0.98 with 256). Threads posting
-     * messages wait for the lock meanwhile (1 MiB copies took 0.28-0.42 ms with any of them,
-     * the host's noise), unless a thread waits to post: a read sending 64 pieces at once
-     * posted them between bursts (0.67-0.76 of MPI_Bcast for 256 MiB to 2 ranks, against
-     * 0.91-0.93 with the thread asleep meanwhile). */
+     * calls keeps it moving at the wire's speed where one call per turn of this loop left it
+     * well short (the burst lengths tried: doc/testing.md, "Figures behind the code").
+     * Threads posting messages wait for the lock meanwhile, unless a thread waits to post: a
+     * read sending its pieces at once would otherwise post them only between bursts. */
     for (int k = 0; k < LARGE_BURST && large_inflight > 0 && err == MPI_SUCCESS &&
                     (n == 0 || n == MPI_UNDEFINED) && atomic_load(&posters) == 0;
          k++)

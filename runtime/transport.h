@@ -1,6 +1,6 @@
 /* All MPI traffic between ranks goes through here.
  *
- * Messages are matched by ids that every rank computes alike (program order, DESIGN.md),
+ * Messages are matched by ids that every rank computes alike (program order: doc/architecture.md),
  * never by arrival order. Each kind of message has its own communicator, so the ids of one
  * kind never meet those of another:
  *   TT_CH_DATA   buffer bytes between devices of different ranks (id: the pair's transfer
@@ -19,8 +19,8 @@
  *   TT_CH_CTRL   a rank leaving the job (id: 0; payload: the rank)
  *   TT_CH_CHECK  divergence checks (runtime/check.h) and trace merging (runtime/trace.h)
  * Point-to-point operations are posted from any thread; one progress thread tests them with
- * MPI_Testsome and backs off when nothing completes (a blocking MPI wait spins a core, see
- * PITFALLS.md). Completion callbacks run on that thread and must not block. Collectives run on
+ * MPI_Testsome and backs off when nothing completes (a blocking MPI wait spins a core:
+ * doc/architecture.md). Completion callbacks run on that thread and must not block. Collectives run on
  * the calling (host) thread, in program order, on their own communicator. */
 #ifndef TUTTI_TRANSPORT_H
 #define TUTTI_TRANSPORT_H

@@ -1,4 +1,4 @@
-/* Windows (SPLIT.md, "Distributed buffers"; Lightning section 3.4): where a buffer's bytes
+/* Windows (doc/split.md, "Windows"; Lightning section 3.4): where a buffer's bytes
  * live in a domain of this rank.
  *
  * An ordinary buffer has one native buffer of its full size in every local domain, made at
@@ -11,7 +11,7 @@
  * transfer out of a domain places its range first, so it reads one window. All of it under
  * the plan lock.
  *
- * Spilling (SPLIT.md, "Spilling"; Lightning section 3.4): windows of a domain hold at most
+ * Spilling (doc/spill.md; Lightning section 3.4): windows of a domain hold at most
  * its budget (TUTTI_DEVICE_MEM). Making room evicts the least recently used windows that no
  * command being planned uses (nor mappings, attachments, sub-buffers: pinned): a window
  * whose newest bytes the domain does not hold goes; otherwise those bytes are read into this

@@ -3,7 +3,7 @@
 
 Slots Tutti implements point at tt_<name> (defined in icd/*.c); every other slot gets a
 typed stub that answers CL_INVALID_OPERATION, since the ICD loader calls slots without
-checking for NULL (PITFALLS.md). Run it again when the headers gain slots:
+checking for NULL (doc/architecture.md). Run it again when the headers gain slots:
     python3 tools/gen-dispatch.py /usr/include/CL/cl_icd.h > icd/dispatch_table.c
 """
 import re
