@@ -12,9 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "runtime/env.h"
+#include "runtime/base/env.h"
 #include "runtime/plan.h"
-#include "runtime/rangemap.h"
+#include "runtime/base/rangemap.h"
 
 static struct _cl_device_id aggregate;
 static pthread_once_t aggregate_once = PTHREAD_ONCE_INIT;

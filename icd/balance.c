@@ -16,9 +16,9 @@
 
 #include "runtime/check.h"
 #include "runtime/cluster.h"
-#include "runtime/env.h"
+#include "runtime/base/env.h"
 #include "runtime/event.h"
-#include "runtime/log.h"
+#include "runtime/base/log.h"
 #include "runtime/stats.h"
 
 #include <pthread.h>

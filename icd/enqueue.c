@@ -1487,7 +1487,7 @@ static void last_part_drop(struct tt_domain *dm, struct tt_last_part *lp)
 }
 
 /* A part of a split launch on a device whose backend must not run two at once
- * (serial_parts, runtime/backend.h) waits for the last part issued there before it, when that
+ * (serial_parts, runtime/base/backend.h) waits for the last part issued there before it, when that
  * went to another native queue and may still run (plan lock). Parts never wait for later
  * ones, so the order adds no cycle. */
 static cl_int after_last_part(struct cmd *c)

@@ -5,16 +5,16 @@
 
 #include <string.h>
 
-#include "runtime/backend.h"
+#include "runtime/base/backend.h"
 #include "runtime/cluster.h"
-#include "runtime/log.h"
+#include "runtime/base/log.h"
 #include "runtime/tutti_internal.h"
 
 #define TUTTI_LINKED
 #include "CL/tutti.h"
 
 /* The table the ICD loader calls through (icd/dispatch_table.c); every object starts with it
- * (runtime/object.h: icd/platform.c hands it over when the library loads). */
+ * (runtime/base/object.h: icd/platform.c hands it over when the library loads). */
 extern const cl_icd_dispatch tt_dispatch;
 
 /* The entry points, typed like the specification's prototypes. */

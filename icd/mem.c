@@ -11,7 +11,7 @@
 
 #include "runtime/plan.h"
 #include "runtime/window.h"
-#include "runtime/rangemap.h"
+#include "runtime/base/rangemap.h"
 
 #define ACCESS_FLAGS (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY)
 #define HOST_PTR_FLAGS (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "runtime/backend.h"
+#include "runtime/base/backend.h"
 #include "runtime/transport.h"
 
 #define ARG_INFO_OPTION " -cl-kernel-arg-info"
@@ -568,7 +568,7 @@ static cl_int share_build_results(cl_program p, cl_int err, cl_int *created)
 }
 
 /* Turns of a build. Where the ranks of a node each have a PoCL kernel cache of their own
- * (runtime/backend.c), a rank about to build for a PoCL device first takes what the node's
+ * (runtime/base/backend.c), a rank about to build for a PoCL device first takes what the node's
  * other ranks compiled (a program built for one device at a time is then compiled once per
  * node); ranks of one host building one program at once take turns: the lowest builds first,
  * alone, and the others build after it, from its entries (every rank compiling everything

@@ -18,9 +18,9 @@
 #include <time.h>
 
 #include "runtime/cluster.h"
-#include "runtime/env.h"
-#include "runtime/log.h"
-#include "runtime/object.h"
+#include "runtime/base/env.h"
+#include "runtime/base/log.h"
+#include "runtime/base/object.h"
 #include "runtime/stats.h"
 #include "runtime/transport.h"
 

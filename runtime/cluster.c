@@ -11,10 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime/backend.h"
+#include "runtime/base/backend.h"
 #include "runtime/check.h"
-#include "runtime/env.h"
-#include "runtime/log.h"
+#include "runtime/base/env.h"
+#include "runtime/base/log.h"
 #include "runtime/stats.h"
 #include "runtime/trace.h"
 #include "runtime/transport.h"
@@ -132,6 +132,7 @@ static bool start_mpi(void)
   MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
   MPI_Comm_rank(world, &my_rank);
   MPI_Comm_size(world, &nranks);
+  tt_log_set_rank(my_rank);
   if (shim_register)
     shim_register(mpi_owned, before_program_finalize);
   else if (!mpi_owned)

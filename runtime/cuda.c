@@ -12,10 +12,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "runtime/backend.h"
-#include "runtime/env.h"
-#include "runtime/log.h"
-#include "runtime/object.h"
+#include "runtime/base/backend.h"
+#include "runtime/base/env.h"
+#include "runtime/base/log.h"
+#include "runtime/base/object.h"
 #include "runtime/tutti_internal.h"
 
 #include <CL/cl_ext.h>

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime/cl.h"
+#include "runtime/base/cl.h"
 
 struct tt_backend_platform;
 

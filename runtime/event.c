@@ -8,10 +8,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "runtime/backend.h"
+#include "runtime/base/backend.h"
 #include "runtime/check.h"
 #include "runtime/cluster.h"
-#include "runtime/log.h"
+#include "runtime/base/log.h"
 #include "runtime/plan.h"
 #include "runtime/stats.h"
 #include "runtime/transport.h"

@@ -7,7 +7,7 @@
 
 #include "runtime/check.h"
 #include "runtime/cluster.h"
-#include "runtime/log.h"
+#include "runtime/base/log.h"
 #include "runtime/transport.h"
 #include "runtime/tutti_internal.h"
 

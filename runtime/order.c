@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/backend.h"
+#include "runtime/base/backend.h"
 #include "runtime/event.h"
-#include "runtime/log.h"
+#include "runtime/base/log.h"
 #include "runtime/stats.h"
 #include "runtime/trace.h"
 #include "runtime/transport.h"

@@ -1,5 +1,5 @@
 /* The planner (runtime/plan.h): the plan lock and the command being planned, and coherence:
- * which domains hold the newest copy of each byte range (runtime/rangemap.h), what a command's
+ * which domains hold the newest copy of each byte range (runtime/base/rangemap.h), what a command's
  * domain must fetch before it runs and from whom (SnuCL-D Table 2), what a write leaves, and
  * buffers attached to one domain. Ordering lives in runtime/order.c, the transfers themselves
  * in runtime/transfer.c. */
@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/backend.h"
-#include "runtime/log.h"
-#include "runtime/rangemap.h"
+#include "runtime/base/backend.h"
+#include "runtime/base/log.h"
+#include "runtime/base/rangemap.h"
 #include "runtime/trace.h"
 #include "runtime/cluster.h"
 #include "runtime/stats.h"

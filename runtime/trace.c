@@ -13,11 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/backend.h"
+#include "runtime/base/backend.h"
 #include "runtime/cluster.h"
 #include "runtime/event.h"
-#include "runtime/env.h"
-#include "runtime/log.h"
+#include "runtime/base/env.h"
+#include "runtime/base/log.h"
 #include "runtime/stats.h"
 #include "runtime/transport.h"
 

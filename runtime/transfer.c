@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/backend.h"
-#include "runtime/env.h"
+#include "runtime/base/backend.h"
+#include "runtime/base/env.h"
 #include "runtime/event.h"
-#include "runtime/log.h"
+#include "runtime/base/log.h"
 #include "runtime/trace.h"
 #include "runtime/transport.h"
 #include "runtime/window.h"

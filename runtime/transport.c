@@ -15,9 +15,9 @@
 #include <sys/prctl.h>
 #include <time.h>
 
-#include "runtime/env.h"
-#include "runtime/log.h"
-#include "runtime/object.h"
+#include "runtime/base/env.h"
+#include "runtime/base/log.h"
+#include "runtime/base/object.h"
 #include "runtime/stats.h"
 #include "runtime/trace.h"
 

@@ -1,20 +1,20 @@
 /* The object model shared by icd/ and runtime/: every cl_* handle Tutti hands out.
  *
  * Each object starts with the ICD dispatch pointer (the loader requires it), then the
- * common header of runtime/object.h. Objects that exist inside a backend hold one native
+ * common header of runtime/base/object.h. Objects that exist inside a backend hold one native
  * handle per memory domain of their context: a domain is one backend platform's context
  * (all PoCL devices of a context share one, an NVIDIA GPU is another). */
 #ifndef TUTTI_INTERNAL_H
 #define TUTTI_INTERNAL_H
 
-#include "runtime/cl.h"
+#include "runtime/base/cl.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime/object.h"
+#include "runtime/base/object.h"
 
 #define TT_API __attribute__((visibility("default")))
 #define TT_NOT_ATTACHED UINT32_MAX
@@ -117,7 +117,7 @@ struct tt_domain {
   cl_mem last_root;
   size_t last_at;
   bool evicted;
-  /* Backends with serial_parts (runtime/backend.h): the last part of a split launch issued
+  /* Backends with serial_parts (runtime/base/backend.h): the last part of a split launch issued
    * on each of the domain's devices (by native_index; bp->ndevices entries, made at the
    * first), retained while it may not be complete; plan lock. */
   struct tt_last_part *last_part;

@@ -12,14 +12,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "runtime/backend.h"
+#include "runtime/base/backend.h"
 #include "runtime/check.h"
 #include "runtime/cluster.h"
-#include "runtime/env.h"
+#include "runtime/base/env.h"
 #include "runtime/event.h"
-#include "runtime/log.h"
+#include "runtime/base/log.h"
 #include "runtime/plan.h"
-#include "runtime/rangemap.h"
+#include "runtime/base/rangemap.h"
 #include "runtime/stats.h"
 
 /* Windows start and end at multiples of this (the end clamped to the buffer): a split

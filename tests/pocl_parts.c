@@ -1,7 +1,7 @@
 /* One kernel launched in parts over several queues of one device, the parts of a launch
  * starting together, for many local sizes in one process: the pattern that makes PoCL 3.1's
  * CPU drivers abort with "pocl_release_dlhandle_cache: Assertion 'found->ref_count > 0'
- * failed" (runtime/backend.h, serial_parts, says why). Part 0 starts at global offset 0, the
+ * failed" (runtime/base/backend.h, serial_parts, says why). Part 0 starts at global offset 0, the
  * others past it, and the parts differ in extent.
  *
  * Usage: pocl_parts split|plain QUEUES [ROUNDS]

@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime/backend.h"
-#include "runtime/env.h"
+#include "runtime/base/backend.h"
+#include "runtime/base/env.h"
 #include "tests/unit.h"
 
 int main(void)

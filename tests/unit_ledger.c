@@ -1,4 +1,4 @@
-/* Unit test of the native event ledger (runtime/ledger.c, built here with TT_LEDGER): a fake
+/* Unit test of the native event ledger (runtime/base/ledger.c, built here with TT_LEDGER): a fake
  * vendor whose events count their references; every misuse the ledger exists for stops a
  * child process with its message, correct use passes through to the vendor. No MPI. */
 #include <signal.h>
@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "runtime/backend.h"
+#include "runtime/base/backend.h"
 #include "tests/unit.h"
 
 /* The fake vendor: handles start with its table; an event counts what the vendor saw. */

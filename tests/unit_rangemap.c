@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/rangemap.h"
+#include "runtime/base/rangemap.h"
 #include "tests/unit.h"
 
 /* A holder set written as a list of holders, for comparisons: "0,1", "" for none. */

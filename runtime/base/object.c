@@ -2,11 +2,11 @@
  * read lock; creation and destruction take the write lock. */
 #include "config.h"
 
-#include "runtime/object.h"
+#include "runtime/base/object.h"
 
 #include <stdio.h>
 
-#include "runtime/log.h"
+#include "runtime/base/log.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* Log output and error names. */
 #include "config.h"
 
-#include "runtime/log.h"
+#include "runtime/base/log.h"
 
 #include <dlfcn.h>
 #include <execinfo.h>
@@ -16,9 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/cluster.h"
 
 static FILE *log_file;
+static int log_rank;
+
+void tt_log_set_rank(int rank)
+{
+  log_rank = rank;
+}
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 
 /* Under tutti-run's --output=rank0 the host layer sends other ranks' standard error to
@@ -71,14 +76,14 @@ static void crashed(int sig, siginfo_t *info, void *ucontext)
     char head[640];
     int fd = fileno(tt_log_file());
     int n = snprintf(head, sizeof head, "[tutti %d] crashed with signal %d; the stack:\n",
-                     tt_cluster_rank(), sig);
+                     log_rank, sig);
     ssize_t w = write(fd, head, (size_t)n);
     void *pc = fault_pc(ucontext);
     Dl_info where;
     if (pc && dladdr(pc, &where) && where.dli_fname) {
       /* "addr2line -f -e LIB OFFSET" names the function and line, static ones too. */
       n = snprintf(head, sizeof head, "[tutti %d] at %s%s+%#lx (offset %#lx in %s; addr2line "
-                   "-f -e %s %#lx)\n", tt_cluster_rank(), where.dli_sname ? where.dli_sname : "",
+                   "-f -e %s %#lx)\n", log_rank, where.dli_sname ? where.dli_sname : "",
                    where.dli_sname ? " " : "",
                    (unsigned long)((char *)pc - (char *)(where.dli_saddr ? where.dli_saddr : where.dli_fbase)),
                    (unsigned long)((char *)pc - (char *)where.dli_fbase), where.dli_fname,
@@ -142,7 +147,7 @@ void tt_log_line(const char *file, int line, const char *fmt, ...)
 {
   char buf[1024];
   const char *base = strrchr(file, '/');
-  int n = snprintf(buf, sizeof buf, "[tutti %d %s:%d] ", tt_cluster_rank(), base ? base + 1 : file,
+  int n = snprintf(buf, sizeof buf, "[tutti %d %s:%d] ", log_rank, base ? base + 1 : file,
                    line);
   va_list ap;
   va_start(ap, fmt);

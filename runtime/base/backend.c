@@ -2,7 +2,7 @@
  * drivers ship their OpenCL library without an .icd file. */
 #include "config.h"
 
-#include "runtime/backend.h"
+#include "runtime/base/backend.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime/env.h"
-#include "runtime/log.h"
+#include "runtime/base/env.h"
+#include "runtime/base/log.h"
 
 #define MAX_LIBS 32
 #define MAX_PLATFORMS 16

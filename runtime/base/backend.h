@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include "runtime/cl.h"
+#include "runtime/base/cl.h"
 
 struct tt_backend_platform {
   char *library;                 /* path or soname it was loaded from */
@@ -37,7 +37,7 @@ struct tt_backend_platform *tt_backend_get(cl_uint i);
 /* The dispatch table a native handle carries: its vendor's own. */
 #define TT_VENDOR_DISPATCH(h) (*(const cl_icd_dispatch *const *)(h))
 
-/* The dispatch table of a native handle. With the event ledger (runtime/ledger.c), a copy of
+/* The dispatch table of a native handle. With the event ledger (runtime/base/ledger.c), a copy of
  * it whose event entries check Tutti's references. */
 #ifdef TT_LEDGER
 const cl_icd_dispatch *tt_ledger_table(const cl_icd_dispatch *real);
@@ -72,7 +72,7 @@ static inline cl_int tt_native_status(cl_event ev)
 int tt_backend_selected(const char *list, const char *platform_name, const char *short_name);
 
 /* Whether this rank has a PoCL kernel cache of its own, beside the other ranks of its node
- * (runtime/backend.c). */
+ * (runtime/base/backend.c). */
 bool tt_backend_pocl_own_cache(void);
 /* Takes into this rank's PoCL cache, as hard links, what the other ranks of its node
  * compiled into theirs since the job began (or since the last time): before a build, so

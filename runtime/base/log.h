@@ -1,11 +1,14 @@
-/* Log lines: "[tutti RANK file:line] message", one category each (runtime/env.h), enabled
+/* Log lines: "[tutti RANK file:line] message", one category each (runtime/base/env.h), enabled
  * by TUTTI_DEBUG and compiled out with --disable-debug (warnings always print). */
 #ifndef TUTTI_LOG_H
 #define TUTTI_LOG_H
 
-#include "runtime/env.h"
+#include "runtime/base/env.h"
 
 #include <stdio.h>
+
+/* The rank each line names (0 until the job's start tells: runtime/cluster.c). */
+void tt_log_set_rank(int rank);
 
 /* Where Tutti's messages go: standard error, or the one the host layer kept when it
  * discarded this rank's console. */

@@ -4,11 +4,11 @@
  * or a query after its last release). A backend may keep such an event alive for a while and
  * crash later on a thread of its own; the ledger names the call of Tutti's that was wrong.
  *
- * Every call to a backend goes through TT_NATIVE_DISPATCH or a platform's d (runtime/backend.h):
+ * Every call to a backend goes through TT_NATIVE_DISPATCH or a platform's d (runtime/base/backend.h):
  * with the ledger both give a copy of the vendor's table whose event entries check and count,
  * then call the vendor's own entry, found through the handle's dispatch pointer. */
 #define _GNU_SOURCE /* dladdr */
-#include "runtime/backend.h"
+#include "runtime/base/backend.h"
 
 #ifdef TT_LEDGER
 #include <dlfcn.h>

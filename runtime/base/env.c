@@ -1,7 +1,7 @@
 /* Reads every TUTTI_* variable once. */
 #include "config.h"
 
-#include "runtime/env.h"
+#include "runtime/base/env.h"
 #include <errno.h>
 
 #include <pthread.h>

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "runtime/backend.h"
+#include "runtime/base/backend.h"
 
 int tt_backend_selected(const char *list, const char *platform_name, const char *short_name)
 {

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "runtime/cl.h"
+#include "runtime/base/cl.h"
 
 enum tt_tag {
   TT_PLATFORM = 0x71a70001,

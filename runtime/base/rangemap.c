@@ -3,7 +3,7 @@
  * merge everything back into one), so arrays with linear edits beat a tree here. */
 #include "config.h"
 
-#include "runtime/rangemap.h"
+#include "runtime/base/rangemap.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

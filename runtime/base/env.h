@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "runtime/cl.h"
+#include "runtime/base/cl.h"
 
 enum tt_log_category {
   TT_LOG_ERR = 1u << 0,     /* every refused call, with the clause that refused it */
