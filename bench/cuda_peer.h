@@ -1,6 +1,6 @@
 /* The CUDA driver's own copy between two GPUs of this process, the baseline that Tutti's
  * copies between GPUs are measured against (bench/transfer.c). libcuda is opened at run
- * time, as Tutti's runtime/cuda.c does, so the benchmark runs on hosts without it. */
+ * time, as Tutti's runtime/base/cuda.c does, so the benchmark runs on hosts without it. */
 #ifndef TUTTI_BENCH_CUDA_PEER_H
 #define TUTTI_BENCH_CUDA_PEER_H
 

@@ -39,7 +39,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runtime/host.h"
+#include "runtime/job/host.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

@@ -14,12 +14,12 @@
  * goes). TUTTI_BALANCE=off turns it off. */
 #include "icd/icd.h"
 
-#include "runtime/check.h"
-#include "runtime/cluster.h"
+#include "runtime/job/check.h"
+#include "runtime/job/cluster.h"
 #include "runtime/base/env.h"
 #include "runtime/event.h"
 #include "runtime/base/log.h"
-#include "runtime/stats.h"
+#include "runtime/job/stats.h"
 
 #include <pthread.h>
 #include <stdlib.h>

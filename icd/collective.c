@@ -7,7 +7,7 @@
 
 #include "icd/icd.h"
 
-#include "runtime/check.h"
+#include "runtime/job/check.h"
 
 #define TUTTI_LINKED /* this file defines the exported functions */
 #include <CL/tutti.h>

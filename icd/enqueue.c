@@ -6,16 +6,16 @@
 
 #include "icd/icd.h"
 
-#include "runtime/check.h"
+#include "runtime/job/check.h"
 
 #include <stdlib.h>
 
 #include "runtime/event.h"
 #include "runtime/plan.h"
 #include "runtime/window.h"
-#include "runtime/stats.h"
-#include "runtime/trace.h"
-#include "runtime/transport.h"
+#include "runtime/job/stats.h"
+#include "runtime/job/trace.h"
+#include "runtime/job/transport.h"
 
 struct use {
   cl_mem mem;

@@ -3,7 +3,7 @@
 
 #include "icd/icd.h"
 
-#include "runtime/check.h"
+#include "runtime/job/check.h"
 
 #include "runtime/event.h"
 

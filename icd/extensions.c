@@ -4,7 +4,7 @@
 
 #include "icd/icd.h"
 
-#include "runtime/check.h"
+#include "runtime/job/check.h"
 
 #include "runtime/plan.h"
 

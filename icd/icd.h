@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "runtime/base/backend.h"
-#include "runtime/cluster.h"
+#include "runtime/job/cluster.h"
 #include "runtime/base/log.h"
-#include "runtime/tutti_internal.h"
+#include "runtime/base/tutti_internal.h"
 
 #define TUTTI_LINKED
 #include "CL/tutti.h"
@@ -259,7 +259,7 @@ bool tt_mem_flags_valid(cl_mem_flags flags);
 cl_build_status tt_program_build_status(cl_program p, cl_device_id d);
 
 /* Why a device has a memory domain of its own rather than sharing its backend's (NULL: it
- * shares): always with TUTTI_DOMAINS=device or when its memory is CUDA's (runtime/cuda.h),
+ * shares): always with TUTTI_DOMAINS=device or when its memory is CUDA's (runtime/base/cuda.h),
  * otherwise never with TUTTI_DOMAINS=backend, and by default for NVIDIA's GPUs: NVIDIA's one
  * context of several GPUs moves a buffer that a kernel on another GPU uses through host
  * memory, whole, at each use (doc/testing.md, "GPUs of one rank"), while PoCL's devices

@@ -7,11 +7,11 @@
 
 #include "annotations/annotation.h"
 
-#include "runtime/check.h"
+#include "runtime/job/check.h"
 
 #include <stdlib.h>
 
-#include "runtime/transport.h"
+#include "runtime/job/transport.h"
 
 static void destroy_kernel(struct tt_object *o)
 {

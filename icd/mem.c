@@ -5,7 +5,7 @@
 
 #include "icd/icd.h"
 
-#include "runtime/check.h"
+#include "runtime/job/check.h"
 
 #include <stdlib.h>
 

@@ -6,14 +6,14 @@
 
 #include "annotations/annotation.h"
 
-#include "runtime/check.h"
+#include "runtime/job/check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "runtime/base/backend.h"
-#include "runtime/transport.h"
+#include "runtime/job/transport.h"
 
 #define ARG_INFO_OPTION " -cl-kernel-arg-info"
 

@@ -4,15 +4,15 @@
 
 #include "icd/icd.h"
 
-#include "runtime/trace.h"
+#include "runtime/job/trace.h"
 
-#include "runtime/check.h"
+#include "runtime/job/check.h"
 
 #include <stdlib.h>
 
 #include "runtime/event.h"
 #include "runtime/plan.h"
-#include "runtime/stats.h"
+#include "runtime/job/stats.h"
 
 static void destroy_queue(struct tt_object *o)
 {

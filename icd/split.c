@@ -17,9 +17,9 @@
 #include <stdlib.h>
 
 #include "annotations/annotation.h"
-#include "runtime/check.h"
+#include "runtime/job/check.h"
 #include "runtime/plan.h"
-#include "runtime/stats.h"
+#include "runtime/job/stats.h"
 #include "runtime/window.h"
 
 /* Reads with more rows than this are fetched as their hull (never writes: a write records

@@ -3,7 +3,8 @@
 #ifndef TUTTI_EVENT_H
 #define TUTTI_EVENT_H
 
-#include "runtime/tutti_internal.h"
+#include "runtime/base/tutti_internal.h"
+#include "runtime/job/callback.h"
 
 /* A command's event. Takes over the reference of `native`. NULL when out of memory (the
  * native reference is then dropped). */
@@ -42,14 +43,6 @@ cl_int tt_event_agreed_status(cl_event e);
 cl_int tt_event_wait(cl_event e);
 
 cl_int tt_event_set_user_status(cl_event e, cl_int status);
-
-/* clSetEventCallback on a native event, for Tutti's own use. Some backends never call the
- * callbacks of a command that failed because its wait list failed (PoCL 3.1, for the
- * command and every later one of its in-order queue): once any command failed, the
- * transport's progress thread sweeps the native events whose callbacks are still due and
- * runs those whose command ended in an error itself, once. */
-cl_int tt_native_callback(cl_event native, cl_int type,
-                          void (CL_CALLBACK *fn)(cl_event, cl_int, void *), void *data);
 
 /* The status of e's command as its executing rank knows it: a native event's, a managed
  * event's own native command's (e->prof), else the managed status. */

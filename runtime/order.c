@@ -15,9 +15,9 @@
 #include "runtime/base/backend.h"
 #include "runtime/event.h"
 #include "runtime/base/log.h"
-#include "runtime/stats.h"
-#include "runtime/trace.h"
-#include "runtime/transport.h"
+#include "runtime/job/stats.h"
+#include "runtime/job/trace.h"
+#include "runtime/job/transport.h"
 
 /* Accesses kept per buffer before completed ones are pruned. */
 #define ACCESS_PRUNE_AT 64

@@ -14,9 +14,9 @@
 #include "runtime/base/backend.h"
 #include "runtime/base/log.h"
 #include "runtime/base/rangemap.h"
-#include "runtime/trace.h"
-#include "runtime/cluster.h"
-#include "runtime/stats.h"
+#include "runtime/job/trace.h"
+#include "runtime/job/cluster.h"
+#include "runtime/job/stats.h"
 #include "runtime/window.h"
 
 static pthread_mutex_t plan_mutex = PTHREAD_MUTEX_INITIALIZER;

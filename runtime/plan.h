@@ -9,7 +9,7 @@
 #ifndef TUTTI_PLAN_H
 #define TUTTI_PLAN_H
 
-#include "runtime/tutti_internal.h"
+#include "runtime/base/tutti_internal.h"
 
 /* Native events a command waits for; each one is owned (retained) by the list.
  *

@@ -1,12 +1,12 @@
 /* The planner's transfers (runtime/plan.h): bytes a command's domain lacks, moved from a
  * holder through host memory within a rank, between ranks in pieces (mapped, through pinned
  * staging, or straight from and into buffers in host memory), or between GPUs of one host by
- * CUDA's copy engines (runtime/cuda.h). runtime/plan.c decides what moves where. */
+ * CUDA's copy engines (runtime/base/cuda.h). runtime/plan.c decides what moves where. */
 #include "config.h"
 
 #include "runtime/plan.h"
 #include "runtime/plan_internal.h"
-#include "runtime/cuda.h"
+#include "runtime/base/cuda.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +15,8 @@
 #include "runtime/base/env.h"
 #include "runtime/event.h"
 #include "runtime/base/log.h"
-#include "runtime/trace.h"
-#include "runtime/transport.h"
+#include "runtime/job/trace.h"
+#include "runtime/job/transport.h"
 #include "runtime/window.h"
 
 /* What a piece of a transfer between ranks carries, for messages: both ranks, the buffer,
@@ -803,7 +803,7 @@ static int direct_run(struct fetch *f, cl_uint dom, size_t off, size_t len, bool
   return f->err != CL_SUCCESS;
 }
 
-/* --- Copies between GPUs of one host by CUDA (runtime/cuda.h) ---------------------------
+/* --- Copies between GPUs of one host by CUDA (runtime/base/cuda.h) ---------------------------
  * Between two domains of this rank the destination's GPU copies once the source's writers
  * and the destination's earlier accesses are complete. Between ranks the sender describes its
  * bytes once their writers are complete (TT_CH_PEER), the receiver's GPU copies them straight

@@ -3,7 +3,7 @@
 #include "config.h"
 
 #include "runtime/window.h"
-#include "runtime/cuda.h"
+#include "runtime/base/cuda.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -13,14 +13,14 @@
 #include <unistd.h>
 
 #include "runtime/base/backend.h"
-#include "runtime/check.h"
-#include "runtime/cluster.h"
+#include "runtime/job/check.h"
+#include "runtime/job/cluster.h"
 #include "runtime/base/env.h"
 #include "runtime/event.h"
 #include "runtime/base/log.h"
 #include "runtime/plan.h"
 #include "runtime/base/rangemap.h"
-#include "runtime/stats.h"
+#include "runtime/job/stats.h"
 
 /* Windows start and end at multiples of this (the end clamped to the buffer): a split
  * launch's rebased pointers then point at whole elements of any built-in type, and a window
@@ -78,7 +78,6 @@ static uint64_t clock_now;
 
 /* Every eviction so far, mixed with the holders it left (TUTTI_STATS; equal on every rank).
  * Written under the plan lock. */
-static _Atomic uint64_t evictions_digest = 1469598103934665603u;
 
 /* Bytes of spill copies in this rank's memory (freed from backend callbacks). */
 static atomic_size_t host_held;
@@ -514,9 +513,10 @@ static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
   atomic_fetch_add_explicit(&st->evicted, len, memory_order_relaxed);
   atomic_fetch_add_explicit(&st->written_back, e.bytes, memory_order_relaxed);
   /* What was decided, and the holders it left, for the ranks to compare. */
-  uint64_t v[] = {atomic_load_explicit(&evictions_digest, memory_order_relaxed), root->obj.id,
+  uint64_t v[] = {atomic_load_explicit(&tt_stats.evictions_digest, memory_order_relaxed), root->obj.id,
                   dom, w->lo, w->hi, e.bytes, tt_rangemap_hash(root->latest, 0)};
-  atomic_store_explicit(&evictions_digest, tt_check_bytes(v, sizeof v), memory_order_relaxed);
+  atomic_store_explicit(&tt_stats.evictions_digest, tt_check_bytes(v, sizeof v),
+                        memory_order_relaxed);
   if (tt_check_active)
     tt_check_call("eviction", 0, v + 1, sizeof v / sizeof v[0] - 1);
   count(root, dom, -(int64_t)len);
@@ -1139,11 +1139,6 @@ cl_int tt_window_enable_copy(cl_mem root, const void *bytes)
     s->n = s->cap = 1;
   }
   return CL_SUCCESS;
-}
-
-uint64_t tt_window_evictions_digest(void)
-{
-  return atomic_load_explicit(&evictions_digest, memory_order_relaxed);
 }
 
 void tt_window_take_all(cl_mem root, cl_mem **out, size_t *n)

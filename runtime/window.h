@@ -26,11 +26,11 @@
  * order, from replicated facts only (command order, sizes, budgets, holders): virtual
  * commands place their windows too, so holder lists stay equal everywhere. Only the domain's
  * own rank has native buffers and host copies and moves bytes. Each eviction goes into the
- * divergence check (runtime/check.h) and a digest that TUTTI_STATS prints. */
+ * divergence check (runtime/job/check.h) and a digest that TUTTI_STATS prints. */
 #ifndef TUTTI_WINDOW_H
 #define TUTTI_WINDOW_H
 
-#include "runtime/tutti_internal.h"
+#include "runtime/base/tutti_internal.h"
 
 /* Where bytes of a buffer are in one domain. */
 struct tt_place {
@@ -58,7 +58,7 @@ void tt_window_written(cl_mem root, cl_uint dom, size_t off, size_t len);
 
 /* A native buffer for bytes of root in local domain dom: in memory of Tutti's when the
  * domain's buffers live there (*host then gives it; freed with the native buffer), in CUDA
- * memory on a CUDA domain (runtime/cuda.h), else the backend's. flags and host_ptr as the
+ * memory on a CUDA domain (runtime/base/cuda.h), else the backend's. flags and host_ptr as the
  * program gave them. */
 cl_mem tt_window_native_new(cl_context ctx, cl_uint dom, cl_mem root, cl_mem_flags flags,
                             size_t size, void *host_ptr, void **host, cl_int *err);
@@ -96,9 +96,6 @@ void tt_window_prefetch(cl_context ctx, cl_uint dom, const struct tt_window_rang
 /* Hands the native buffers of root's windows to the caller (destroy), leaving none: *out is
  * malloc'ed, *n of them. */
 void tt_window_take_all(cl_mem root, cl_mem **out, size_t *n);
-
-/* A hash of every eviction so far and the holders each left: equal on every rank. */
-uint64_t tt_window_evictions_digest(void);
 
 /* Frees the host copies a domain keeps for evictions (before its internal queue goes). */
 void tt_window_domain_release(struct tt_domain *dm);

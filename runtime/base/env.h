@@ -32,7 +32,7 @@ struct tt_env {
   cl_device_type device_type; /* TUTTI_DEVICE_TYPE: 0, or the type every device shows */
   int domains;                /* TUTTI_DOMAINS: TT_DOMAINS_AUTO (default), _BACKEND, _DEVICE */
   bool cuda;                  /* TUTTI_CUDA=on (default off, experimental): NVIDIA devices'
-                               * memory through the CUDA driver, shared (runtime/cuda.h) */
+                               * memory through the CUDA driver, shared (runtime/base/cuda.h) */
   int staging;                /* TUTTI_STAGING: -1 auto, 0 off (maps), 1 on (pinned staging) */
   bool stats;                 /* TUTTI_STATS: print counts at exit */
   bool check;                 /* TUTTI_CHECK: divergence detection (default on) */

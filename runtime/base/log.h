@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-/* The rank each line names (0 until the job's start tells: runtime/cluster.c). */
+/* The rank each line names (0 until the job's start tells: runtime/job/cluster.c). */
 void tt_log_set_rank(int rank);
 
 /* Where Tutti's messages go: standard error, or the one the host layer kept when it

@@ -1,10 +1,10 @@
-/* The job's trace (runtime/trace.h). Records are kept in memory, in the units they come in
+/* The job's trace (runtime/job/trace.h). Records are kept in memory, in the units they come in
  * (device clock for commands, this host's clock for the rest), and turned into JSON trace
  * events at exit, when every device's offset to the host clock is known as well as it will
  * be: the smallest (host time at completion - device end time) seen over its commands. */
 #include "config.h"
 
-#include "runtime/trace.h"
+#include "runtime/job/trace.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -14,12 +14,12 @@
 #include <string.h>
 
 #include "runtime/base/backend.h"
-#include "runtime/cluster.h"
-#include "runtime/event.h"
+#include "runtime/job/cluster.h"
+#include "runtime/job/callback.h"
 #include "runtime/base/env.h"
 #include "runtime/base/log.h"
-#include "runtime/stats.h"
-#include "runtime/transport.h"
+#include "runtime/job/stats.h"
+#include "runtime/job/transport.h"
 
 #define MAX_RECORDS 2000000 /* about 200 MB of records: later ones are counted, not kept */
 

@@ -15,6 +15,8 @@ struct tt_stats {
   atomic_uint_fast64_t rebalanced;   /* split kernels given new weights (icd/balance.c; every
                                       * rank alike), and a digest of those weights */
   atomic_uint_fast64_t balance_digest;
+  atomic_uint_fast64_t evictions_digest; /* a hash of every eviction so far and the holders
+                                          * each left (runtime/window.c): equal on every rank */
 };
 
 extern struct tt_stats tt_stats;

@@ -1,8 +1,8 @@
-/* The CUDA fast path (runtime/cuda.h): libcuda through dlopen, buffers in CUDA memory
+/* The CUDA fast path (runtime/base/cuda.h): libcuda through dlopen, buffers in CUDA memory
  * imported into NVIDIA's OpenCL, and one copy thread that moves bytes between GPUs. */
 #include "config.h"
 
-#include "runtime/cuda.h"
+#include "runtime/base/cuda.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -16,7 +16,7 @@
 #include "runtime/base/env.h"
 #include "runtime/base/log.h"
 #include "runtime/base/object.h"
-#include "runtime/tutti_internal.h"
+#include "runtime/base/tutti_internal.h"
 
 #include <CL/cl_ext.h>
 

@@ -15,7 +15,7 @@ struct tutti_host_ops {
    * on, or MPI could not start) and sets *rank. */
   int (*start)(int *rank);
   /* Collective, in program order on every rank: rank 0's len bytes at buf reach every
-   * rank. `what` names the call in divergence reports (runtime/check.h). 0 on success. */
+   * rank. `what` names the call in divergence reports (runtime/job/check.h). 0 on success. */
   int (*share)(const char *what, void *buf, size_t len);
   /* Collective: returns once every rank has reached the same call `what`. Rank 0 changes the
    * file system only after this, so that no rank sees a change before its own program

@@ -1,7 +1,7 @@
 /* The transport: duplicated communicators, the progress thread, collectives. */
 #include "config.h"
 
-#include "runtime/transport.h"
+#include "runtime/job/transport.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -18,8 +18,8 @@
 #include "runtime/base/env.h"
 #include "runtime/base/log.h"
 #include "runtime/base/object.h"
-#include "runtime/stats.h"
-#include "runtime/trace.h"
+#include "runtime/job/stats.h"
+#include "runtime/job/trace.h"
 
 #define PIECE ((size_t)1 << 30)
 

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "runtime/tutti_internal.h"
+#include "runtime/base/tutti_internal.h"
 
 /* Whether this job records a trace (TUTTI_TRACE set; read once the job starts). */
 extern bool tt_trace_on;

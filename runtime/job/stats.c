@@ -1,19 +1,18 @@
 /* Statistics counters and their report at exit. */
 #include "config.h"
 
-#include "runtime/stats.h"
+#include "runtime/job/stats.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
-#include "runtime/cluster.h"
+#include "runtime/job/cluster.h"
 #include "runtime/base/env.h"
 #include "runtime/base/log.h"
 #include "runtime/base/object.h"
-#include "runtime/transport.h"
-#include "runtime/window.h"
+#include "runtime/job/transport.h"
 
 struct tt_stats tt_stats;
 
@@ -77,7 +76,7 @@ static void report_devices(void)
     fprintf(tt_log_file(), "[tutti %d stats] evictions on every device: windows %llu, bytes "
             "%llu, written back %llu, digest %016llx\n", tt_cluster_rank(),
             (unsigned long long)windows, (unsigned long long)bytes, (unsigned long long)back,
-            (unsigned long long)tt_window_evictions_digest());
+            (unsigned long long)atomic_load(&tt_stats.evictions_digest));
   /* Balancing is planned alike on every rank too. */
   uint64_t rebalanced = atomic_load(&tt_stats.rebalanced);
   if (rebalanced)

@@ -12,12 +12,12 @@
  *   TT_CH_BATCH  the final statuses of a queue's events since its last batch, from the
  *                queue's owner to every other rank (payload: one cl_int per event; id: the
  *                last event's id; runtime/event.h)
- *   TT_CH_PEER   copies between GPUs of ranks of one host (runtime/cuda.h): the sender's
+ *   TT_CH_PEER   copies between GPUs of ranks of one host (runtime/base/cuda.h): the sender's
  *                description of its bytes (id: the transfer's TT_CH_DATA id)
  *   TT_CH_ANSWER the receiver's answer once it copied them (id: the same; its own channel,
  *                since ids of transfers the other way may be equal)
  *   TT_CH_CTRL   a rank leaving the job (id: 0; payload: the rank)
- *   TT_CH_CHECK  divergence checks (runtime/check.h) and trace merging (runtime/trace.h)
+ *   TT_CH_CHECK  divergence checks (runtime/job/check.h) and trace merging (runtime/job/trace.h)
  * Point-to-point operations are posted from any thread; one progress thread tests them with
  * MPI_Testsome and backs off when nothing completes (a blocking MPI wait spins a core:
  * doc/architecture.md). Completion callbacks run on that thread and must not block. Collectives run on

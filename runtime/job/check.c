@@ -1,4 +1,4 @@
-/* Divergence detection (runtime/check.h). Messages on TT_CH_CHECK:
+/* Divergence detection (runtime/job/check.h). Messages on TT_CH_CHECK:
  *   REPORT  rank r -> 0: {calls made, running hash}, at most one in flight per rank (a newer
  *           one follows when the first is through);
  *   ASK     0 -> r: {first call, count}: r's records of those calls;
@@ -7,7 +7,7 @@
  * end (the usual result of a divergence) does not stop the check. */
 #include "config.h"
 
-#include "runtime/check.h"
+#include "runtime/job/check.h"
 
 #include <mpi.h>
 #include <stdarg.h>
@@ -17,12 +17,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "runtime/cluster.h"
+#include "runtime/job/cluster.h"
 #include "runtime/base/env.h"
 #include "runtime/base/log.h"
 #include "runtime/base/object.h"
-#include "runtime/stats.h"
-#include "runtime/transport.h"
+#include "runtime/job/stats.h"
+#include "runtime/job/transport.h"
 
 enum { ID_REPORT = 1, ID_ASK = 2, ID_RECORDS = 3 };
 

@@ -1,8 +1,8 @@
 /* The job view: MPI start-up, device sharing on a node, the device exchange. */
 #include "config.h"
 
-#include "runtime/cluster.h"
-#include "runtime/cuda.h"
+#include "runtime/job/cluster.h"
+#include "runtime/base/cuda.h"
 
 #include <dlfcn.h>
 #include <mpi.h>
@@ -12,12 +12,12 @@
 #include <unistd.h>
 
 #include "runtime/base/backend.h"
-#include "runtime/check.h"
+#include "runtime/job/check.h"
 #include "runtime/base/env.h"
 #include "runtime/base/log.h"
-#include "runtime/stats.h"
-#include "runtime/trace.h"
-#include "runtime/transport.h"
+#include "runtime/job/stats.h"
+#include "runtime/job/trace.h"
+#include "runtime/job/transport.h"
 
 struct _cl_platform_id tt_platform;
 
@@ -45,7 +45,7 @@ struct desc_header {
   cl_uint bp_index;
   cl_uint native_index; /* the device's place among its backend platform's devices */
   cl_device_type type;
-  cl_int cuda; /* its CUDA device, or -1 (runtime/cuda.h) */
+  cl_int cuda; /* its CUDA device, or -1 (runtime/base/cuda.h) */
   char host[64];
   char backend[32];
   char backend_platform[128];
@@ -376,7 +376,7 @@ cl_int tt_cluster_device_load(cl_device_id d)
 }
 
 /* MPI and the transport, without the devices: the first OpenCL call or the host layer's
- * first agreement (runtime/host.c) starts them. Caller holds init_lock. */
+ * first agreement (runtime/job/host.c) starts them. Caller holds init_lock. */
 static bool job_started, job_distributed;
 
 static bool start_job(void)

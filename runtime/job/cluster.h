@@ -10,7 +10,7 @@
 #ifndef TUTTI_CLUSTER_H
 #define TUTTI_CLUSTER_H
 
-#include "runtime/tutti_internal.h"
+#include "runtime/base/tutti_internal.h"
 
 /* Starts the job view once: backends, MPI, device table. Thread safe. */
 void tt_cluster_init(void);
@@ -60,7 +60,7 @@ int tt_cluster_share_first(bool have, cl_int *err, void *buf, size_t *len, size_
 
 /* Collective: every rank's len bytes, as tt_transport_allgatherv gives them (malloc'd, for
  * the caller to free), once every rank is found at the same place in the program (`site`
- * names the exchange: runtime/check.h). */
+ * names the exchange: runtime/job/check.h). */
 int tt_cluster_allgatherv(const char *site, const void *mine, size_t len, void **all,
                           size_t **lens);
 

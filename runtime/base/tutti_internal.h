@@ -34,7 +34,7 @@ struct _cl_platform_id {
   struct tt_object obj;
 };
 
-/* One entry of the global device table (runtime/cluster.h), the same on every rank. Actual
+/* One entry of the global device table (runtime/job/cluster.h), the same on every rank. Actual
  * devices belong to this rank and carry a native handle; virtual devices belong to another
  * rank and answer queries from the description their owner sent at start-up. */
 struct _cl_device_id {
@@ -50,7 +50,7 @@ struct _cl_device_id {
   char host[64];
   char backend[32];               /* backend short name ("pocl", "nvidia") */
   char backend_platform[128];     /* backend platform name */
-  int cuda;                       /* its CUDA device on its host (runtime/cuda.h), or -1: its
+  int cuda;                       /* its CUDA device on its host (runtime/base/cuda.h), or -1: its
                                    * memory is not shared through CUDA; every rank alike */
   unsigned char *info;            /* the owner's answers to device queries (multi-rank jobs) */
   size_t info_len;

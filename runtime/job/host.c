@@ -1,15 +1,15 @@
-/* The job's side of the host layer (runtime/host.h). */
+/* The job's side of the host layer (runtime/job/host.h). */
 #include "config.h"
 
-#include "runtime/host.h"
+#include "runtime/job/host.h"
 
 #include <stdint.h>
 
-#include "runtime/check.h"
-#include "runtime/cluster.h"
+#include "runtime/job/check.h"
+#include "runtime/job/cluster.h"
 #include "runtime/base/log.h"
-#include "runtime/transport.h"
-#include "runtime/tutti_internal.h"
+#include "runtime/job/transport.h"
+#include "runtime/base/tutti_internal.h"
 
 #define PIECE ((size_t)1 << 30)
 

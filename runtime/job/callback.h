@@ -1,0 +1,18 @@
+/* Callbacks on native events for Tutti's own use. Some backends never call the callbacks of
+ * a command that failed because its wait list failed (PoCL 3.1, for the command and every
+ * later one of its in-order queue): once any command failed, the sweep (on the transport's
+ * progress thread in a job of several ranks, else on a thread of its own, every
+ * millisecond) runs those of native events whose command ended in an error, once. */
+#ifndef TUTTI_JOB_CALLBACK_H
+#define TUTTI_JOB_CALLBACK_H
+
+#include "runtime/base/cl.h"
+
+/* clSetEventCallback on a native event, with the sweep behind it. */
+cl_int tt_native_callback(cl_event native, cl_int type,
+                          void (CL_CALLBACK *fn)(cl_event, cl_int, void *), void *data);
+
+/* A command failed (a status below zero was seen): the sweeps begin. */
+void tt_native_note_failure(void);
+
+#endif
