@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "runtime/base/env.h"
-#include "runtime/plan.h"
+#include "runtime/command/plan.h"
 #include "runtime/base/rangemap.h"
 
 static struct _cl_device_id aggregate;
@@ -125,7 +125,7 @@ cl_int tt_aggregate_device_info(cl_device_id agg, cl_device_info param_name,
     size = sizeof(cl_uint), how = COMBINE_SUM;
     break;
   case CL_DEVICE_GLOBAL_MEM_SIZE:
-  /* A buffer larger than any member spreads over them (windows, runtime/window.h). */
+  /* A buffer larger than any member spreads over them (windows, runtime/memory/window.h). */
   case CL_DEVICE_MAX_MEM_ALLOC_SIZE:
     size = sizeof(cl_ulong), how = COMBINE_SUM;
     break;

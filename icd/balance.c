@@ -6,7 +6,7 @@
  * Every rank must plan the same parts, so the weights change only at a point of the host
  * program (clFinish of a queue: the same call on every rank) and only from times every rank
  * holds by then: a part's owner reads its kernel's profiling times, and the status batch that
- * clFinish waits for carries them to the other ranks (runtime/event.c). One launch of a kernel
+ * clFinish waits for carries them to the other ranks (runtime/order/event.c). One launch of a kernel
  * is measured at a time, never the first on a set of devices; once clFinish has covered every
  * one of its parts, the kernel's weights move three quarters of the way from the old ones to
  * the measured speeds, unless the parts already ended within 5% of each other. Launches whose
@@ -17,7 +17,7 @@
 #include "runtime/job/check.h"
 #include "runtime/job/cluster.h"
 #include "runtime/base/env.h"
-#include "runtime/event.h"
+#include "runtime/order/event.h"
 #include "runtime/base/log.h"
 #include "runtime/job/stats.h"
 

@@ -13,7 +13,7 @@
 #include <CL/tutti.h>
 #include <stdlib.h>
 
-#include "runtime/event.h"
+#include "runtime/order/event.h"
 
 static const char *reduce_source =
     "__kernel void acc_int(__global int *d, ulong o, __global const int *s, ulong n)\n"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <strings.h>
 
-#include "runtime/plan.h"
+#include "runtime/command/plan.h"
 
 /* Native contexts. NVIDIA's clReleaseContext (driver 580) can wait forever in a rank that
  * received bytes from another rank into its GPU, with nothing of Tutti's left in that

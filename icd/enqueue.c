@@ -10,9 +10,9 @@
 
 #include <stdlib.h>
 
-#include "runtime/event.h"
-#include "runtime/plan.h"
-#include "runtime/window.h"
+#include "runtime/order/event.h"
+#include "runtime/command/plan.h"
+#include "runtime/memory/window.h"
 #include "runtime/job/stats.h"
 #include "runtime/job/trace.h"
 #include "runtime/job/transport.h"
@@ -159,7 +159,7 @@ static cl_int cmd_use(struct cmd *c, cl_mem m, size_t off, size_t len, bool read
 }
 
 /* The native buffer holding m's bytes [*off, *off+len) in the command's domain, once its
- * uses are planned; *off becomes their offset in it (runtime/window.h). NULL for a virtual
+ * uses are planned; *off becomes their offset in it (runtime/memory/window.h). NULL for a virtual
  * command (*err CL_SUCCESS) or when no window could be made (*err says why). Virtual
  * commands place their windows too: every rank keeps every domain's. */
 static cl_mem native_at(struct cmd *c, cl_mem m, size_t *off, size_t len, cl_int *err)
@@ -232,12 +232,12 @@ static bool uses_direct(const struct cmd *c)
 /* Where the native command puts its event: only asked for when the user wants one, the
  * call blocks, the bytes go on to other ranks, windows are used, it is a split launch's
  * part or it uses bytes that may move between ranks (uses_direct); the plan makes markers for
- * the rest when needed (runtime/plan.h: a marker follows every command of its queue so far,
+ * the rest when needed (runtime/order/order.h: a marker follows every command of its queue so far,
  * so an eviction, or a halo received into bytes a part read, ordered by one would wait for
  * the kernels queued since, not overlap them). */
 static cl_event *want_event(const struct cmd *c, cl_event *slot, cl_event *user, bool blocking)
 {
-  /* A gated command's event is held by its gate (runtime/plan.h). */
+  /* A gated command's event is held by its gate (runtime/order/order.h). */
   return user || blocking || c->spread || tt_trace_on || c->deps.gate || c->windowed || c->part ||
                  uses_direct(c)
              ? slot
@@ -400,7 +400,7 @@ static cl_event spread_event(struct cmd *c, cl_event native, cl_command_type typ
   }
   e->spread = true;
   e->seq = c->seq;
-  /* Every later host wait on the queue waits for these bytes too (runtime/event.h). */
+  /* Every later host wait on the queue waits for these bytes too (runtime/order/event.h). */
   tt_event_spread_pending(e);
   struct spread *s = calloc(1, sizeof *s);
   size_t npieces = spread_pieces(c->host_len);
@@ -1736,7 +1736,7 @@ cl_int tt_enqueue_finish_marker(cl_command_queue q, cl_event *event)
   if (reached) {
     /* Everything before the marker is done when the native queue is. Bytes still to come
      * from other ranks first: the backend's wait then finds no command held by a user event
-     * (runtime/plan.h, tt_nqueue_gate). */
+     * (runtime/order/order.h, tt_nqueue_gate). */
     const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(reached);
     tt_check_sync(); /* a host wait: rank 0 hears of this rank's calls first */
     uint64_t t0 = tt_stats_now_ns();

@@ -5,7 +5,7 @@
 
 #include "runtime/job/check.h"
 
-#include "runtime/event.h"
+#include "runtime/order/event.h"
 
 cl_int CL_API_CALL tt_clWaitForEvents(cl_uint num_events, const cl_event *event_list)
 {

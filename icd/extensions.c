@@ -6,7 +6,7 @@
 
 #include "runtime/job/check.h"
 
-#include "runtime/plan.h"
+#include "runtime/command/plan.h"
 
 cl_int CL_API_CALL tt_clAttachBufferToDeviceTUTTI(cl_mem buffer, cl_device_id device)
 {

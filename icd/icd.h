@@ -191,7 +191,7 @@ cl_int tt_enqueue_kernel(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
                          const size_t *global_work_offset, const size_t *global_work_size,
                          const size_t *local_work_size, cl_uint num_events_in_wait_list,
                          const cl_event *event_wait_list, cl_event *event);
-/* A kernel parameter taking a window of a windowed buffer (runtime/window.h): the argument
+/* A kernel parameter taking a window of a windowed buffer (runtime/memory/window.h): the argument
  * that gets the window's first element index, and the element's size. */
 struct tt_rebase {
   cl_uint offset_arg; /* 0: not rebased */

@@ -1,5 +1,5 @@
 /* Buffers and sub-buffers. A buffer has one native buffer per memory domain of its context;
- * which of them hold the newest bytes of each range is the plan's business (runtime/plan.h).
+ * which of them hold the newest bytes of each range is the plan's business (runtime/command/plan.h).
  * Images and samplers are not supported yet: CL_DEVICE_IMAGE_SUPPORT is CL_FALSE. */
 #include "config.h"
 
@@ -9,8 +9,8 @@
 
 #include <stdlib.h>
 
-#include "runtime/plan.h"
-#include "runtime/window.h"
+#include "runtime/command/plan.h"
+#include "runtime/memory/window.h"
 #include "runtime/base/rangemap.h"
 
 #define ACCESS_FLAGS (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY)
@@ -288,7 +288,7 @@ cl_mem CL_API_CALL tt_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
   for (cl_uint i = 0; i < ctx->ndomains; i++) {
     struct tt_domain *dm = &ctx->domains[i];
     /* A windowed buffer's sub-buffers come from a window over all its bytes (which stays
-     * while they live), placed in every domain alike (runtime/window.h). */
+     * while they live), placed in every domain alike (runtime/memory/window.h). */
     struct tt_place whole = {buffer->native[i], 0, NULL, 0};
     if (tt_windowed(buffer)) {
       tt_plan_lock();

@@ -10,14 +10,14 @@
 
 #include <stdlib.h>
 
-#include "runtime/event.h"
-#include "runtime/plan.h"
+#include "runtime/order/event.h"
+#include "runtime/command/plan.h"
 #include "runtime/job/stats.h"
 
 static void destroy_queue(struct tt_object *o)
 {
   cl_command_queue q = (cl_command_queue)o;
-  /* The native queue goes with the last access record that names it (runtime/plan.h). */
+  /* The native queue goes with the last access record that names it (runtime/order/order.h). */
   tt_event_forget_queue(q);
   tt_aggregate_queue_free(q);
   if (q->nq)
@@ -178,7 +178,7 @@ cl_int CL_API_CALL tt_clFinish(cl_command_queue command_queue)
   if (tt_cluster_distributed()) {
     /* Every rank waits for a marker at the queue's end (SnuCL-D 3.5). Its owner tells the
      * others when it is reached, with the final status of every event of the queue handed
-     * out since the last batch (runtime/event.h), so that they all read CL_COMPLETE (or
+     * out since the last batch (runtime/order/event.h), so that they all read CL_COMPLETE (or
      * their error) afterwards; then every rank waits until the bytes of the queue's reads
      * are in its host memory (and sent, on the owner). */
     cl_event m = NULL;

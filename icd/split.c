@@ -18,9 +18,9 @@
 
 #include "annotations/annotation.h"
 #include "runtime/job/check.h"
-#include "runtime/plan.h"
+#include "runtime/command/plan.h"
 #include "runtime/job/stats.h"
-#include "runtime/window.h"
+#include "runtime/memory/window.h"
 
 /* Reads with more rows than this are fetched as their hull (never writes: a write records
  * exactly what it names). */

@@ -57,7 +57,7 @@ struct tt_env {
   size_t lookahead;           /* TUTTI_LOOKAHEAD: bytes of windows brought back ahead of use
                                * per command; SIZE_MAX: not given (a quarter of the budget) */
   bool evict_lru;             /* TUTTI_EVICT=lru: evictions least recently used first, not
-                               * the window needed again last (runtime/window.c) */
+                               * the window needed again last (runtime/memory/window.c) */
 };
 
 /* Reads the environment once (thread safe); later calls return the same settings. */

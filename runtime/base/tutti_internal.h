@@ -67,7 +67,7 @@ struct tt_nqueue {
   const cl_icd_dispatch *d;
   atomic_uint refs;
   /* A command that may fail (its wait list held an event that can end in an error) was
-   * issued here: the backend may fail the commands after it too (runtime/plan.h). Plan
+   * issued here: the backend may fail the commands after it too (runtime/order/order.h). Plan
    * lock; never cleared. */
   bool may_fail;
   /* Commands issued on it, and that count when a clFinish on it last ended: equal, nothing
@@ -105,13 +105,13 @@ struct tt_domain {
   cl_device_id first_device;  /* Tutti device used for the internal queue */
   int cuda;                   /* first_device->cuda: its buffers live in CUDA memory (a
                                * domain of one device), or -1 */
-  /* Spilling (runtime/window.h, plan lock): bytes of windows on the domain's devices, and
+  /* Spilling (runtime/memory/window.h, plan lock): bytes of windows on the domain's devices, and
    * the most Tutti keeps there (0 until first needed). */
   size_t held, budget;
   /* Host copies of evicted windows that came back: free for the next eviction read, which
-   * goes on the internal queue after their writes (runtime/window.c). */
+   * goes on the internal queue after their writes (runtime/memory/window.c). */
   struct tt_spill *spill_blocks;
-  /* Prefetch (runtime/window.c): the window the domain's commands used last, by its buffer
+  /* Prefetch (runtime/memory/window.c): the window the domain's commands used last, by its buffer
    * (NULL: none) and a byte in it; every rank alike. Prefetching starts with the domain's
    * first eviction: until then every window is on its device. */
   cl_mem last_root;
@@ -144,7 +144,7 @@ struct _cl_context {
   cl_device_id aggregate;
   cl_uint nuser_devices;
   cl_device_id *user_devices;
-  /* Its windowed buffers (runtime/window.h, plan lock): where eviction looks. */
+  /* Its windowed buffers (runtime/memory/window.h, plan lock): where eviction looks. */
   cl_mem *windowed;
   size_t nwindowed, capwindowed;
 };
@@ -163,7 +163,7 @@ struct _cl_command_queue {
   cl_command_queue_properties props;
   cl_command_queue native; /* nq->native */
   struct tt_nqueue *nq;
-  /* Jobs of several ranks, guarded by obj.lock (runtime/event.h): the events handed to the
+  /* Jobs of several ranks, guarded by obj.lock (runtime/order/event.h): the events handed to the
    * program for this queue's commands since their last status batch, alike on every rank
    * (program order); and this rank's reads whose bytes are still on their way (its own). */
   struct tt_events tracked, spreads;
@@ -198,7 +198,7 @@ struct _cl_mem {
   cl_mem root;       /* the buffer owning consistency state (self for buffers) */
   size_t origin;     /* offset in root */
   bool transient;    /* Tutti's own, for one command (a reduction copy): prefetch does not
-                      * follow its windows (runtime/window.c) */
+                      * follow its windows (runtime/memory/window.c) */
   cl_mem *native;    /* one per domain of the context */
   void **direct;     /* buffers: per domain, the host memory its native buffer lives in when
                       * Tutti allocated it (tt_plan_direct_memory), or NULL; whole array NULL
@@ -206,7 +206,7 @@ struct _cl_mem {
   /* Consistency and ordering state: only in roots, guarded by the plan lock. */
   struct tt_rangemap *latest;   /* which domains hold the newest bytes of each range */
   struct tt_access *accesses;   /* recent commands touching the buffer, for conflict order,
-                                 * by first byte (runtime/plan.c) */
+                                 * by first byte (runtime/command/plan.c) */
   size_t naccesses;
   size_t access_longest;        /* no access is longer */
   size_t access_prune_at;       /* accesses pruned again from this many */
@@ -218,7 +218,7 @@ struct _cl_mem {
   atomic_uint map_count;
   /* clSetBufferDistributionTUTTI (roots only): how split launches place its parts. */
   struct tt_distribution *dist;
-  /* Windowed roots (runtime/window.h, plan lock): per domain, the native buffers holding its
+  /* Windowed roots (runtime/memory/window.h, plan lock): per domain, the native buffers holding its
    * bytes there; native[] and direct[] then stay NULL. */
   struct tt_window_set *windows;
   atomic_uint nsubs; /* roots: sub-buffers alive (they need native buffers of the whole) */
@@ -346,7 +346,7 @@ struct _cl_event {
   /* The command's time on its device (profiling end - start), as its owner's status batch
    * gave it (0: not measured); icd/balance.c. */
   uint64_t ns;
-  /* A command behind a gate (runtime/plan.h): the gate's status, which the command's own
+  /* A command behind a gate (runtime/order/order.h): the gate's status, which the command's own
    * status shows where the backend ran it anyway (NVIDIA runs a command whose wait list
    * failed); NULL otherwise. */
   struct tt_fail *fail;
@@ -358,7 +358,7 @@ struct _cl_event {
 };
 
 /* The first error among a gated command's dependencies, shared by the gate and the command's
- * event (runtime/order.c). */
+ * event (runtime/order/order.c). */
 struct tt_fail {
   atomic_int status; /* CL_COMPLETE, or that error */
   atomic_int refs;

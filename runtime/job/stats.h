@@ -16,7 +16,7 @@ struct tt_stats {
                                       * rank alike), and a digest of those weights */
   atomic_uint_fast64_t balance_digest;
   atomic_uint_fast64_t evictions_digest; /* a hash of every eviction so far and the holders
-                                          * each left (runtime/window.c): equal on every rank */
+                                          * each left (runtime/memory/window.c): equal on every rank */
 };
 
 extern struct tt_stats tt_stats;
@@ -29,7 +29,7 @@ struct tt_stats_device {
   /* Bytes of windows of windowed buffers held in the device's domain (a domain's windows
    * count for its first device): now, and at most. */
   atomic_uint_fast64_t window_bytes, window_peak;
-  /* Spilling (runtime/window.h; every rank counts every device, alike, but files): windows
+  /* Spilling (runtime/memory/window.h; every rank counts every device, alike, but files): windows
    * taken off the device and their bytes, bytes of them read into host memory first (the
    * device alone held their newest copy), bytes written back into the device from there
    * (prefetched: those of them brought back ahead of use, TUTTI_LOOKAHEAD), bytes of host

@@ -11,7 +11,7 @@
  *                (payload: the final status, a cl_int; id: the event's id)
  *   TT_CH_BATCH  the final statuses of a queue's events since its last batch, from the
  *                queue's owner to every other rank (payload: one cl_int per event; id: the
- *                last event's id; runtime/event.h)
+ *                last event's id; runtime/order/event.h)
  *   TT_CH_PEER   copies between GPUs of ranks of one host (runtime/base/cuda.h): the sender's
  *                description of its bytes (id: the transfer's TT_CH_DATA id)
  *   TT_CH_ANSWER the receiver's answer once it copied them (id: the same; its own channel,

@@ -1,7 +1,7 @@
 /* Events over native events, user events and their mirrors, callbacks. */
 #include "config.h"
 
-#include "runtime/event.h"
+#include "runtime/order/event.h"
 
 #include <sched.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 #include "runtime/job/check.h"
 #include "runtime/job/cluster.h"
 #include "runtime/base/log.h"
-#include "runtime/plan.h"
+#include "runtime/order/order.h"
 #include "runtime/job/stats.h"
 #include "runtime/job/transport.h"
 #include "runtime/job/callback.h"
@@ -448,7 +448,7 @@ cl_int tt_event_add_callback(cl_event e, cl_int type,
   return CL_SUCCESS;
 }
 
-/* Queues: status batches and reads under way (runtime/event.h). */
+/* Queues: status batches and reads under way (runtime/order/event.h). */
 
 /* A list longer than this goes out as a batch without waiting for clFinish, so that a
  * program that never finishes its queues keeps a bounded number of events. */

@@ -1,13 +1,11 @@
-/* The plan: decisions taken at enqueue time, on the calling thread, in program order.
- *
- * For each command it decides which native events the command must wait for (the user's
- * wait list, earlier conflicting commands on the same bytes, transfers) and which transfers
- * bring a buffer's newest bytes to the command's memory domain (SnuCL-D section 3.3, Table
- * 2). Afterwards it records what the command did: its access for conflict ordering and, for
- * writes, the new latest holder of the written bytes. One lock, tt_plan_lock, keeps these
- * decisions in one order across threads; never hold it while waiting for a command. */
-#ifndef TUTTI_PLAN_H
-#define TUTTI_PLAN_H
+/* Ordering (runtime/order/): the plan lock and the command being planned, each command's
+ * dependencies (the user's wait list, earlier conflicting commands on the same bytes, the
+ * transfers it waits for), native queue holders and their gates, and the events built on
+ * them (runtime/order/event.h). Decided at enqueue time, on the calling thread, in program
+ * order; one lock, tt_plan_lock, keeps these decisions in one order across threads: never
+ * hold it while waiting for a command. */
+#ifndef TUTTI_ORDER_H
+#define TUTTI_ORDER_H
 
 #include "runtime/base/tutti_internal.h"
 
@@ -81,21 +79,6 @@ cl_int tt_plan_wait_list(struct tt_deps *d, cl_context ctx, cl_uint domain, cl_u
 /* Those checks alone (commands made of several, checked before any is planned). */
 cl_int tt_plan_check_wait_list(cl_context ctx, cl_uint n, const cl_event *list);
 
-/* A command on queue q (domain dom, native queue nq) uses [off, off+len) of m (a buffer or
- * sub-buffer; off is relative to m). reads: the command needs the current bytes (a transfer
- * is planned when the domain lacks them). writes: it changes them. Adds the events it must
- * wait for to d. Caller holds the plan lock. */
-cl_int tt_plan_use(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
-                   cl_mem m, size_t off, size_t len, bool reads, bool writes);
-
-/* Records the access after the native command was issued on nq. ev is its native event, or
- * NULL when nobody asked for one: a later command on another queue that must wait for it
- * then gets a marker enqueued on nq (commands of an in-order queue finish in order), so the
- * common case of one queue creates no event at all. ev is not taken over: the plan retains
- * what it keeps. Caller holds the plan lock. */
-void tt_plan_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
-                    struct tt_nqueue *nq, cl_event ev, bool may_fail);
-
 /* Adds to d the events of earlier accesses to [off, off+len) of root that conflict with a
  * command of queue nq in domain dom (reading, or writing when writes). Plan lock held. */
 cl_int tt_plan_order_after(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
@@ -120,38 +103,27 @@ cl_int tt_plan_internal_queue(cl_context ctx, cl_uint dom, struct tt_nqueue **ou
  * src's error. */
 cl_int tt_plan_bridge(cl_context ctx, cl_uint dom, cl_event src, bool absorb, cl_event *out);
 
-/* clAttachBufferToDevice (SnuCL-D 3.6): domain dom of root's context holds the newest bytes
- * from now on (copied there now, or zeros when nothing was ever written); no latest-holder
- * list is kept for the buffer any more: commands elsewhere fetch from dom before and write
- * back to it after. Caller holds the plan lock. */
-cl_int tt_plan_attach(cl_mem root, cl_uint dom);
+/* The command being planned (runtime/order/order.c; set by tt_plan_command): named in messages about its
+ * transfers, its device's track in traces, its halo bytes counted when it is a part. */
+struct tt_plan_current {
+  uint64_t cmd;
+  const char *name;
+  cl_device_id device;
+  bool part;
+};
+extern struct tt_plan_current tt_plan_cur;
 
-/* After a command of domain dom wrote [off, off+len) of m: an attached buffer's bytes go
- * back to its domain. Caller holds the plan lock. */
-cl_int tt_plan_write_back(cl_mem m, size_t off, size_t len, cl_uint dom);
+/* Traces: a command Tutti issued to move bytes, on the device of its queue (the internal
+ * queue's, or the command's own when own_queue). */
+void tt_plan_trace_internal(struct tt_domain *dm, bool own_queue, const char *what, cl_event ev,
+                            uint64_t cmd);
 
-/* Releases what a context's domain holds for transfers (before its native context goes). */
-void tt_plan_domain_release(struct tt_domain *dm);
-
-/* Whether buffers of local domain dom should live in host memory that Tutti allocates
- * (CL_MEM_USE_HOST_PTR): the context spans several ranks, the backend keeps buffers in host
- * memory (CL_DEVICE_HOST_UNIFIED_MEMORY), TUTTI_STAGING is auto, and a probe found the
- * backend's commands working on that very memory. Transfers between ranks then send from and
- * receive into it directly. Decided once per domain. */
-bool tt_plan_direct_memory(cl_context ctx, cl_uint dom);
-
-/* Whether local domain dom's devices have memory of their own (not the host's): transfers
- * there go through pinned host memory. */
-bool tt_plan_device_memory(cl_context ctx, cl_uint dom);
-
-/* Pinned host memory of len bytes for a domain whose devices have memory of their own (a
- * buffer allocated with CL_MEM_ALLOC_HOST_PTR, mapped: transfers from and to it overlap
- * kernels), *buffer holding it; NULL (and *buffer NULL) for other domains or on failure.
- * Freed with tt_plan_pinned_free, once nothing uses it. */
-void *tt_plan_pinned_new(cl_context ctx, cl_uint dom, size_t len, cl_mem *buffer);
-void tt_plan_pinned_free(struct tt_domain *dm, cl_mem buffer, void *p);
-
-/* Releases the consistency state of a root buffer. */
-void tt_plan_forget(cl_mem root);
+/* runtime/order/order.c: keeps an access for ordering later commands after it (without touching
+ * the newest holders); drops every access of a buffer. */
+void tt_plan_access_record(cl_mem root, size_t off, size_t len, bool writes, cl_uint dom,
+                           struct tt_nqueue *nq, cl_event ev, bool may_fail);
+void tt_plan_accesses_free(cl_mem root);
+/* Makes *slot, a queue of Tutti's own on the domain's first device, unless made already. */
+cl_int tt_plan_queue_make(struct tt_domain *dm, struct tt_nqueue **slot);
 
 #endif

@@ -1,12 +1,12 @@
-/* The planner (runtime/plan.h): the plan lock and the command being planned, and coherence:
- * which domains hold the newest copy of each byte range (runtime/base/rangemap.h), what a command's
- * domain must fetch before it runs and from whom (SnuCL-D Table 2), what a write leaves, and
- * buffers attached to one domain. Ordering lives in runtime/order.c, the transfers themselves
- * in runtime/transfer.c. */
+/* The planner (runtime/command/plan.h): what a command's domain must fetch before it runs and
+ * from whom (SnuCL-D Table 2), which domains hold the newest copy of each byte range
+ * (runtime/base/rangemap.h), and buffers attached to one domain. Ordering and the plan lock
+ * live in runtime/order/, what a write leaves in runtime/memory/window.c, the transfers
+ * themselves in runtime/transfer/. */
 #include "config.h"
 
-#include "runtime/plan.h"
-#include "runtime/plan_internal.h"
+#include "runtime/command/plan.h"
+#include "runtime/transfer/transfer.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,28 +17,7 @@
 #include "runtime/job/trace.h"
 #include "runtime/job/cluster.h"
 #include "runtime/job/stats.h"
-#include "runtime/window.h"
-
-static pthread_mutex_t plan_mutex = PTHREAD_MUTEX_INITIALIZER;
-
-uint64_t tt_plan_epoch;
-
-void tt_plan_command(uint64_t seq, const char *name, cl_device_id device, bool part)
-{
-  tt_plan_epoch++;
-  tt_plan_cur = (struct tt_plan_current){seq, name, device, part};
-}
-
-void tt_plan_lock(void)
-{
-  pthread_mutex_lock(&plan_mutex);
-}
-
-void tt_plan_unlock(void)
-{
-  pthread_mutex_unlock(&plan_mutex);
-}
-
+#include "runtime/memory/window.h"
 
 /* The holder a domain fetches from: one on the same rank if any (a copy through host memory
  * of that rank), else the lowest. Every rank decides alike: it depends on the destination
@@ -126,26 +105,6 @@ cl_int tt_plan_use(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqu
   return actual ? tt_plan_order_after(d, ctx, dom, nq, root, off, len, writes) : CL_SUCCESS;
 }
 
-
-void tt_plan_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
-                    struct tt_nqueue *nq, cl_event ev, bool may_fail)
-{
-  cl_mem root = m->root;
-  off += m->origin;
-  if (len == 0)
-    return;
-  /* A write leaves only the command's domain holding the newest bytes, on every rank (an
-   * attached buffer keeps its domain: the write goes back there); only the rank that ran it
-   * keeps the access. */
-  if (writes) {
-    root->written = true;
-    if (root->attached == TT_NOT_ATTACHED)
-      tt_rangemap_set(root->latest, off, len, (int)dom);
-    tt_window_written(root, dom, off, len);
-  }
-  if (nq)
-    tt_plan_access_record(root, off, len, writes, dom, nq, ev, may_fail);
-}
 
 /* Brings [off, off+len) of root into domain dom from `from` (or from its holders, -1), with
  * Tutti's own queue of dom. */

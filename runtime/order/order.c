@@ -1,11 +1,10 @@
-/* The planner's ordering (runtime/plan.h): native queues, a command's dependencies and the
+/* The planner's ordering (runtime/order/order.h): native queues, a command's dependencies and the
  * gates that shield them, user wait lists, bridges between domains, and each buffer's record
  * of accesses in order of first byte, by which a command waits only for the earlier commands
  * touching bytes it touches (a read after a read waits for nothing). */
 #include "config.h"
 
-#include "runtime/plan.h"
-#include "runtime/plan_internal.h"
+#include "runtime/order/order.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -13,11 +12,32 @@
 #include <string.h>
 
 #include "runtime/base/backend.h"
-#include "runtime/event.h"
+#include "runtime/order/event.h"
 #include "runtime/base/log.h"
 #include "runtime/job/stats.h"
 #include "runtime/job/trace.h"
 #include "runtime/job/transport.h"
+
+static pthread_mutex_t plan_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+uint64_t tt_plan_epoch;
+
+void tt_plan_command(uint64_t seq, const char *name, cl_device_id device, bool part)
+{
+  tt_plan_epoch++;
+  tt_plan_cur = (struct tt_plan_current){seq, name, device, part};
+}
+
+void tt_plan_lock(void)
+{
+  pthread_mutex_lock(&plan_mutex);
+}
+
+void tt_plan_unlock(void)
+{
+  pthread_mutex_unlock(&plan_mutex);
+}
+
 
 /* Accesses kept per buffer before completed ones are pruned. */
 #define ACCESS_PRUNE_AT 64
@@ -28,7 +48,7 @@ struct tt_access {
   cl_uint dom;
   struct tt_nqueue *nq; /* referenced */
   cl_event ev;          /* native, retained; NULL until some other queue needs to wait */
-  bool may_fail;        /* waited for through an absorbing bridge (runtime/plan.h) */
+  bool may_fail;        /* waited for through an absorbing bridge (runtime/order/order.h) */
 };
 
 /* The command being planned (under the plan lock): named in messages about its transfers. */
@@ -286,7 +306,7 @@ static void gate_take(struct tt_gate *g, cl_event native)
     gate_dependency_done(NULL, err, g);
 }
 
-/* From now on d's dependencies go through a gate of domain dom (runtime/plan.h). */
+/* From now on d's dependencies go through a gate of domain dom (runtime/order/order.h). */
 static cl_int deps_gate(struct tt_deps *d, cl_context ctx, cl_uint dom)
 {
   if (d->gate)

@@ -1,8 +1,8 @@
 /* Windows: a windowed buffer's native buffers in each domain, and their eviction
- * (runtime/window.h). */
+ * (runtime/memory/window.h). */
 #include "config.h"
 
-#include "runtime/window.h"
+#include "runtime/memory/window.h"
 #include "runtime/base/cuda.h"
 
 #include <errno.h>
@@ -16,9 +16,9 @@
 #include "runtime/job/check.h"
 #include "runtime/job/cluster.h"
 #include "runtime/base/env.h"
-#include "runtime/event.h"
+#include "runtime/order/event.h"
 #include "runtime/base/log.h"
-#include "runtime/plan.h"
+#include "runtime/memory/domain.h"
 #include "runtime/base/rangemap.h"
 #include "runtime/job/stats.h"
 
@@ -1184,4 +1184,26 @@ void tt_window_take_all(cl_mem root, cl_mem **out, size_t *n)
   free(root->windows);
   root->windows = NULL;
   *out = list;
+}
+
+/* Records what a command did (runtime/memory/window.h): a write leaves only its domain
+ * holding the newest bytes. */
+void tt_plan_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
+                    struct tt_nqueue *nq, cl_event ev, bool may_fail)
+{
+  cl_mem root = m->root;
+  off += m->origin;
+  if (len == 0)
+    return;
+  /* A write leaves only the command's domain holding the newest bytes, on every rank (an
+   * attached buffer keeps its domain: the write goes back there); only the rank that ran it
+   * keeps the access. */
+  if (writes) {
+    root->written = true;
+    if (root->attached == TT_NOT_ATTACHED)
+      tt_rangemap_set(root->latest, off, len, (int)dom);
+    tt_window_written(root, dom, off, len);
+  }
+  if (nq)
+    tt_plan_access_record(root, off, len, writes, dom, nq, ev, may_fail);
 }

@@ -7,7 +7,7 @@
  * used, made when a command first needs them. Windows of one domain never overlap (they
  * may touch: parts of one domain keep their own chunks): a use reaching into windows replaces
  * them by one covering them all, their bytes copied over (ordered like any command on those
- * bytes). Every byte a domain holds newest (runtime/plan.h) lies in one of its windows, and a
+ * bytes). Every byte a domain holds newest (runtime/command/plan.h) lies in one of its windows, and a
  * transfer out of a domain places its range first, so it reads one window. All of it under
  * the plan lock.
  *
@@ -31,6 +31,7 @@
 #define TUTTI_WINDOW_H
 
 #include "runtime/base/tutti_internal.h"
+#include "runtime/order/order.h"
 
 /* Where bytes of a buffer are in one domain. */
 struct tt_place {
@@ -99,5 +100,13 @@ void tt_window_take_all(cl_mem root, cl_mem **out, size_t *n);
 
 /* Frees the host copies a domain keeps for evictions (before its internal queue goes). */
 void tt_window_domain_release(struct tt_domain *dm);
+
+/* Records the access after the native command was issued on nq. ev is its native event, or
+ * NULL when nobody asked for one: a later command on another queue that must wait for it
+ * then gets a marker enqueued on nq (commands of an in-order queue finish in order), so the
+ * common case of one queue creates no event at all. ev is not taken over: the plan retains
+ * what it keeps. Caller holds the plan lock. */
+void tt_plan_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
+                    struct tt_nqueue *nq, cl_event ev, bool may_fail);
 
 #endif
