@@ -1,5 +1,5 @@
 #!/bin/sh
-# GPUs of one host (doc/testing.md, "GPUs: bench/run-gpus.sh"): each figure beside its
+# GPUs of one host (doc/testing.md, "Latest figures"): each figure beside its
 # baseline, measured in the same run.
 #  1. Copies between GPUs, 1 MiB and 256 MiB: within one rank (bench/transfer --peer: Tutti
 #     against NVIDIA's own platform and against the CUDA driver's copy) and between two ranks

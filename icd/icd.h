@@ -262,7 +262,7 @@ cl_build_status tt_program_build_status(cl_program p, cl_device_id d);
  * shares): always with TUTTI_DOMAINS=device or when its memory is CUDA's (runtime/base/cuda.h),
  * otherwise never with TUTTI_DOMAINS=backend, and by default for NVIDIA's GPUs: NVIDIA's one
  * context of several GPUs moves a buffer that a kernel on another GPU uses through host
- * memory, whole, at each use (doc/testing.md, "GPUs of one rank"), while PoCL's devices
+ * memory, whole, at each use (doc/testing.md, "Latest figures"), while PoCL's devices
  * share host memory and one context suits them. The device table is every rank's, so every
  * rank decides alike. */
 static inline const char *tt_domain_own(cl_device_id d)

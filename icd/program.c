@@ -572,7 +572,7 @@ static cl_int share_build_results(cl_program p, cl_int err, cl_int *created)
  * other ranks compiled (a program built for one device at a time is then compiled once per
  * node); ranks of one host building one program at once take turns: the lowest builds first,
  * alone, and the others build after it, from its entries (every rank compiling everything
- * made a cold start several times one rank's: doc/testing.md, "Cold start"). One exchange
+ * made a cold start several times one rank's: doc/testing.md, "Latest figures"). One exchange
  * between the turns, none where no host has two such ranks: every rank decides alike from
  * the device table. */
 struct turns {

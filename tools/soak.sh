@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs the README's test command (sh tools/bootstrap.sh check, what CI runs) several times in
 # a row, each time in a fresh clone of this checkout's HEAD, and counts the runs that passed:
-# the suite must pass every time, on a busy machine too (doc/testing.md, "Soak").
+# the suite must pass every time, on a busy machine too (doc/testing.md, "Soak, sanitizers, the event ledger").
 #   tools/soak.sh [--busy] [RUNS]   RUNS defaults to 10
 #   --busy   one busy loop per core runs beside every run (the machine shared with other work)
 # Each run's log is kept in the soak directory (SOAK_DIR, default a new one under /tmp) as

@@ -416,7 +416,7 @@ static void init(void)
    * least one device where the node has any). The other ranks open their backends meanwhile,
    * before they wait for the catalogue (opening a driver takes a while): opened at their
    * first context instead, they reached it that much later than the first rank, whose first
-   * read reaching every rank then waited for them (doc/testing.md, "Transfers"). On a thread
+   * read reaching every rank then waited for them (doc/testing.md, "Latest figures"). On a thread
    * of their own they would share their core with the main thread's spinning wait for the
    * catalogue. */
   unsigned char *cat = NULL;
