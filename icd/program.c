@@ -13,47 +13,10 @@
 #include <time.h>
 
 #include "runtime/base/backend.h"
+#include "runtime/job/build.h"
 #include "runtime/job/transport.h"
 
 #define ARG_INFO_OPTION " -cl-kernel-arg-info"
-
-/* Tutti's program binaries: a header naming the backend and the program's binary type (a
- * program made from the binary answers it, alike on every rank, whatever the backend makes
- * of it), then the backend's own binary. A binary made for another backend, or no Tutti
- * binary at all, is refused with CL_INVALID_BINARY instead of reaching a backend that would
- * take it (NVIDIA accepts junk until the build). */
-#define BINARY_MAGIC "TUTTIBIN"
-#define BINARY_HEADER 40 /* magic (8 bytes), backend short name (24 bytes, zero padded),
-                          * binary type (4 bytes), zero (4 bytes) */
-#define BINARY_NAME 24
-
-static void binary_header(unsigned char *out, const char *backend, cl_program_binary_type type)
-{
-  memset(out, 0, BINARY_HEADER);
-  memcpy(out, BINARY_MAGIC, 8);
-  memcpy(out + 8, backend, strnlen(backend, BINARY_NAME - 1));
-  uint32_t t = (uint32_t)type;
-  memcpy(out + 8 + BINARY_NAME, &t, sizeof t);
-}
-
-/* The native part of a Tutti binary for a device of this backend (and the type it was), or
- * NULL. */
-static const unsigned char *binary_payload(const unsigned char *bin, size_t len,
-                                           const char *backend, cl_program_binary_type *type)
-{
-  unsigned char want[BINARY_HEADER];
-  binary_header(want, backend, 0);
-  if (len <= BINARY_HEADER || memcmp(bin, want, 8 + BINARY_NAME) != 0 ||
-      memcmp(bin + BINARY_HEADER - 4, want + BINARY_HEADER - 4, 4) != 0)
-    return NULL;
-  uint32_t t;
-  memcpy(&t, bin + 8 + BINARY_NAME, sizeof t);
-  if (t != CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT && t != CL_PROGRAM_BINARY_TYPE_LIBRARY &&
-      t != CL_PROGRAM_BINARY_TYPE_EXECUTABLE)
-    return NULL;
-  *type = t;
-  return bin + BINARY_HEADER;
-}
 
 static void destroy_program(struct tt_object *o)
 {
@@ -116,21 +79,6 @@ static bool program_has_device(cl_program p, cl_device_id d)
     if (p->devices[i] == d)
       return true;
   return false;
-}
-
-/* The native devices of domain `dom` among list (or among the program's devices). */
-static cl_uint native_devices(cl_program p, cl_uint dom, cl_uint n, const cl_device_id *list,
-                              cl_device_id *out)
-{
-  if (!list) {
-    n = p->ndevices;
-    list = p->devices;
-  }
-  cl_uint k = 0;
-  for (cl_uint i = 0; i < n; i++)
-    if (tt_context_domain_of(p->context, list[i]) == dom)
-      out[k++] = list[i]->native;
-  return k;
 }
 
 /* What a backend compiles: the source under the macros OpenCL C predefines as Tutti's devices
@@ -244,7 +192,6 @@ cl_program CL_API_CALL tt_clCreateProgramWithBinary(cl_context context, cl_uint 
   return p;
 }
 
-static cl_int share_build_results(cl_program p, cl_int err, cl_int *created);
 static cl_program with_binary(cl_context context, cl_uint num_devices,
                               const cl_device_id *device_list, const size_t *lengths,
                               const unsigned char **binaries, cl_int *binary_status,
@@ -293,7 +240,7 @@ static cl_program with_binary(cl_context context, cl_uint num_devices,
   /* CL_INVALID_BINARY if an invalid program binary was encountered for any device:
    * binary_status tells which. */
   for (cl_uint i = 0; i < num_devices; i++)
-    if (!binary_payload(binaries[i], lengths[i], device_list[i]->backend, &p->binary_type[i])) {
+    if (!tt_build_binary_payload(binaries[i], lengths[i], device_list[i]->backend, &p->binary_type[i])) {
       if (binary_status)
         binary_status[i] = CL_INVALID_BINARY;
       first_err = CL_INVALID_BINARY;
@@ -330,7 +277,7 @@ static cl_program with_binary(cl_context context, cl_uint num_devices,
       first_err = e ? e : CL_INVALID_BINARY;
   }
   /* Each device's owner tells how its binary was taken, alike on every rank. */
-  err = share_build_results(p, first_err, created);
+  err = tt_build_share_results(p, first_err, created);
   for (cl_uint i = 0; binary_status && i < num_devices; i++)
     binary_status[i] = created[i];
   /* CL_INVALID_BINARY if an invalid program binary was encountered for any device. */
@@ -477,189 +424,6 @@ static cl_int merge_error(cl_int sofar, cl_int e)
   return sofar != CL_SUCCESS ? sofar : e;
 }
 
-/* After a build, compile, link or creation from binaries on every rank: each rank reports its
- * devices' status, binary type and log (and, from binaries, how each device's binary was
- * taken: `created`, read for this rank's devices and filled in for all), so a build error on
- * rank 3's device is seen on every rank; all ranks return the same code. In a job of one
- * rank the records are this rank's own. */
-static cl_int share_build_results(cl_program p, cl_int err, cl_int *created)
-{
-  size_t len = 0, cap = 0;
-  unsigned char *buf = NULL;
-  enum { FIELDS = 5 };
-  for (cl_uint i = 0; i < p->ndevices; i++) {
-    cl_device_id d = p->devices[i];
-    if (!d->actual)
-      continue;
-    cl_uint k = tt_context_domain_of(p->context, d);
-    cl_build_status st = CL_BUILD_NONE;
-    cl_program_binary_type bt = CL_PROGRAM_BINARY_TYPE_NONE;
-    size_t loglen = 0;
-    char *log = NULL;
-    if (p->native[k]) {
-      const cl_icd_dispatch *disp = d->bp->d;
-      disp->clGetProgramBuildInfo(p->native[k], d->native, CL_PROGRAM_BUILD_STATUS, sizeof st, &st, NULL);
-      disp->clGetProgramBuildInfo(p->native[k], d->native, CL_PROGRAM_BINARY_TYPE, sizeof bt, &bt, NULL);
-      disp->clGetProgramBuildInfo(p->native[k], d->native, CL_PROGRAM_BUILD_LOG, 0, NULL, &loglen);
-      log = calloc(1, loglen + 1);
-      if (log)
-        disp->clGetProgramBuildInfo(p->native[k], d->native, CL_PROGRAM_BUILD_LOG, loglen, log, NULL);
-      else
-        loglen = 0;
-    }
-    /* What the program is where the backend made something of it: what Tutti asked for, or
-     * what the binary's header says. */
-    cl_int made_ok = created ? created[i] : CL_SUCCESS;
-    if (created && made_ok == CL_SUCCESS)
-      bt = p->binary_type[i];
-    else if (p->made != CL_PROGRAM_BINARY_TYPE_NONE && bt != CL_PROGRAM_BINARY_TYPE_NONE)
-      bt = p->made;
-    uint64_t rec[FIELDS] = {i, (uint64_t)(int64_t)st, bt, loglen, (uint64_t)(int64_t)made_ok};
-    size_t need = len + sizeof rec + loglen;
-    if (need > cap) {
-      cap = need * 2;
-      unsigned char *b = realloc(buf, cap);
-      if (!b) {
-        free(log);
-        break;
-      }
-      buf = b;
-    }
-    memcpy(buf + len, rec, sizeof rec);
-    memcpy(buf + len + sizeof rec, log ? log : "", loglen);
-    len = need;
-    free(log);
-  }
-  void *all = buf;
-  size_t *lens = NULL, mine = len;
-  int nranks = tt_cluster_distributed() ? tt_cluster_size() : 1;
-  if (nranks == 1) {
-    lens = &mine;
-  } else if (tt_cluster_allgatherv("build results", buf, len, &all, &lens) != 0) {
-    all = NULL;
-    lens = NULL;
-  }
-  size_t total = 0;
-  for (int r = 0; lens && r < nranks; r++)
-    total += lens[r];
-  for (size_t at = 0; all && at + FIELDS * sizeof(uint64_t) <= total;) {
-    uint64_t rec[FIELDS];
-    memcpy(rec, (char *)all + at, sizeof rec);
-    at += sizeof rec;
-    if (rec[3] > total - at)
-      break;
-    if (rec[0] < p->ndevices) {
-      p->status[rec[0]] = (cl_build_status)(int64_t)rec[1];
-      p->binary_type[rec[0]] = (cl_program_binary_type)rec[2];
-      free(p->logs[rec[0]]);
-      p->logs[rec[0]] = strndup((char *)all + at, rec[3]);
-      if (created)
-        created[rec[0]] = (cl_int)(int64_t)rec[4];
-    }
-    at += rec[3];
-  }
-  p->recorded = all != NULL;
-  if (nranks > 1) {
-    free(all);
-    free(lens);
-  }
-  free(buf);
-  return tt_cluster_distributed() ? tt_cluster_agree(err) : err;
-}
-
-/* Turns of a build. Where the ranks of a node each have a PoCL kernel cache of their own
- * (runtime/base/backend.c), a rank about to build for a PoCL device first takes what the node's
- * other ranks compiled (a program built for one device at a time is then compiled once per
- * node); ranks of one host building one program at once take turns: the lowest builds first,
- * alone, and the others build after it, from its entries (every rank compiling everything
- * made a cold start several times one rank's: doc/testing.md, "Latest figures"). One exchange
- * between the turns, none where no host has two such ranks: every rank decides alike from
- * the device table. */
-struct turns {
-  bool on;    /* some host has two ranks or more building for PoCL */
-  int leader; /* the first such rank of this rank's host, or -1 */
-  /* The walk over the domains (turn_next): the program, the devices that build (NULL: the
-   * program's), room for a domain's native devices, whether a domain needs a native program
-   * already (not for a link, which makes it), and where the walk is. */
-  cl_program p;
-  cl_uint num;
-  const cl_device_id *list;
-  cl_device_id *nd;
-  bool need_native;
-  int turn;
-  cl_uint k;
-};
-
-static bool pocl_device(cl_device_id d)
-{
-  return !strcmp(d->backend, "pocl");
-}
-
-static struct turns turns_of(cl_program p, cl_uint n, const cl_device_id *list, cl_device_id *nd,
-                             bool need_native)
-{
-  struct turns t = {false, -1, p, n, list, nd, need_native, 0, 0};
-  if (!tt_cluster_distributed())
-    return t;
-  if (!list) {
-    n = p->ndevices;
-    list = p->devices;
-  }
-  const char *mine = NULL;
-  for (cl_uint i = 0; i < n; i++)
-    if (pocl_device(list[i]) && list[i]->actual)
-      mine = list[i]->host;
-  for (cl_uint i = 0; i < n; i++) {
-    if (!pocl_device(list[i]))
-      continue;
-    for (cl_uint j = 0; j < n; j++)
-      if (pocl_device(list[j]) && list[j]->rank != list[i]->rank &&
-          !strcmp(list[j]->host, list[i]->host))
-        t.on = true;
-    if (mine && !strcmp(list[i]->host, mine) && (t.leader < 0 || list[i]->rank < t.leader))
-      t.leader = list[i]->rank;
-  }
-  return t;
-}
-
-/* Whether domain k builds in this turn (0 or 1); before it does, a PoCL domain takes the
- * node's other ranks' builds. */
-static bool builds_in_turn(const struct turns *t, int turn, cl_context ctx, cl_uint k)
-{
-  bool pocl = pocl_device(ctx->domains[k].first_device);
-  bool first = !t->on || !pocl || t->leader == tt_cluster_rank();
-  if (first != (turn == 0))
-    return false;
-  if (pocl)
-    tt_backend_pocl_adopt();
-  return true;
-}
-
-/* The next domain of this rank that builds (its index and its n native devices, in t->nd):
- * first those of the first turn, then, once every rank's first turn is done, the others. */
-static bool turn_next(struct turns *t, cl_uint *k, cl_uint *n)
-{
-  cl_context ctx = t->p->context;
-  for (;;) {
-    if (t->k == ctx->ndomains) {
-      if (t->turn == 1)
-        return false;
-      t->turn = 1;
-      t->k = 0;
-      if (t->on)
-        tt_cluster_agree(CL_SUCCESS); /* every rank: the leaders' builds are done */
-    }
-    cl_uint d = t->k++;
-    cl_uint m = native_devices(t->p, d, t->num, t->list, t->nd);
-    if (!m || !ctx->domains[d].local || (t->need_native && !t->p->native[d]) ||
-        !builds_in_turn(t, t->turn, ctx, d))
-      continue;
-    *k = d;
-    *n = m;
-    return true;
-  }
-}
-
 static cl_int build(cl_program program, cl_uint num_devices, const cl_device_id *device_list,
                     const char *options, void (CL_CALLBACK *pfn_notify)(cl_program, void *),
                     void *user_data);
@@ -713,8 +477,8 @@ static cl_int build(cl_program program, cl_uint num_devices, const cl_device_id 
   }
   cl_context ctx = program->context;
   program->made = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
-  struct turns t = turns_of(program, num_devices, device_list, nd, true);
-  for (cl_uint k, n; turn_next(&t, &k, &n);) {
+  struct tt_turns t = tt_build_turns(program, num_devices, device_list, nd, true);
+  for (cl_uint k, n; tt_build_turn_next(&t, &k, &n);) {
     /* Builds are synchronous: the callback, if any, runs once they are done. */
     cl_int e = ctx->domains[k].bp->d->clBuildProgram(program->native[k], n, nd, opts, NULL, NULL);
     if (e != CL_SUCCESS)
@@ -725,7 +489,7 @@ static cl_int build(cl_program program, cl_uint num_devices, const cl_device_id 
   }
   free(nd);
   free(opts);
-  err = share_build_results(program, err, NULL);
+  err = tt_build_share_results(program, err, NULL);
   /* CL_INVALID_BUILD_OPTIONS if the build options specified by options are invalid. */
   if (err == CL_BUILD_PROGRAM_FAILURE && unknown_option(options))
     err = CL_INVALID_BUILD_OPTIONS;
@@ -767,8 +531,8 @@ cl_int CL_API_CALL tt_clCompileProgram(cl_program program, cl_uint num_devices,
   }
   cl_context ctx = program->context;
   program->made = CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT;
-  struct turns t = turns_of(program, num_devices, device_list, nd, true);
-  for (cl_uint k, n; turn_next(&t, &k, &n);) {
+  struct tt_turns t = tt_build_turns(program, num_devices, device_list, nd, true);
+  for (cl_uint k, n; tt_build_turn_next(&t, &k, &n);) {
     for (cl_uint i = 0; i < num_input_headers; i++)
       nh[i] = input_headers[i]->native[k];
     cl_int e = ctx->domains[k].bp->d->clCompileProgram(
@@ -779,7 +543,7 @@ cl_int CL_API_CALL tt_clCompileProgram(cl_program program, cl_uint num_devices,
   free(nd);
   free(nh);
   free(opts);
-  err = share_build_results(program, err, NULL);
+  err = tt_build_share_results(program, err, NULL);
   /* CL_INVALID_COMPILER_OPTIONS if the compiler options specified by options are invalid. */
   if (err == CL_COMPILE_PROGRAM_FAILURE && unknown_option(options))
     err = CL_INVALID_COMPILER_OPTIONS;
@@ -835,8 +599,8 @@ cl_program CL_API_CALL tt_clLinkProgram(cl_context context, cl_uint num_devices,
     goto out;
   p->made = options && strstr(options, "-create-library") ? CL_PROGRAM_BINARY_TYPE_LIBRARY
                                                           : CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
-  struct turns t = turns_of(p, 0, NULL, nd, false);
-  for (cl_uint k, n; turn_next(&t, &k, &n);) {
+  struct tt_turns t = tt_build_turns(p, 0, NULL, nd, false);
+  for (cl_uint k, n; tt_build_turn_next(&t, &k, &n);) {
     for (cl_uint i = 0; i < num_input_programs; i++)
       np[i] = input_programs[i]->native[k];
     cl_int e = CL_SUCCESS;
@@ -846,7 +610,7 @@ cl_program CL_API_CALL tt_clLinkProgram(cl_context context, cl_uint num_devices,
       e = CL_LINK_PROGRAM_FAILURE;
     err = merge_error(err, e);
   }
-  err = share_build_results(p, err, NULL);
+  err = tt_build_share_results(p, err, NULL);
   /* A failed link still returns a program whose build log tells why: on every rank, whether
    * or not this rank's backend made one (the outcome is the job's, shared above). */
   if (err == CL_LINK_PROGRAM_FAILURE) {
@@ -871,20 +635,12 @@ out:
 }
 
 /* Build status of the program for one device (CL_BUILD_NONE when unknown). */
-static cl_uint device_position(cl_program p, cl_device_id d)
-{
-  for (cl_uint i = 0; i < p->ndevices; i++)
-    if (p->devices[i] == d)
-      return i;
-  return p->ndevices;
-}
-
 cl_build_status tt_program_build_status(cl_program p, cl_device_id d)
 {
   if (p->ann_error)
     return CL_BUILD_ERROR;
   if (!d->actual) {
-    cl_uint i = device_position(p, d);
+    cl_uint i = tt_build_device_position(p, d);
     return i < p->ndevices ? p->status[i] : CL_BUILD_NONE;
   }
   cl_uint k = tt_context_domain_of(p->context, d);
@@ -893,84 +649,6 @@ cl_build_status tt_program_build_status(cl_program p, cl_device_id d)
     TT_NCALL(d->bp, clGetProgramBuildInfo, p->native[k], d->native, CL_PROGRAM_BUILD_STATUS,
              sizeof st, &st, NULL);
   return st;
-}
-
-/* The Tutti binary of one device: size (and bytes, when out is not NULL). */
-static cl_int device_binary(cl_program p, cl_device_id d, size_t *size, unsigned char *out)
-{
-  cl_uint k = tt_context_domain_of(p->context, d), pos = device_position(p, d);
-  *size = 0;
-  if (k >= p->context->ndomains || !p->native[k] || pos == p->ndevices)
-    return CL_SUCCESS;
-  if (p->given && p->made == CL_PROGRAM_BINARY_TYPE_NONE) {
-    *size = p->given_len[pos];
-    if (out)
-      memcpy(out, p->given[pos], *size);
-    return CL_SUCCESS;
-  }
-  cl_program_binary_type type = p->binary_type[pos];
-  if (!p->recorded)
-    TT_NCALL(d->bp, clGetProgramBuildInfo, p->native[k], d->native, CL_PROGRAM_BINARY_TYPE,
-             sizeof type, &type, NULL);
-  if (type == CL_PROGRAM_BINARY_TYPE_NONE)
-    return CL_SUCCESS;
-  const cl_icd_dispatch *disp = d->bp->d;
-  cl_uint n = 0;
-  cl_int err = disp->clGetProgramInfo(p->native[k], CL_PROGRAM_NUM_DEVICES, sizeof n, &n, NULL);
-  if (err != CL_SUCCESS)
-    return err;
-  cl_device_id nd[64];
-  size_t sizes[64];
-  unsigned char *bins[64] = {0};
-  if (n > 64)
-    n = 64;
-  if (n)
-    err = disp->clGetProgramInfo(p->native[k], CL_PROGRAM_DEVICES, n * sizeof *nd, nd, NULL);
-  if (err == CL_SUCCESS && n)
-    err = disp->clGetProgramInfo(p->native[k], CL_PROGRAM_BINARY_SIZES, n * sizeof *sizes, sizes, NULL);
-  if (err != CL_SUCCESS)
-    return err;
-  cl_uint mine = n;
-  for (cl_uint i = 0; i < n; i++)
-    if (nd[i] == d->native)
-      mine = i;
-  if (mine == n || !sizes[mine])
-    return CL_SUCCESS;
-  *size = BINARY_HEADER + sizes[mine];
-  if (!out)
-    return CL_SUCCESS;
-  binary_header(out, d->backend, type);
-  /* Backends fill every entry (PoCL does not skip NULL ones): give each a place. */
-  for (cl_uint i = 0; i < n && err == CL_SUCCESS; i++) {
-    bins[i] = i == mine ? out + BINARY_HEADER : malloc(sizes[i] ? sizes[i] : 1);
-    if (!bins[i])
-      err = CL_OUT_OF_HOST_MEMORY;
-  }
-  if (err == CL_SUCCESS)
-    err = disp->clGetProgramInfo(p->native[k], CL_PROGRAM_BINARIES, n * sizeof *bins, bins, NULL);
-  for (cl_uint i = 0; i < n; i++)
-    if (i != mine)
-      free(bins[i]);
-  return err;
-}
-
-/* A device's binary, from its owner in a job of several ranks (every rank asks alike). */
-static cl_int binary_of(cl_program p, cl_device_id d, size_t *size, unsigned char *out)
-{
-  if (!tt_cluster_distributed())
-    return device_binary(p, d, size, out);
-  cl_int err = d->actual ? device_binary(p, d, size, NULL) : CL_SUCCESS;
-  size_t len = sizeof *size;
-  if (tt_cluster_share_answer(d->rank, &err, size, &len, sizeof *size) != 0)
-    return CL_OUT_OF_RESOURCES;
-  if (err != CL_SUCCESS || !out || !*size)
-    return err;
-  if (d->actual)
-    err = device_binary(p, d, size, out);
-  len = *size;
-  if (tt_cluster_share_answer(d->rank, &err, out, &len, *size) != 0)
-    return CL_OUT_OF_RESOURCES;
-  return err;
 }
 
 /* The first domain whose native program has an executable: for kernel names. */
@@ -1010,7 +688,7 @@ cl_int CL_API_CALL tt_clGetProgramInfo(cl_program program, cl_program_info param
     size_t sizes[64];
     cl_uint n = program->ndevices < 64 ? program->ndevices : 64;
     for (cl_uint i = 0; i < n; i++) {
-      err = binary_of(program, program->devices[i], &sizes[i], NULL);
+      err = tt_build_binary_of(program, program->devices[i], &sizes[i], NULL);
       if (err != CL_SUCCESS)
         return err;
     }
@@ -1028,7 +706,7 @@ cl_int CL_API_CALL tt_clGetProgramInfo(cl_program program, cl_program_info param
       size_t size;
       if (!out[i])
         continue;
-      err = binary_of(program, program->devices[i], &size, out[i]);
+      err = tt_build_binary_of(program, program->devices[i], &size, out[i]);
       if (err != CL_SUCCESS)
         return err;
     }
@@ -1087,7 +765,7 @@ cl_int CL_API_CALL tt_clGetProgramBuildInfo(cl_program program, cl_device_id dev
   TT_RETURN_IF(!tt_object_valid(device, TT_DEVICE) || !program_has_device(program, device),
                CL_INVALID_DEVICE);
   cl_uint k = tt_context_domain_of(program->context, device);
-  cl_uint pos = device_position(program, device);
+  cl_uint pos = tt_build_device_position(program, device);
   switch (param_name) {
   case CL_PROGRAM_BUILD_OPTIONS:
     return TT_INFO_STR(program->options ? program->options : "");

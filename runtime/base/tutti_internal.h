@@ -13,7 +13,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "runtime/base/env.h"
 #include "runtime/base/object.h"
 
 #define TT_API __attribute__((visibility("default")))
@@ -368,5 +370,44 @@ void tt_fail_put(struct tt_fail *f);
 struct _cl_sampler {
   struct tt_object obj;
 };
+
+/* Why a device has a memory domain of its own rather than sharing its backend's (NULL: it
+ * shares): always with TUTTI_DOMAINS=device or when its memory is CUDA's (runtime/base/cuda.h),
+ * otherwise never with TUTTI_DOMAINS=backend, and by default for NVIDIA's GPUs: NVIDIA's one
+ * context of several GPUs moves a buffer that a kernel on another GPU uses through host
+ * memory, whole, at each use (doc/testing.md, "Latest figures"), while PoCL's devices
+ * share host memory and one context suits them. The device table is every rank's, so every
+ * rank decides alike. */
+static inline const char *tt_domain_own(cl_device_id d)
+{
+  int how = tt_env()->domains;
+  if (d->cuda >= 0)
+    return "its memory is CUDA's (TUTTI_CUDA=on)";
+  if (how == TT_DOMAINS_DEVICE)
+    return "TUTTI_DOMAINS=device";
+  if (how == TT_DOMAINS_AUTO && !strcmp(d->backend, "nvidia"))
+    return "an NVIDIA GPU (TUTTI_DOMAINS=auto)";
+  return NULL;
+}
+
+/* Index of a device's memory domain in a context, or ctx->ndomains when the device is not
+ * in it. A domain is a backend platform's devices, or one device (tt_domain_own). */
+static inline cl_uint tt_context_domain_of(cl_context ctx, cl_device_id d)
+{
+  bool per_device = tt_domain_own(d) != NULL;
+  for (cl_uint i = 0; i < ctx->ndomains; i++)
+    if (ctx->domains[i].rank == d->rank && ctx->domains[i].bp_index == d->bp_index &&
+        (!per_device || ctx->domains[i].first_device == d))
+      return i;
+  return ctx->ndomains;
+}
+
+static inline bool tt_context_has_device(cl_context ctx, cl_device_id d)
+{
+  for (cl_uint i = 0; i < ctx->ndevices; i++)
+    if (ctx->devices[i] == d)
+      return true;
+  return false;
+}
 
 #endif

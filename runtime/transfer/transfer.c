@@ -1,12 +1,11 @@
 /* The planner's transfers (runtime/transfer/transfer.h): bytes a command's domain lacks, moved from a
  * holder through host memory within a rank, between ranks in pieces (mapped, through pinned
  * staging, or straight from and into buffers in host memory), or between GPUs of one host by
- * CUDA's copy engines (runtime/base/cuda.h). runtime/command/plan.c decides what moves where. */
+ * CUDA's copy engines (runtime/transfer/gpu.c). runtime/command/plan.c decides what moves where. */
 #include "config.h"
 
 #include "runtime/memory/domain.h"
-#include "runtime/transfer/transfer.h"
-#include "runtime/base/cuda.h"
+#include "runtime/transfer/moves.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,19 +18,8 @@
 #include "runtime/job/transport.h"
 #include "runtime/memory/window.h"
 
-/* What a piece of a transfer between ranks carries, for messages: both ranks, the buffer,
- * its bytes and the command that needed them. */
-struct xfer {
-  int src, dst;
-  uint64_t mem;
-  size_t off, len;
-  uint64_t cmd;
-  char cmd_name[48]; /* a copy: the kernel that named the command may be gone by then */
-  uint64_t id;
-};
-
-static struct xfer xfer_of(const struct fetch *f, int src, int dst, size_t off, size_t len,
-                           uint64_t id)
+struct xfer tt_xfer_of(const struct fetch *f, int src, int dst, size_t off, size_t len,
+                       uint64_t id)
 {
   struct xfer x = {src, dst, f->root->obj.id, off, len, tt_plan_cur.cmd, "", id};
   snprintf(x.cmd_name, sizeof x.cmd_name, "%s", tt_plan_cur.name);
@@ -39,7 +27,7 @@ static struct xfer xfer_of(const struct fetch *f, int src, int dst, size_t off, 
 }
 
 /* "buffer #12 bytes 0+4194304 from rank 0 to rank 1 (message 3) for command #7 (vec_add)" */
-static const char *xfer_str(const struct xfer *x, char *buf, size_t cap)
+const char *tt_xfer_str(const struct xfer *x, char *buf, size_t cap)
 {
   snprintf(buf, cap, "buffer #%llu bytes %zu+%zu from rank %d to rank %d (message %llu) for "
            "command #%llu (%s)", (unsigned long long)x->mem, x->off, x->len, x->src, x->dst,
@@ -51,7 +39,7 @@ static const char *xfer_str(const struct xfer *x, char *buf, size_t cap)
  * with their xfer. */
 static void describe_xfer(void *arg, char *buf, size_t cap)
 {
-  xfer_str(arg, buf, cap);
+  tt_xfer_str(arg, buf, cap);
 }
 
 
@@ -66,8 +54,8 @@ static void CL_CALLBACK free_staging(cl_event ev, cl_int status, void *p)
  * runtime/memory/window.h); *at (unless NULL): their offset in it, *host (unless NULL): their
  * address when it lives in Tutti's memory. NULL with f->err set when no window could be
  * made. */
-static cl_mem placed(struct fetch *f, cl_uint dom, size_t off, size_t len, size_t *at,
-                     unsigned char **host)
+cl_mem tt_xfer_placed(struct fetch *f, cl_uint dom, size_t off, size_t len, size_t *at,
+                      unsigned char **host)
 {
   struct tt_place p;
   f->err = tt_window_place(f->root, dom, off, len, &p);
@@ -95,8 +83,8 @@ static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
   size_t sat = 0, dat = 0;
   cl_mem sn = NULL, dn = NULL;
   f->err = staging ? tt_plan_internal_queue(f->ctx, src, &sq) : CL_OUT_OF_HOST_MEMORY;
-  if (f->err == CL_SUCCESS && (sn = placed(f, src, off, len, &sat, NULL)))
-    dn = placed(f, f->dom, off, len, &dat, NULL);
+  if (f->err == CL_SUCCESS && (sn = tt_xfer_placed(f, src, off, len, &sat, NULL)))
+    dn = tt_xfer_placed(f, f->dom, off, len, &dat, NULL);
   if (f->err == CL_SUCCESS)
     f->err = tt_plan_order_after(&sdeps, f->ctx, src, sq, f->root, off, len, false);
   if (f->err == CL_SUCCESS)
@@ -197,7 +185,7 @@ static void piece_through(void *arg, int ok)
   char s[256];
   tt_nqueue_ref(q);
   if (!ok)
-    TT_WARN("moving %s failed (MPI error)", xfer_str(&what, s, sizeof s));
+    TT_WARN("moving %s failed (MPI error)", tt_xfer_str(&what, s, sizeof s));
   p->failed = !ok && p->receiving;
   cl_event ev = NULL;
   cl_int err = q->d->clEnqueueUnmapMemObject(q->native, p->buffer, p->ptr, 0, NULL, &ev);
@@ -206,7 +194,7 @@ static void piece_through(void *arg, int ok)
   if (err == CL_SUCCESS)
     err = tt_native_callback(ev, CL_COMPLETE, piece_unmapped, p);
   if (err != CL_SUCCESS) {
-    TT_WARN("unmapping %s failed (%s)", xfer_str(&what, s, sizeof s), tt_error_name(err));
+    TT_WARN("unmapping %s failed (%s)", tt_xfer_str(&what, s, sizeof s), tt_error_name(err));
     q->d->clSetUserEventStatus(p->done, CL_OUT_OF_RESOURCES);
     piece_free(p);
   }
@@ -221,7 +209,7 @@ static void CL_CALLBACK piece_mapped_for_send(cl_event ev, cl_int status, void *
   struct piece *p = arg;
   char s[256];
   if (status < 0)
-    TT_WARN("mapping %s failed (%s): sending it anyway", xfer_str(&p->what, s, sizeof s),
+    TT_WARN("mapping %s failed (%s): sending it anyway", tt_xfer_str(&p->what, s, sizeof s),
             tt_error_name(status));
   if (tt_transport_isend(TT_CH_DATA, p->ptr, p->len, p->peer, p->id, piece_through, p) != 0)
     piece_through(p, 0);
@@ -233,7 +221,7 @@ static void CL_CALLBACK piece_mapped_for_recv(cl_event ev, cl_int status, void *
   struct piece *p = arg;
   char s[256];
   if (status < 0)
-    TT_WARN("mapping %s failed (%s)", xfer_str(&p->what, s, sizeof s), tt_error_name(status));
+    TT_WARN("mapping %s failed (%s)", tt_xfer_str(&p->what, s, sizeof s), tt_error_name(status));
   if (tt_transport_irecv(TT_CH_DATA, p->ptr, p->len, p->peer, p->id, piece_through, p) != 0)
     piece_through(p, 0);
 }
@@ -265,7 +253,7 @@ static struct piece *map_piece(struct fetch *f, cl_uint dom, size_t off, size_t 
   p->id = id;
   p->receiving = writes;
   int me = dm->rank;
-  p->what = writes ? xfer_of(f, peer, me, off, n, id) : xfer_of(f, me, peer, off, n, id);
+  p->what = writes ? tt_xfer_of(f, peer, me, off, n, id) : tt_xfer_of(f, me, peer, off, n, id);
   p->done = dm->bp->d->clCreateUserEvent(dm->native, &f->err);
   if (!p->done) {
     piece_free(p);
@@ -274,7 +262,7 @@ static struct piece *map_piece(struct fetch *f, cl_uint dom, size_t off, size_t 
   struct tt_deps deps;
   tt_deps_init(&deps);
   size_t at = 0;
-  p->buffer = placed(f, dom, off, n, &at, NULL);
+  p->buffer = tt_xfer_placed(f, dom, off, n, &at, NULL);
   if (f->err == CL_SUCCESS)
     f->err = tt_plan_order_after(&deps, f->ctx, dom, q, f->root, off, n, writes);
   if (f->err == CL_SUCCESS)
@@ -382,7 +370,7 @@ static void staged_sent(void *arg, int ok)
 {
   char s[256];
   if (!ok)
-    TT_WARN("sending %s failed (MPI error)", xfer_str(&((struct staged *)arg)->what, s, sizeof s));
+    TT_WARN("sending %s failed (MPI error)", tt_xfer_str(&((struct staged *)arg)->what, s, sizeof s));
   staged_free(arg);
 }
 
@@ -392,7 +380,7 @@ static void CL_CALLBACK staged_read(cl_event ev, cl_int status, void *arg)
   char m[256];
   if (status < 0)
     TT_WARN("reading %s into staging failed (%s): sending it anyway",
-            xfer_str(&s->what, m, sizeof m), tt_error_name(status));
+            tt_xfer_str(&s->what, m, sizeof m), tt_error_name(status));
   if (tt_transport_isend(TT_CH_DATA, slot_ptr(s), s->len, s->peer, s->id, staged_sent, s) != 0)
     staged_sent(s, 0);
   tt_transport_promise(-1);
@@ -402,7 +390,7 @@ static void staged_received(void *arg, int ok)
 {
   char m[256];
   if (!ok)
-    TT_WARN("receiving %s failed (MPI error)", xfer_str(&((struct staged *)arg)->what, m, sizeof m));
+    TT_WARN("receiving %s failed (MPI error)", tt_xfer_str(&((struct staged *)arg)->what, m, sizeof m));
   /* The write may run, finish and free the piece as soon as the mirror is set: the receive
    * holds a reference of its own. */
   cl_event mirror = ((struct staged *)arg)->mirror;
@@ -452,10 +440,10 @@ static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool
     return 1;
   }
   *s = (struct staged){{0}, st, slot, own, n, peer, id, NULL, NULL};
-  s->what = send ? xfer_of(f, dm->rank, peer, off, n, id) : xfer_of(f, peer, dm->rank, off, n, id);
+  s->what = send ? tt_xfer_of(f, dm->rank, peer, off, n, id) : tt_xfer_of(f, peer, dm->rank, off, n, id);
   cl_event ev = NULL;
   size_t at = 0;
-  cl_mem native = placed(f, dom, off, n, &at, NULL);
+  cl_mem native = tt_xfer_placed(f, dom, off, n, &at, NULL);
   if (!native) {
     /* Nothing issued: the slot and copy go back as they came. */
   } else if (send) {
@@ -548,8 +536,8 @@ void tt_plan_domain_release(struct tt_domain *dm)
 /* Counts in *waiting each event of deps not complete yet and has ready(arg) called as each
  * completes (the caller holds one more count while setting up, and acts when the count ends).
  * An event that takes no callback is waited for here. */
-static void wait_for(struct tt_deps *deps, atomic_int *waiting,
-                     void (CL_CALLBACK *ready)(cl_event, cl_int, void *), void *arg)
+void tt_xfer_wait_for(struct tt_deps *deps, atomic_int *waiting,
+                      void (CL_CALLBACK *ready)(cl_event, cl_int, void *), void *arg)
 {
   for (size_t i = 0; i < deps->n; i++) {
     if (tt_native_status(deps->ev[i]) <= CL_COMPLETE)
@@ -586,7 +574,7 @@ static void direct_moved(void *arg, int ok)
     return;
   char s[256];
   if (atomic_load(&x->failed))
-    TT_WARN("moving %s failed (MPI error)", xfer_str(&x->what, s, sizeof s));
+    TT_WARN("moving %s failed (MPI error)", tt_xfer_str(&x->what, s, sizeof s));
   tt_user_event_end(x->done, !atomic_load(&x->failed));
   tt_reaper_enter(); /* the buffer's last release may run its destructors */
   TT_NATIVE_DISPATCH(x->buffer)->clReleaseMemObject(x->buffer);
@@ -643,7 +631,7 @@ static int direct_run(struct fetch *f, cl_uint dom, size_t off, size_t len, bool
     free(x);
     return 1;
   }
-  x->what = send ? xfer_of(f, dm->rank, peer, off, len, id) : xfer_of(f, peer, dm->rank, off, len, id);
+  x->what = send ? tt_xfer_of(f, dm->rank, peer, off, len, id) : tt_xfer_of(f, peer, dm->rank, off, len, id);
   x->base = host;
   x->buffer = native;
   dm->bp->d->clRetainMemObject(x->buffer);
@@ -674,7 +662,7 @@ static int direct_run(struct fetch *f, cl_uint dom, size_t off, size_t len, bool
     tt_nqueue_gate(x->nq, 1);
   }
   atomic_store(&x->waiting, 1);
-  wait_for(&deps, &x->waiting, direct_ready, x);
+  tt_xfer_wait_for(&deps, &x->waiting, direct_ready, x);
   tt_deps_release(&deps);
   tt_plan_trace_internal(dm, !send,
                          send ? "direct: send from the buffer" : "direct: receive into the buffer",
@@ -684,265 +672,6 @@ static int direct_run(struct fetch *f, cl_uint dom, size_t off, size_t len, bool
   return f->err != CL_SUCCESS;
 }
 
-/* --- Copies between GPUs of one host by CUDA (runtime/base/cuda.h) ---------------------------
- * Between two domains of this rank the destination's GPU copies once the source's writers
- * and the destination's earlier accesses are complete. Between ranks the sender describes its
- * bytes once their writers are complete (TT_CH_PEER), the receiver's GPU copies them straight
- * from the sender's memory once its own earlier accesses are complete and answers; the
- * sender's read ends with that answer. No byte goes through host memory or MPI. */
-
-/* Whether bytes of root move between domains a and b that way: both CUDA domains of one
- * host, root's memory CUDA's there. Every rank alike. */
-static bool gpu_pair(cl_context ctx, cl_uint a, cl_uint b, cl_mem root)
-{
-  const struct tt_domain *x = &ctx->domains[a], *y = &ctx->domains[b];
-  return x->cuda >= 0 && y->cuda >= 0 && tt_cuda_wanted(root) &&
-         !strcmp(x->first_device->host, y->first_device->host);
-}
-
-enum gpu_role { GPU_LOCAL, GPU_SEND, GPU_RECV };
-
-struct gpu_copy {
-  struct xfer what;      /* first: the transport describes operations by it */
-  enum gpu_role role;
-  cl_event read, write;  /* user events: the source's read (LOCAL, SEND), the destination's
-                          * write (LOCAL, RECV) */
-  cl_mem keep[2];        /* native buffers retained while the copy may touch them */
-  struct tt_nqueue *nq;  /* LOCAL, RECV: the command's queue, flushed once write is set */
-  int device;            /* the CUDA device that copies (the destination's) */
-  uint64_t dst, src;
-  size_t len;
-  int peer;
-  uint64_t id;
-  struct tt_cuda_desc desc; /* SEND: sent; RECV: received */
-  int32_t answer;           /* 1: copied */
-  atomic_int waiting;       /* what is still to happen before the copy (or the send) */
-  atomic_int ends;          /* what is still to happen before x goes */
-};
-
-static void gpu_set(cl_event ev, bool ok)
-{
-  if (ev)
-    tt_user_event_end(ev, ok);
-}
-
-static void gpu_end(struct gpu_copy *x)
-{
-  if (atomic_fetch_sub(&x->ends, 1) != 1)
-    return;
-  tt_reaper_enter(); /* the buffers' last releases may run their destructors */
-  for (int i = 0; i < 2; i++)
-    if (x->keep[i])
-      TT_NATIVE_DISPATCH(x->keep[i])->clReleaseMemObject(x->keep[i]);
-  tt_reaper_leave();
-  if (x->nq) {
-    x->nq->d->clFlush(x->nq->native);
-    tt_nqueue_unref(x->nq);
-  }
-  free(x);
-}
-
-static void gpu_answer_sent(void *arg, int ok)
-{
-  (void)ok; /* a lost answer stops the job at the sender */
-  gpu_end(arg);
-}
-
-/* The copy thread: the bytes are there (or not). */
-static void gpu_copied(void *arg, int ok)
-{
-  struct gpu_copy *x = arg;
-  char s[256];
-  if (!ok)
-    TT_WARN("copying %s between GPUs failed", xfer_str(&x->what, s, sizeof s));
-  gpu_set(x->write, ok);
-  x->write = NULL;
-  if (x->role == GPU_LOCAL) {
-    gpu_set(x->read, ok);
-    x->read = NULL;
-  } else {
-    x->answer = ok;
-    if (tt_transport_isend(TT_CH_ANSWER, &x->answer, sizeof x->answer, x->peer, x->id,
-                           gpu_answer_sent, x) != 0)
-      atomic_fetch_sub(&x->ends, 1);
-    tt_transport_promise(-1);
-  }
-  gpu_end(x);
-}
-
-/* The sender: the receiver answered. */
-static void gpu_answered(void *arg, int ok)
-{
-  struct gpu_copy *x = arg;
-  gpu_set(x->read, ok && x->answer == 1);
-  x->read = NULL;
-  gpu_end(x);
-}
-
-static void gpu_desc_sent(void *arg, int ok)
-{
-  (void)ok;
-  gpu_end(arg);
-}
-
-/* Everything before the copy (or the description) happened. */
-static void gpu_go(struct gpu_copy *x)
-{
-  if (x->role == GPU_SEND) {
-    atomic_store(&x->ends, 2);
-    if (tt_transport_irecv(TT_CH_ANSWER, &x->answer, sizeof x->answer, x->peer, x->id,
-                           gpu_answered, x) != 0)
-      gpu_answered(x, 0);
-    if (tt_transport_isend(TT_CH_PEER, &x->desc, sizeof x->desc, x->peer, x->id, gpu_desc_sent,
-                           x) != 0)
-      gpu_desc_sent(x, 0);
-    tt_transport_promise(-1);
-    return;
-  }
-  if (!x->dst || (x->role == GPU_LOCAL && !x->src) ||
-      tt_cuda_copy(x->device, x->dst, x->src, x->role == GPU_RECV ? &x->desc : NULL, x->len,
-                   gpu_copied, x) != 0)
-    gpu_copied(x, 0);
-}
-
-static void gpu_step(struct gpu_copy *x)
-{
-  if (atomic_fetch_sub(&x->waiting, 1) == 1)
-    gpu_go(x);
-}
-
-static void CL_CALLBACK gpu_ready(cl_event ev, cl_int status, void *arg)
-{
-  (void)ev;
-  (void)status; /* ordering only, as for direct transfers */
-  gpu_step(arg);
-}
-
-static void gpu_desc_arrived(void *arg, int ok)
-{
-  struct gpu_copy *x = arg;
-  if (!ok)
-    x->desc.ok = 0;
-  gpu_step(x);
-}
-
-/* One side of a copy in local domain dom: its user event, and the accesses it must wait for
- * in deps. Both sides are ordered before either is recorded (gpu_record): were the read
- * recorded first, the write would wait for it, and so for the copy itself. */
-static cl_event gpu_side(struct fetch *f, cl_uint dom, size_t off, size_t len, bool writes,
-                         struct tt_deps *deps)
-{
-  struct tt_domain *dm = &f->ctx->domains[dom];
-  cl_event ev = NULL;
-  if ((f->err = tt_plan_queue_make(dm, &dm->unmaps)) == CL_SUCCESS)
-    ev = dm->bp->d->clCreateUserEvent(dm->native, &f->err);
-  if (!ev)
-    return NULL;
-  /* No queue: every conflicting access is waited for (NULL matches none). */
-  f->err = tt_plan_order_after(deps, f->ctx, dom, NULL, f->root, off, len, writes);
-  return ev;
-}
-
-/* Records a side's event as its access (under the unmaps' queue, as transfer pieces are). */
-static void gpu_record(struct fetch *f, cl_uint dom, size_t off, size_t len, bool writes,
-                       cl_event ev)
-{
-  struct tt_domain *dm = &f->ctx->domains[dom];
-  if (!ev)
-    return;
-  tt_plan_access_record(f->root, off, len, writes, dom, dm->unmaps, ev, false);
-  tt_plan_trace_internal(dm, writes, writes ? "GPU copy: write" : "GPU copy: read", ev,
-                         tt_plan_cur.cmd);
-}
-
-/* The native buffer of a local domain and the CUDA address of byte off there (0: none). */
-static uint64_t gpu_address(struct fetch *f, cl_uint dom, size_t off, size_t len, cl_mem *native,
-                            size_t *at)
-{
-  *native = placed(f, dom, off, len, at, NULL);
-  return *native ? tt_cuda_address(*native, *at) : 0;
-}
-
-/* role LOCAL: from domain src of this rank into f->dom; SEND: from src here to rank peer;
- * RECV: from rank peer into f->dom. Returns -1 when a LOCAL copy cannot take this path (the
- * caller copies through the host), else whether planning must stop. */
-static int gpu_run(struct fetch *f, enum gpu_role role, cl_uint src, size_t off, size_t len,
-                   int peer, uint64_t id)
-{
-  struct gpu_copy *x = calloc(1, sizeof *x);
-  if (!x) {
-    f->err = CL_OUT_OF_HOST_MEMORY;
-    return 1;
-  }
-  x->role = role;
-  x->len = len;
-  x->peer = peer;
-  x->id = id;
-  size_t at = 0;
-  cl_mem sn = NULL, dn = NULL;
-  if (role == GPU_LOCAL)
-    x->src = gpu_address(f, src, off, len, &sn, &at);
-  else if (role == GPU_SEND && (sn = placed(f, src, off, len, &at, NULL)))
-    tt_cuda_describe(sn, at, &x->desc); /* else desc.ok stays 0: the receiver fails it */
-  if (role != GPU_SEND) {
-    x->dst = gpu_address(f, f->dom, off, len, &dn, &at);
-    x->device = f->ctx->domains[f->dom].cuda;
-  }
-  if (f->err != CL_SUCCESS || (role == GPU_LOCAL && (!x->src || !x->dst))) {
-    free(x);
-    return f->err != CL_SUCCESS ? 1 : -1;
-  }
-  int me = f->ctx->domains[role == GPU_SEND ? src : f->dom].rank;
-  x->what = role == GPU_RECV ? xfer_of(f, peer, me, off, len, id)
-                             : xfer_of(f, me, role == GPU_SEND ? peer : me, off, len, id);
-  x->keep[0] = sn;
-  x->keep[1] = dn;
-  for (int i = 0; i < 2; i++)
-    if (x->keep[i])
-      TT_NATIVE_DISPATCH(x->keep[i])->clRetainMemObject(x->keep[i]);
-  atomic_store(&x->ends, role == GPU_RECV ? 2 : 1); /* RECV: the copy, and its answer sent */
-  atomic_store(&x->waiting, 1); /* setting up */
-  struct tt_deps deps;
-  tt_deps_init(&deps);
-  if (role != GPU_RECV)
-    x->read = gpu_side(f, src, off, len, false, &deps);
-  if (role != GPU_SEND && f->err == CL_SUCCESS)
-    x->write = gpu_side(f, f->dom, off, len, true, &deps);
-  if (role != GPU_RECV)
-    gpu_record(f, src, off, len, false, x->read);
-  if (role != GPU_SEND) {
-    gpu_record(f, f->dom, off, len, true, x->write);
-    if (x->write) {
-      TT_NATIVE_DISPATCH(x->write)->clRetainEvent(x->write);
-      f->err = tt_deps_take(f->deps, x->write);
-      tt_nqueue_ref(f->nq);
-      x->nq = f->nq;
-    }
-  }
-  char s[256];
-  if (role == GPU_RECV && !x->dst)
-    TT_WARN("receiving %s: the destination is not in CUDA memory",
-            xfer_str(&x->what, s, sizeof s));
-  if (role != GPU_LOCAL)
-    tt_transport_promise(1); /* the description, or the answer */
-  if (role == GPU_RECV) {
-    atomic_fetch_add(&x->waiting, 1);
-    if (tt_transport_irecv(TT_CH_PEER, &x->desc, sizeof x->desc, peer, id, gpu_desc_arrived,
-                           x) != 0)
-      gpu_desc_arrived(x, 0);
-  }
-  wait_for(&deps, &x->waiting, gpu_ready, x);
-  tt_deps_release(&deps);
-  bool failed = f->err != CL_SUCCESS;
-  if (failed) {
-    TT_WARN("planning the GPU copy of %s failed: %s", xfer_str(&x->what, s, sizeof s),
-            tt_error_name(f->err));
-  }
-  gpu_step(x); /* set up: a failure above still runs the exchange, so the peer is not stuck */
-  return failed;
-}
-
-/* Registers, once, how the transport names operations of buffer bytes in its messages. */
 static void describe_once(void)
 {
   static bool described;
@@ -962,7 +691,7 @@ uint64_t tt_transfer_pieces(size_t len)
 int tt_transfer_local(struct fetch *f, cl_uint src, size_t off, size_t len)
 {
   /* -1: not between GPUs that way, or it cannot take it: through the host. */
-  int stop = gpu_pair(f->ctx, src, f->dom, f->root) ? gpu_run(f, GPU_LOCAL, src, off, len, -1, 0)
+  int stop = tt_gpu_pair(f->ctx, src, f->dom, f->root) ? tt_gpu_run(f, GPU_LOCAL, src, off, len, -1, 0)
                                                     : -1;
   return stop < 0 ? copy_local(f, src, off, len) : stop;
 }
@@ -977,10 +706,10 @@ int tt_transfer_remote(struct fetch *f, cl_uint src, size_t off, size_t len, int
   describe_once();
   cl_uint dom = send ? src : f->dom; /* this rank's end */
   struct tt_domain *dm = &f->ctx->domains[dom];
-  if (gpu_pair(f->ctx, src, f->dom, f->root))
-    return gpu_run(f, send ? GPU_SEND : GPU_RECV, src, off, len, peer, id);
+  if (tt_gpu_pair(f->ctx, src, f->dom, f->root))
+    return tt_gpu_run(f, send ? GPU_SEND : GPU_RECV, src, off, len, peer, id);
   unsigned char *host = NULL;
-  cl_mem native = placed(f, dom, off, len, NULL, &host);
+  cl_mem native = tt_xfer_placed(f, dom, off, len, NULL, &host);
   bool direct = host != NULL;
   if (direct)
     direct_run(f, dom, off, len, send, peer, id, native, host);

@@ -1,0 +1,273 @@
+/* Copies between GPUs of one host by CUDA's copy engines (runtime/transfer/moves.h). */
+#include "config.h"
+
+#include "runtime/transfer/moves.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/base/backend.h"
+#include "runtime/base/cuda.h"
+#include "runtime/base/log.h"
+#include "runtime/job/trace.h"
+#include "runtime/job/transport.h"
+#include "runtime/memory/window.h"
+#include "runtime/order/event.h"
+
+/* --- Copies between GPUs of one host by CUDA (runtime/base/cuda.h) ---------------------------
+ * Between two domains of this rank the destination's GPU copies once the source's writers
+ * and the destination's earlier accesses are complete. Between ranks the sender describes its
+ * bytes once their writers are complete (TT_CH_PEER), the receiver's GPU copies them straight
+ * from the sender's memory once its own earlier accesses are complete and answers; the
+ * sender's read ends with that answer. No byte goes through host memory or MPI. */
+
+/* Whether bytes of root move between domains a and b that way: both CUDA domains of one
+ * host, root's memory CUDA's there. Every rank alike. */
+bool tt_gpu_pair(cl_context ctx, cl_uint a, cl_uint b, cl_mem root)
+{
+  const struct tt_domain *x = &ctx->domains[a], *y = &ctx->domains[b];
+  return x->cuda >= 0 && y->cuda >= 0 && tt_cuda_wanted(root) &&
+         !strcmp(x->first_device->host, y->first_device->host);
+}
+
+struct gpu_copy {
+  struct xfer what;      /* first: the transport describes operations by it */
+  enum gpu_role role;
+  cl_event read, write;  /* user events: the source's read (LOCAL, SEND), the destination's
+                          * write (LOCAL, RECV) */
+  cl_mem keep[2];        /* native buffers retained while the copy may touch them */
+  struct tt_nqueue *nq;  /* LOCAL, RECV: the command's queue, flushed once write is set */
+  int device;            /* the CUDA device that copies (the destination's) */
+  uint64_t dst, src;
+  size_t len;
+  int peer;
+  uint64_t id;
+  struct tt_cuda_desc desc; /* SEND: sent; RECV: received */
+  int32_t answer;           /* 1: copied */
+  atomic_int waiting;       /* what is still to happen before the copy (or the send) */
+  atomic_int ends;          /* what is still to happen before x goes */
+};
+
+static void gpu_set(cl_event ev, bool ok)
+{
+  if (ev)
+    tt_user_event_end(ev, ok);
+}
+
+static void gpu_end(struct gpu_copy *x)
+{
+  if (atomic_fetch_sub(&x->ends, 1) != 1)
+    return;
+  tt_reaper_enter(); /* the buffers' last releases may run their destructors */
+  for (int i = 0; i < 2; i++)
+    if (x->keep[i])
+      TT_NATIVE_DISPATCH(x->keep[i])->clReleaseMemObject(x->keep[i]);
+  tt_reaper_leave();
+  if (x->nq) {
+    x->nq->d->clFlush(x->nq->native);
+    tt_nqueue_unref(x->nq);
+  }
+  free(x);
+}
+
+static void gpu_answer_sent(void *arg, int ok)
+{
+  (void)ok; /* a lost answer stops the job at the sender */
+  gpu_end(arg);
+}
+
+/* The copy thread: the bytes are there (or not). */
+static void gpu_copied(void *arg, int ok)
+{
+  struct gpu_copy *x = arg;
+  char s[256];
+  if (!ok)
+    TT_WARN("copying %s between GPUs failed", tt_xfer_str(&x->what, s, sizeof s));
+  gpu_set(x->write, ok);
+  x->write = NULL;
+  if (x->role == GPU_LOCAL) {
+    gpu_set(x->read, ok);
+    x->read = NULL;
+  } else {
+    x->answer = ok;
+    if (tt_transport_isend(TT_CH_ANSWER, &x->answer, sizeof x->answer, x->peer, x->id,
+                           gpu_answer_sent, x) != 0)
+      atomic_fetch_sub(&x->ends, 1);
+    tt_transport_promise(-1);
+  }
+  gpu_end(x);
+}
+
+/* The sender: the receiver answered. */
+static void gpu_answered(void *arg, int ok)
+{
+  struct gpu_copy *x = arg;
+  gpu_set(x->read, ok && x->answer == 1);
+  x->read = NULL;
+  gpu_end(x);
+}
+
+static void gpu_desc_sent(void *arg, int ok)
+{
+  (void)ok;
+  gpu_end(arg);
+}
+
+/* Everything before the copy (or the description) happened. */
+static void gpu_go(struct gpu_copy *x)
+{
+  if (x->role == GPU_SEND) {
+    atomic_store(&x->ends, 2);
+    if (tt_transport_irecv(TT_CH_ANSWER, &x->answer, sizeof x->answer, x->peer, x->id,
+                           gpu_answered, x) != 0)
+      gpu_answered(x, 0);
+    if (tt_transport_isend(TT_CH_PEER, &x->desc, sizeof x->desc, x->peer, x->id, gpu_desc_sent,
+                           x) != 0)
+      gpu_desc_sent(x, 0);
+    tt_transport_promise(-1);
+    return;
+  }
+  if (!x->dst || (x->role == GPU_LOCAL && !x->src) ||
+      tt_cuda_copy(x->device, x->dst, x->src, x->role == GPU_RECV ? &x->desc : NULL, x->len,
+                   gpu_copied, x) != 0)
+    gpu_copied(x, 0);
+}
+
+static void gpu_step(struct gpu_copy *x)
+{
+  if (atomic_fetch_sub(&x->waiting, 1) == 1)
+    gpu_go(x);
+}
+
+static void CL_CALLBACK gpu_ready(cl_event ev, cl_int status, void *arg)
+{
+  (void)ev;
+  (void)status; /* ordering only, as for direct transfers */
+  gpu_step(arg);
+}
+
+static void gpu_desc_arrived(void *arg, int ok)
+{
+  struct gpu_copy *x = arg;
+  if (!ok)
+    x->desc.ok = 0;
+  gpu_step(x);
+}
+
+/* One side of a copy in local domain dom: its user event, and the accesses it must wait for
+ * in deps. Both sides are ordered before either is recorded (gpu_record): were the read
+ * recorded first, the write would wait for it, and so for the copy itself. */
+static cl_event gpu_side(struct fetch *f, cl_uint dom, size_t off, size_t len, bool writes,
+                         struct tt_deps *deps)
+{
+  struct tt_domain *dm = &f->ctx->domains[dom];
+  cl_event ev = NULL;
+  if ((f->err = tt_plan_queue_make(dm, &dm->unmaps)) == CL_SUCCESS)
+    ev = dm->bp->d->clCreateUserEvent(dm->native, &f->err);
+  if (!ev)
+    return NULL;
+  /* No queue: every conflicting access is waited for (NULL matches none). */
+  f->err = tt_plan_order_after(deps, f->ctx, dom, NULL, f->root, off, len, writes);
+  return ev;
+}
+
+/* Records a side's event as its access (under the unmaps' queue, as transfer pieces are). */
+static void gpu_record(struct fetch *f, cl_uint dom, size_t off, size_t len, bool writes,
+                       cl_event ev)
+{
+  struct tt_domain *dm = &f->ctx->domains[dom];
+  if (!ev)
+    return;
+  tt_plan_access_record(f->root, off, len, writes, dom, dm->unmaps, ev, false);
+  tt_plan_trace_internal(dm, writes, writes ? "GPU copy: write" : "GPU copy: read", ev,
+                         tt_plan_cur.cmd);
+}
+
+/* The native buffer of a local domain and the CUDA address of byte off there (0: none). */
+static uint64_t gpu_address(struct fetch *f, cl_uint dom, size_t off, size_t len, cl_mem *native,
+                            size_t *at)
+{
+  *native = tt_xfer_placed(f, dom, off, len, at, NULL);
+  return *native ? tt_cuda_address(*native, *at) : 0;
+}
+
+/* role LOCAL: from domain src of this rank into f->dom; SEND: from src here to rank peer;
+ * RECV: from rank peer into f->dom. Returns -1 when a LOCAL copy cannot take this path (the
+ * caller copies through the host), else whether planning must stop. */
+int tt_gpu_run(struct fetch *f, enum gpu_role role, cl_uint src, size_t off, size_t len,
+               int peer, uint64_t id)
+{
+  struct gpu_copy *x = calloc(1, sizeof *x);
+  if (!x) {
+    f->err = CL_OUT_OF_HOST_MEMORY;
+    return 1;
+  }
+  x->role = role;
+  x->len = len;
+  x->peer = peer;
+  x->id = id;
+  size_t at = 0;
+  cl_mem sn = NULL, dn = NULL;
+  if (role == GPU_LOCAL)
+    x->src = gpu_address(f, src, off, len, &sn, &at);
+  else if (role == GPU_SEND && (sn = tt_xfer_placed(f, src, off, len, &at, NULL)))
+    tt_cuda_describe(sn, at, &x->desc); /* else desc.ok stays 0: the receiver fails it */
+  if (role != GPU_SEND) {
+    x->dst = gpu_address(f, f->dom, off, len, &dn, &at);
+    x->device = f->ctx->domains[f->dom].cuda;
+  }
+  if (f->err != CL_SUCCESS || (role == GPU_LOCAL && (!x->src || !x->dst))) {
+    free(x);
+    return f->err != CL_SUCCESS ? 1 : -1;
+  }
+  int me = f->ctx->domains[role == GPU_SEND ? src : f->dom].rank;
+  x->what = role == GPU_RECV ? tt_xfer_of(f, peer, me, off, len, id)
+                             : tt_xfer_of(f, me, role == GPU_SEND ? peer : me, off, len, id);
+  x->keep[0] = sn;
+  x->keep[1] = dn;
+  for (int i = 0; i < 2; i++)
+    if (x->keep[i])
+      TT_NATIVE_DISPATCH(x->keep[i])->clRetainMemObject(x->keep[i]);
+  atomic_store(&x->ends, role == GPU_RECV ? 2 : 1); /* RECV: the copy, and its answer sent */
+  atomic_store(&x->waiting, 1); /* setting up */
+  struct tt_deps deps;
+  tt_deps_init(&deps);
+  if (role != GPU_RECV)
+    x->read = gpu_side(f, src, off, len, false, &deps);
+  if (role != GPU_SEND && f->err == CL_SUCCESS)
+    x->write = gpu_side(f, f->dom, off, len, true, &deps);
+  if (role != GPU_RECV)
+    gpu_record(f, src, off, len, false, x->read);
+  if (role != GPU_SEND) {
+    gpu_record(f, f->dom, off, len, true, x->write);
+    if (x->write) {
+      TT_NATIVE_DISPATCH(x->write)->clRetainEvent(x->write);
+      f->err = tt_deps_take(f->deps, x->write);
+      tt_nqueue_ref(f->nq);
+      x->nq = f->nq;
+    }
+  }
+  char s[256];
+  if (role == GPU_RECV && !x->dst)
+    TT_WARN("receiving %s: the destination is not in CUDA memory",
+            tt_xfer_str(&x->what, s, sizeof s));
+  if (role != GPU_LOCAL)
+    tt_transport_promise(1); /* the description, or the answer */
+  if (role == GPU_RECV) {
+    atomic_fetch_add(&x->waiting, 1);
+    if (tt_transport_irecv(TT_CH_PEER, &x->desc, sizeof x->desc, peer, id, gpu_desc_arrived,
+                           x) != 0)
+      gpu_desc_arrived(x, 0);
+  }
+  tt_xfer_wait_for(&deps, &x->waiting, gpu_ready, x);
+  tt_deps_release(&deps);
+  bool failed = f->err != CL_SUCCESS;
+  if (failed) {
+    TT_WARN("planning the GPU copy of %s failed: %s", tt_xfer_str(&x->what, s, sizeof s),
+            tt_error_name(f->err));
+  }
+  gpu_step(x); /* set up: a failure above still runs the exchange, so the peer is not stuck */
+  return failed;
+}
+
+/* Registers, once, how the transport names operations of buffer bytes in its messages. */

@@ -1,0 +1,49 @@
+/* Within runtime/transfer/ only: what transfer.c (moves through host memory, pieces between
+ * ranks, staging) and gpu.c (copies by the GPUs' copy engines) share. */
+#ifndef TUTTI_TRANSFER_MOVES_H
+#define TUTTI_TRANSFER_MOVES_H
+
+#include <stdatomic.h>
+
+#include "runtime/transfer/transfer.h"
+
+/* What a piece of a transfer between ranks carries, for messages: both ranks, the buffer,
+ * its bytes and the command that needed them. */
+struct xfer {
+  int src, dst;
+  uint64_t mem;
+  size_t off, len;
+  uint64_t cmd;
+  char cmd_name[48]; /* a copy: the kernel that named the command may be gone by then */
+  uint64_t id;
+};
+
+struct xfer tt_xfer_of(const struct fetch *f, int src, int dst, size_t off, size_t len,
+                       uint64_t id);
+/* "buffer #12 bytes 0+4194304 from rank 0 to rank 1 (message 3) for command #7 (vec_add)" */
+const char *tt_xfer_str(const struct xfer *x, char *buf, size_t cap);
+
+/* The native buffer holding the root's bytes [off, off+len) in local domain dom (its window,
+ * runtime/memory/window.h); *at (unless NULL): their offset in it, *host (unless NULL): their
+ * address when it lives in Tutti's memory. NULL with f->err set when no window could be
+ * made. */
+cl_mem tt_xfer_placed(struct fetch *f, cl_uint dom, size_t off, size_t len, size_t *at,
+                      unsigned char **host);
+
+/* Counts in *waiting each event of deps not complete yet and has ready(arg) called as each
+ * completes (the caller holds one more count while setting up, and acts when the count ends).
+ * An event that takes no callback is waited for here. */
+void tt_xfer_wait_for(struct tt_deps *deps, atomic_int *waiting,
+                      void (CL_CALLBACK *ready)(cl_event, cl_int, void *), void *arg);
+
+/* gpu.c: whether bytes of root move between domains a and b by the GPUs' copy engines (both
+ * CUDA domains of one host, root's memory CUDA's there; every rank alike), and such a copy:
+ * LOCAL from domain src of this rank into f->dom, SEND from src here to rank peer, RECV from
+ * rank peer into f->dom. tt_gpu_run returns -1 when a LOCAL copy cannot take this path (the
+ * caller copies through the host), else whether planning must stop. */
+enum gpu_role { GPU_LOCAL, GPU_SEND, GPU_RECV };
+bool tt_gpu_pair(cl_context ctx, cl_uint a, cl_uint b, cl_mem root);
+int tt_gpu_run(struct fetch *f, enum gpu_role role, cl_uint src, size_t off, size_t len,
+               int peer, uint64_t id);
+
+#endif
