@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "runtime/memory/window.h"
+#include "runtime/memory/spill.h"
 #include "runtime/base/cuda.h"
 
 #include <errno.h>
@@ -32,17 +33,6 @@
 
 /* An evicted window's bytes in this rank's memory: the ranges its domain held newest when it
  * went, at their offsets in the window. */
-struct tt_spill {
-  struct tt_spill *next; /* in a domain's spill_blocks */
-  unsigned char *mem;
-  size_t len;
-  bool file;     /* a mapping of an unlinked file in TUTTI_SPILL_DIR (TUTTI_HOST_MEM reached) */
-  cl_mem pinned; /* the mapped buffer whose pinned memory it is (device-memory domains): it
-                  * goes back to its domain's spill_blocks, never freed before the domain */
-  cl_event read; /* the last read into it or write from it (in-order queue: all of them), or
-                  * NULL */
-  unsigned refs; /* the evicted windows sharing it (the pieces of one left on the host) */
-};
 
 /* Every rank keeps the windows of every domain of a context, and decides their placement
  * and eviction alike from replicated facts (command order, sizes, budgets, holders); only the
@@ -80,7 +70,6 @@ static uint64_t clock_now;
  * Written under the plan lock. */
 
 /* Bytes of spill copies in this rank's memory (freed from backend callbacks). */
-static atomic_size_t host_held;
 
 static void CL_CALLBACK free_host(cl_mem native, void *mem)
 {
@@ -154,127 +143,6 @@ static const char *dom_name(const struct tt_domain *dm)
   return dm->bp ? dm->bp->short_name : dm->first_device ? dm->first_device->backend : "?";
 }
 
-/* Room for len bytes in this rank's memory: malloc'ed while TUTTI_HOST_MEM allows, else a
- * mapping of a file made and unlinked at once in TUTTI_SPILL_DIR (gone however the process
- * ends). */
-static struct tt_spill *spill_new(size_t len, struct tt_stats_device *st, cl_context ctx,
-                                   cl_uint dom)
-{
-  struct tt_domain *dm = ctx ? &ctx->domains[dom] : NULL;
-  /* A block whose write back into the device is on dm's internal queue, before the reads
-   * into it this one is for. */
-  for (struct tt_spill **p = dm ? &dm->spill_blocks : NULL; p && *p; p = &(*p)->next)
-    if ((*p)->len == len) {
-      struct tt_spill *sp = *p;
-      *p = sp->next;
-      sp->next = NULL;
-      sp->refs = 1;
-      return sp;
-    }
-  struct tt_spill *sp = calloc(1, sizeof *sp);
-  if (!sp)
-    return NULL;
-  sp->len = len;
-  sp->refs = 1;
-  size_t limit = tt_env()->host_mem;
-  size_t before = atomic_fetch_add(&host_held, len);
-  bool fits = !limit || before + len <= limit;
-  /* Pinned memory where the device has its own: its reads and writes overlap kernels. */
-  if (fits && ctx && (sp->mem = tt_plan_pinned_new(ctx, dom, len, &sp->pinned)))
-    return sp;
-  if (fits && (sp->mem = malloc(len)))
-    return sp;
-  atomic_fetch_sub(&host_held, len);
-  char path[4096];
-  snprintf(path, sizeof path, "%s/tutti-spill-XXXXXX", tt_env()->spill_dir);
-  int fd = mkstemp(path);
-  if (fd >= 0) {
-    unlink(path);
-    void *p = ftruncate(fd, (off_t)len) == 0
-                  ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-                  : MAP_FAILED;
-    if (p != MAP_FAILED) {
-      sp->mem = p;
-      sp->file = true;
-    }
-    close(fd);
-  }
-  if (!sp->mem) {
-    TT_WARN("no room for %zu evicted bytes: in memory (TUTTI_HOST_MEM %zu, %zu "
-           "held) nor in a file in %s (TUTTI_SPILL_DIR): %s", len, limit, before, tt_env()->spill_dir,
-           strerror(errno));
-    free(sp);
-    return NULL;
-  }
-  atomic_fetch_add_explicit(&st->to_files, len, memory_order_relaxed);
-  return sp;
-}
-
-/* Frees sp; a pinned one (dm given: only its domain frees those) through the backend. */
-static void spill_free(struct tt_domain *dm, struct tt_spill *sp)
-{
-  if (sp->file) {
-    munmap(sp->mem, sp->len);
-  } else {
-    if (sp->pinned)
-      tt_plan_pinned_free(dm, sp->pinned, sp->mem);
-    else
-      free(sp->mem);
-    atomic_fetch_sub(&host_held, sp->len);
-  }
-  if (sp->read)
-    TT_NATIVE_DISPATCH(sp->read)->clReleaseEvent(sp->read);
-  free(sp);
-}
-
-static void CL_CALLBACK spill_free_after(cl_event ev, cl_int status, void *sp)
-{
-  (void)ev;
-  (void)status;
-  spill_free(NULL, sp);
-}
-
-/* Frees sp once ev (a command reading or writing it) is done; now when ev is NULL. Never a
- * pinned one. */
-static void spill_free_at(struct tt_spill *sp, cl_event ev)
-{
-  if (!ev || tt_native_callback(ev, CL_COMPLETE, spill_free_after, sp) != CL_SUCCESS) {
-    if (ev)
-      TT_NATIVE_DISPATCH(ev)->clWaitForEvents(1, &ev);
-    spill_free(NULL, sp);
-  }
-}
-
-/* Gives up sp, whose last use is ev (else sp->read). Pinned memory, and memory whose reads and
- * writes all went to dom's internal queue (queued), goes back to the domain: a later eviction
- * of the domain reads into it on that queue, after them. The rest is freed once ev is done,
- * and so is unpinned memory of a domain with memory of its own (a program's bytes waiting
- * for their first use): its evictions get pinned memory, twice as fast to copy. */
-static void spill_release(cl_context ctx, cl_uint dom, struct tt_spill *sp, cl_event ev,
-                          bool queued)
-{
-  if (!sp->pinned && (!queued || sp->file || tt_plan_device_memory(ctx, dom))) {
-    spill_free_at(sp, ev ? ev : sp->read);
-    return;
-  }
-  if (sp->read)
-    TT_NATIVE_DISPATCH(sp->read)->clReleaseEvent(sp->read);
-  sp->read = NULL;
-  sp->next = ctx->domains[dom].spill_blocks;
-  ctx->domains[dom].spill_blocks = sp;
-}
-
-void tt_window_domain_release(struct tt_domain *dm)
-{
-  if (dm->spill_blocks && dm->internal)
-    dm->bp->d->clFinish(dm->internal->native);
-  while (dm->spill_blocks) {
-    struct tt_spill *sp = dm->spill_blocks;
-    dm->spill_blocks = sp->next;
-    spill_free(dm, sp);
-  }
-}
-
 /* Whether root's windows must stay where they are: native buffers cut from them
  * (sub-buffers), mappings, an attachment. */
 static bool pinned_root(cl_mem root)
@@ -342,7 +210,7 @@ static int spill_run(void *arg, size_t off, size_t len, tt_holders holders)
   if (!m->q) {
     m->err = tt_plan_internal_queue(ctx, m->dom, &m->q);
     if (m->err == CL_SUCCESS && !m->sp &&
-        !(m->sp = spill_new(m->len, stats_of(ctx, m->dom), ctx, m->dom)))
+        !(m->sp = tt_spill_new(m->len, stats_of(ctx, m->dom), ctx, m->dom)))
       m->err = CL_OUT_OF_HOST_MEMORY;
     if (m->err == CL_SUCCESS)
       m->err = tt_plan_order_after(&deps, ctx, m->dom, m->q, m->root, m->lo, m->len, true);
@@ -502,7 +370,7 @@ static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
            (unsigned long long)root->obj.id, w->lo, w->hi, dom_name(dm), dom,
            tt_error_name(e.err));
     if (e.sp)
-      spill_release(ctx, dom, e.sp, NULL, false);
+      tt_spill_release(ctx, dom, e.sp, NULL, false);
     return e.err;
   }
   TT_LOG(TT_LOG_MM, "buffer #%llu: window %zu-%zu evicted from %s (domain %u), %zu of its "
@@ -658,7 +526,7 @@ static cl_int refill(cl_mem root, cl_uint dom, struct tt_window *o, const struct
 static void spill_unref(cl_context ctx, cl_uint dom, struct tt_window *o, bool queued)
 {
   if (o->spill && --o->spill->refs == 0)
-    spill_release(ctx, dom, o->spill, NULL, queued);
+    tt_spill_release(ctx, dom, o->spill, NULL, queued);
   o->spill = NULL;
 }
 
@@ -1126,11 +994,11 @@ cl_int tt_window_enable_copy(cl_mem root, const void *bytes)
   for (cl_uint d = 0; d < ctx->ndomains; d++) {
     struct tt_window_set *s = &root->windows[d];
     struct tt_spill *sp = NULL;
-    if (ctx->domains[d].local && !(sp = spill_new(root->size, stats_of(ctx, d), NULL, 0)))
+    if (ctx->domains[d].local && !(sp = tt_spill_new(root->size, stats_of(ctx, d), NULL, 0)))
       return CL_OUT_OF_HOST_MEMORY;
     if (!(s->w = malloc(sizeof *s->w))) {
       if (sp)
-        spill_free(NULL, sp);
+        tt_spill_free(NULL, sp);
       return CL_OUT_OF_HOST_MEMORY;
     }
     if (sp)

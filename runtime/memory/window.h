@@ -98,7 +98,8 @@ void tt_window_prefetch(cl_context ctx, cl_uint dom, const struct tt_window_rang
  * malloc'ed, *n of them. */
 void tt_window_take_all(cl_mem root, cl_mem **out, size_t *n);
 
-/* Frees the host copies a domain keeps for evictions (before its internal queue goes). */
+/* Frees the host copies a domain keeps for evictions (before its internal queue goes;
+ * runtime/memory/spill.c). */
 void tt_window_domain_release(struct tt_domain *dm);
 
 /* Records the access after the native command was issued on nq. ev is its native event, or
