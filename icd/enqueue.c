@@ -1616,6 +1616,11 @@ cl_int tt_enqueue_fetch(cl_command_queue q, const struct tt_launch_use *uses, si
   return cmd_end(&c, err, NULL, CL_COMMAND_MIGRATE_MEM_OBJECTS, NULL, false);
 }
 
+static cl_int ndrange(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,
+                      const size_t *global_work_offset, const size_t *global_work_size,
+                      const size_t *local_work_size, cl_uint num_events_in_wait_list,
+                      const cl_event *event_wait_list, cl_event *event);
+
 cl_int CL_API_CALL tt_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel,
                                              cl_uint work_dim, const size_t *global_work_offset,
                                              const size_t *global_work_size,
@@ -1623,12 +1628,22 @@ cl_int CL_API_CALL tt_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_
                                              cl_uint num_events_in_wait_list,
                                              const cl_event *event_wait_list, cl_event *event)
 {
-  /* The aggregate device's queue: split over its members (icd/aggregate.c). */
+  if (!(tt_object_valid(command_queue, TT_QUEUE) && command_queue->nmembers > 1))
+    TT_CHECK(tt_check_id(command_queue), tt_check_id(kernel), work_dim, tt_check_bytes(global_work_size, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), tt_check_bytes(global_work_offset, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), tt_check_bytes(local_work_size, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), num_events_in_wait_list, event != NULL);
+  return ndrange(command_queue, kernel, work_dim, global_work_offset, global_work_size,
+                 local_work_size, num_events_in_wait_list, event_wait_list, event);
+}
+
+/* A launch: on the aggregate device's queue split over its members (icd/aggregate.c). */
+static cl_int ndrange(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,
+                      const size_t *global_work_offset, const size_t *global_work_size,
+                      const size_t *local_work_size, cl_uint num_events_in_wait_list,
+                      const cl_event *event_wait_list, cl_event *event)
+{
   if (tt_object_valid(command_queue, TT_QUEUE) && command_queue->nmembers > 1)
     return tt_aggregate_launch(command_queue, kernel, work_dim, global_work_offset,
                                global_work_size, local_work_size, num_events_in_wait_list,
                                event_wait_list, event);
-  TT_CHECK(tt_check_id(command_queue), tt_check_id(kernel), work_dim, tt_check_bytes(global_work_size, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), tt_check_bytes(global_work_offset, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), tt_check_bytes(local_work_size, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), num_events_in_wait_list, event != NULL);
   return tt_enqueue_kernel(command_queue, kernel, work_dim, global_work_offset, global_work_size,
                            local_work_size, num_events_in_wait_list, event_wait_list, event);
 }
@@ -1653,8 +1668,8 @@ cl_int CL_API_CALL tt_clEnqueueTask(cl_command_queue command_queue, cl_kernel ke
 {
   TT_CHECK(tt_check_id(command_queue), tt_check_id(kernel), tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   size_t one = 1;
-  cl_int err = tt_clEnqueueNDRangeKernel(command_queue, kernel, 1, NULL, &one, &one,
-                                         num_events_in_wait_list, event_wait_list, event);
+  cl_int err = ndrange(command_queue, kernel, 1, NULL, &one, &one, num_events_in_wait_list,
+                       event_wait_list, event);
   if (err == CL_SUCCESS && event)
     (*event)->type = CL_COMMAND_TASK;
   return err;

@@ -90,6 +90,8 @@ cl_int CL_API_CALL tt_clReleaseEvent(cl_event event)
   return CL_SUCCESS;
 }
 
+static cl_int profiling_time(cl_event event, cl_profiling_info param_name, cl_ulong *out);
+
 cl_int CL_API_CALL tt_clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name,
                                               size_t param_value_size, void *param_value,
                                               size_t *param_value_size_ret)
@@ -99,6 +101,16 @@ cl_int CL_API_CALL tt_clGetEventProfilingInfo(cl_event event, cl_profiling_info 
   /* CL_INVALID_VALUE if param_name is not valid. */
   TT_RETURN_IF(param_name < CL_PROFILING_COMMAND_QUEUED || param_name > CL_PROFILING_COMMAND_END,
                CL_INVALID_VALUE);
+  cl_ulong t = 0;
+  cl_int err = profiling_time(event, param_name, &t);
+  if (err != CL_SUCCESS)
+    return err;
+  return TT_INFO(t);
+}
+
+/* One profiling time of a command's event (a split launch's, or one of its parts'). */
+static cl_int profiling_time(cl_event event, cl_profiling_info param_name, cl_ulong *out)
+{
   /* CL_PROFILING_INFO_NOT_AVAILABLE if the CL_QUEUE_PROFILING_ENABLE flag is not set for the
    * command-queue, if the execution status of the command identified by event is not
    * CL_COMPLETE or if event is a user event object. */
@@ -110,13 +122,14 @@ cl_int CL_API_CALL tt_clGetEventProfilingInfo(cl_event event, cl_profiling_info 
     cl_ulong span = 0;
     for (cl_uint i = 0; i < event->nspan; i++) {
       cl_ulong t = 0;
-      cl_int err = tt_clGetEventProfilingInfo(event->span[i], param_name, sizeof t, &t, NULL);
+      cl_int err = profiling_time(event->span[i], param_name, &t);
       if (err != CL_SUCCESS)
         return err;
       if (i == 0 || (param_name == CL_PROFILING_COMMAND_END ? t > span : t < span))
         span = t;
     }
-    return TT_INFO(span);
+    *out = span;
+    return CL_SUCCESS;
   }
   /* The owner answers for every rank (times of its clock). */
   cl_ulong t = 0;
@@ -135,7 +148,8 @@ cl_int CL_API_CALL tt_clGetEventProfilingInfo(cl_event event, cl_profiling_info 
     TT_LOG(TT_LOG_ERR, "clGetEventProfilingInfo: %s", tt_error_name(err));
     return err;
   }
-  return TT_INFO(t);
+  *out = t;
+  return CL_SUCCESS;
 }
 
 cl_int CL_API_CALL tt_clSetEventCallback(cl_event event, cl_int command_exec_callback_type,

@@ -152,26 +152,39 @@ cl_int CL_API_CALL tt_clSetCommandQueueProperty(cl_command_queue command_queue,
   TT_RETURN_IF(1, CL_INVALID_OPERATION);
 }
 
+/* A queue's flush: an aggregate queue's members first. */
+static cl_int flush(cl_command_queue command_queue)
+{
+  for (cl_uint i = 1; i < command_queue->nmembers; i++)
+    flush(command_queue->members[i]);
+  if (!command_queue->native)
+    return CL_SUCCESS;
+  return command_queue->device->bp->d->clFlush(command_queue->native);
+}
+
 cl_int CL_API_CALL tt_clFlush(cl_command_queue command_queue)
 {
   TT_CHECK(tt_check_id(command_queue));
   /* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue. */
   TT_RETURN_IF(!tt_object_valid(command_queue, TT_QUEUE), CL_INVALID_COMMAND_QUEUE);
-  for (cl_uint i = 1; i < command_queue->nmembers; i++)
-    tt_clFlush(command_queue->members[i]);
-  if (!command_queue->native)
-    return CL_SUCCESS;
-  return command_queue->device->bp->d->clFlush(command_queue->native);
+  return flush(command_queue);
 }
+
+static cl_int finish(cl_command_queue command_queue);
 
 cl_int CL_API_CALL tt_clFinish(cl_command_queue command_queue)
 {
   TT_CHECK(tt_check_id(command_queue));
   /* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue. */
   TT_RETURN_IF(!tt_object_valid(command_queue, TT_QUEUE), CL_INVALID_COMMAND_QUEUE);
-  /* An aggregate queue: its members first. */
+  return finish(command_queue);
+}
+
+/* A queue's finish: an aggregate queue's members first. */
+static cl_int finish(cl_command_queue command_queue)
+{
   for (cl_uint i = 1; i < command_queue->nmembers; i++) {
-    cl_int err = tt_clFinish(command_queue->members[i]);
+    cl_int err = finish(command_queue->members[i]);
     if (err != CL_SUCCESS)
       return err;
   }
