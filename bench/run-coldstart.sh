@@ -3,7 +3,8 @@
 # variants its split launches build), at 1 rank and at N ranks of one node (RANKS, "4" by
 # default), PoCL devices: each run from an empty kernel cache (cold) and then again with the
 # cache it left (warm). The build cost is cold - warm; at N ranks it should stay near one
-# rank's, since the ranks of a node compile each program once (icd/program.c, "turns").
+# rank's, since the ranks of a node compile each program once (runtime/job/build.c, "Turns
+# of a build").
 # Medians of ROUNDS runs (3 by default); prints the ratio of N ranks' build cost to one rank's.
 # Usage: bench/run-coldstart.sh [rounds] [app]   (from the build directory; app: vecadd)
 set -e

@@ -232,7 +232,8 @@ static void read_vendors_dir(const char *dir)
  * gets a cache directory of its own under the usual one, tutti-rankL for local rank L. The
  * node still compiles each program once: before a build, a rank takes what the other ranks
  * of its node compiled since the job began into its own directory (tt_backend_pocl_adopt),
- * and the ranks building one program at once take turns (icd/program.c, "turns"). */
+ * and the ranks building one program at once take turns (runtime/job/build.c, "Turns of a
+ * build"). */
 static char pocl_cache[4096], pocl_base[4096];
 static int pocl_local = -1, pocl_nlocal;
 static int64_t *pocl_seen; /* by local rank: when its directory was last looked through */
