@@ -322,9 +322,8 @@ cl_context CL_API_CALL tt_clCreateContextFromType(const cl_context_properties *p
   cl_uint n = 0, total = tt_cluster_ndevices() + 1;
   devs = malloc(total * sizeof *devs);
   TT_GOTO_IF(!devs, CL_OUT_OF_HOST_MEMORY);
-  err = tt_clGetDeviceIDs(NULL, device_type, total, devs, &n);
-  if (err != CL_SUCCESS)
-    goto out;
+  n = tt_devices_of_type(device_type, total, devs);
+  TT_GOTO_IF(n == 0, CL_DEVICE_NOT_FOUND);
   c = make_context(properties, n, devs, pfn_notify, user_data, &err);
 out:
   free(devs);

@@ -23,6 +23,27 @@ bool tt_device_matches(cl_device_id d, cl_device_type t)
   return (d->type & t) != 0;
 }
 
+cl_uint tt_devices_of_type(cl_device_type device_type, cl_uint cap, cl_device_id *out)
+{
+  cl_uint n = 0;
+  /* The aggregate device comes first; it alone answers CL_DEVICE_TYPE_DEFAULT. */
+  cl_device_id agg = tt_aggregate_device();
+  if (agg && (device_type == CL_DEVICE_TYPE_DEFAULT || tt_device_matches(agg, device_type))) {
+    if (out && n < cap)
+      out[n] = agg;
+    n++;
+  }
+  for (cl_uint i = 0; i < tt_cluster_ndevices() && !(agg && device_type == CL_DEVICE_TYPE_DEFAULT); i++) {
+    cl_device_id d = tt_cluster_device(i);
+    if (!tt_device_matches(d, device_type))
+      continue;
+    if (out && n < cap)
+      out[n] = d;
+    n++;
+  }
+  return n;
+}
+
 cl_int CL_API_CALL tt_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type,
                                      cl_uint num_entries, cl_device_id *devices,
                                      cl_uint *num_devices)
@@ -36,22 +57,7 @@ cl_int CL_API_CALL tt_clGetDeviceIDs(cl_platform_id platform, cl_device_type dev
    * num_devices and devices are NULL. */
   TT_RETURN_IF(num_entries == 0 && devices != NULL, CL_INVALID_VALUE);
   TT_RETURN_IF(num_devices == NULL && devices == NULL, CL_INVALID_VALUE);
-  cl_uint n = 0;
-  /* The aggregate device comes first; it alone answers CL_DEVICE_TYPE_DEFAULT. */
-  cl_device_id agg = tt_aggregate_device();
-  if (agg && (device_type == CL_DEVICE_TYPE_DEFAULT || tt_device_matches(agg, device_type))) {
-    if (devices)
-      devices[n] = agg;
-    n++;
-  }
-  for (cl_uint i = 0; i < tt_cluster_ndevices() && !(agg && device_type == CL_DEVICE_TYPE_DEFAULT); i++) {
-    cl_device_id d = tt_cluster_device(i);
-    if (!tt_device_matches(d, device_type))
-      continue;
-    if (devices && n < num_entries)
-      devices[n] = d;
-    n++;
-  }
+  cl_uint n = tt_devices_of_type(device_type, num_entries, devices);
   /* CL_DEVICE_NOT_FOUND if no OpenCL devices that matched device_type were found. */
   TT_RETURN_IF(n == 0, CL_DEVICE_NOT_FOUND);
   if (num_devices)

@@ -257,5 +257,12 @@ bool tt_mem_flags_valid(cl_mem_flags flags);
 
 /* Build status of a program for one of its devices (CL_BUILD_NONE when unknown). */
 cl_build_status tt_program_build_status(cl_program p, cl_device_id d);
+/* CL_PROGRAM_NUM_KERNELS or CL_PROGRAM_KERNEL_NAMES (which) of a built program into out (cap
+ * bytes, *len used), alike on every rank; CL_INVALID_PROGRAM_EXECUTABLE without a build. */
+cl_int tt_program_kernels(cl_program program, cl_program_info which, void *out, size_t cap,
+                          size_t *len);
+/* The devices of a type, the aggregate device first (as clGetDeviceIDs lists them): up to
+ * cap into out (NULL: only counted); returns how many there are. */
+cl_uint tt_devices_of_type(cl_device_type type, cl_uint cap, cl_device_id *out);
 
 #endif

@@ -238,10 +238,18 @@ static cl_int share_kernel_info(cl_kernel k, bool tried, cl_int err)
   return err;
 }
 
+static cl_kernel create_kernel(cl_program program, const char *kernel_name, cl_int *errcode_ret);
+
 cl_kernel CL_API_CALL tt_clCreateKernel(cl_program program, const char *kernel_name,
                                         cl_int *errcode_ret)
 {
   TT_CHECK(tt_check_id(program), tt_check_bytes(kernel_name, kernel_name ? strlen(kernel_name) : 0));
+  return create_kernel(program, kernel_name, errcode_ret);
+}
+
+/* A kernel of a program, alike on every rank (its facts shared: share_kernel_info). */
+static cl_kernel create_kernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
+{
   cl_int err = CL_SUCCESS;
   cl_kernel k = NULL;
   /* CL_INVALID_PROGRAM if program is not a valid program object. */
@@ -326,13 +334,15 @@ cl_int CL_API_CALL tt_clCreateKernelsInProgram(cl_program program, cl_uint num_k
   size_t size = 0;
   /* CL_INVALID_PROGRAM_EXECUTABLE if there is no successfully built executable for any
    * device in program. */
-  cl_int err = tt_clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, 0, NULL, &size);
-  if (err != CL_SUCCESS)
-    return err;
-  char *names = malloc(size + 1);
+  char *names = malloc(8192 + 1);
   TT_RETURN_IF(!names, CL_OUT_OF_HOST_MEMORY);
-  err = tt_clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, size, names, NULL);
-  names[size] = 0;
+  cl_int err = tt_program_kernels(program, CL_PROGRAM_KERNEL_NAMES, names, 8192, &size);
+  if (err != CL_SUCCESS) {
+    free(names);
+    TT_RETURN_IF(err == CL_INVALID_PROGRAM_EXECUTABLE, CL_INVALID_PROGRAM_EXECUTABLE);
+    return err;
+  }
+  names[size < 8192 ? size : 8192] = 0;
   cl_uint n = 0;
   for (char *s = names; err == CL_SUCCESS && *s;) {
     size_t len = strcspn(s, ";");
@@ -354,7 +364,7 @@ cl_int CL_API_CALL tt_clCreateKernelsInProgram(cl_program program, cl_uint num_k
       char save = s[len];
       s[len] = 0;
       if (len) {
-        kernels[made] = tt_clCreateKernel(program, s, &err);
+        kernels[made] = create_kernel(program, s, &err);
         if (err != CL_SUCCESS)
           break;
         made++;

@@ -663,13 +663,28 @@ static cl_int built_native(cl_program p, cl_uint *dom)
   return CL_INVALID_PROGRAM_EXECUTABLE;
 }
 
+cl_int tt_program_kernels(cl_program program, cl_program_info which, void *out, size_t cap,
+                          size_t *len)
+{
+  /* Asked of a rank that built it (every rank asks alike). */
+  cl_uint dom;
+  *len = 0;
+  bool have = built_native(program, &dom) == CL_SUCCESS;
+  cl_int err = have ? TT_NCALL(program->context->domains[dom].bp, clGetProgramInfo,
+                               program->native[dom], which, cap, out, len)
+                    : CL_INVALID_PROGRAM_EXECUTABLE;
+  if (tt_cluster_distributed() && tt_cluster_share_first(have, &err, out, len, cap) != 0)
+    err = CL_INVALID_PROGRAM_EXECUTABLE;
+  return err;
+}
+
 cl_int CL_API_CALL tt_clGetProgramInfo(cl_program program, cl_program_info param_name,
                                        size_t param_value_size, void *param_value,
                                        size_t *param_value_size_ret)
 {
   /* CL_INVALID_PROGRAM if program is not a valid program object. */
   TT_RETURN_IF(!tt_object_valid(program, TT_PROGRAM), CL_INVALID_PROGRAM);
-  cl_uint u, dom;
+  cl_uint u;
   cl_int err;
   switch (param_name) {
   case CL_PROGRAM_REFERENCE_COUNT:
@@ -718,16 +733,9 @@ cl_int CL_API_CALL tt_clGetProgramInfo(cl_program program, cl_program_info param
      * CL_PROGRAM_KERNEL_NAMES and a successful program executable has not been built for at
      * least one device in the list of devices associated with program. */
   {
-    /* Asked of a rank that built it (every rank asks alike). */
     char names[8192];
     size_t len = 0;
-    bool have = built_native(program, &dom) == CL_SUCCESS;
-    err = have ? TT_NCALL(program->context->domains[dom].bp, clGetProgramInfo,
-                          program->native[dom], param_name, sizeof names, names, &len)
-               : CL_INVALID_PROGRAM_EXECUTABLE;
-    if (tt_cluster_distributed() &&
-        tt_cluster_share_first(have, &err, names, &len, sizeof names) != 0)
-      err = CL_INVALID_PROGRAM_EXECUTABLE;
+    err = tt_program_kernels(program, param_name, names, sizeof names, &len);
     TT_RETURN_IF(err == CL_INVALID_PROGRAM_EXECUTABLE, CL_INVALID_PROGRAM_EXECUTABLE);
     if (err != CL_SUCCESS)
       return err;

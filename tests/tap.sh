@@ -1,10 +1,12 @@
 # Sourced by the test scripts that run a TAP-printing program several times (tests/agree.sh,
 # tests/cluster.sh). renumber OUT COUNT NOTE RC prints the program's "ok I - ..." lines of
-# groups 1..COUNT found in OUT, numbered on from $n (which it advances), with NOTE added inside
-# each line's closing parenthesis; a group that printed nothing is "not ok", with the exit
-# status RC.
+# groups 1..COUNT found in OUT (anywhere in a line), numbered on from $n (which it advances),
+# with NOTE added inside each line's closing parenthesis; a group that printed nothing is
+# "not ok", with the exit status RC.
 renumber() {
-  lines=$(echo "$1" | grep -E '^(not )?ok [0-9]+ - ')
+  # A line may follow another rank's output on the same line (ranks write to one console
+  # under --output=all, and a compiler's message has come without its line's end first).
+  lines=$(echo "$1" | grep -oE '(not )?ok [0-9]+ - .*')
   i=1
   while [ "$i" -le "$2" ]; do
     n=$((n + 1))
