@@ -285,7 +285,10 @@ static bool join(char *out, size_t cap, const char *a, const char *b)
   return n > 0 && (size_t)n < cap;
 }
 
-/* Links every file under from/ into to/ that to/ lacks (directories made as needed). */
+/* Links the files of one program's entry from/ into to/ that to/ lacks: what its build wrote
+ * (the program's bitcode, its log), not the subfolders of its kernels, which PoCL fills while
+ * the other rank's commands run (a kernel's code compiled at its first launch: a rank that
+ * took such files half written aborted in its next build). */
 static int adopt_tree(const char *from, const char *to)
 {
   DIR *d = opendir(from);
@@ -301,9 +304,7 @@ static int adopt_tree(const char *from, const char *to)
     if (!join(f, sizeof f, from, e->d_name) || !join(t, sizeof t, to, e->d_name) ||
         stat(f, &st) != 0)
       continue;
-    if (S_ISDIR(st.st_mode))
-      n += adopt_tree(f, t);
-    else if (S_ISREG(st.st_mode) && access(t, F_OK) != 0 && link(f, t) == 0)
+    if (S_ISREG(st.st_mode) && access(t, F_OK) != 0 && link(f, t) == 0)
       n++;
   }
   closedir(d);
