@@ -350,7 +350,8 @@ void tt_backend_pocl_adopt(void)
   int n = 0;
   for (int l = 0; l < pocl_nlocal; l++) {
     char dir[4096];
-    if (l == pocl_local || snprintf(dir, sizeof dir, "%s/tutti-rank%d", pocl_base, l) >= (int)sizeof dir)
+    if (l == pocl_local ||
+        snprintf(dir, sizeof dir, "%s/tutti-rank%d", pocl_base, l) >= (int)sizeof dir)
       continue;
     /* A second's margin: the clock's resolution in the directories' times. */
     int64_t now = (int64_t)time(NULL);

@@ -69,6 +69,19 @@ static void *fault_pc(void *ucontext)
 #endif
 }
 
+/* The rank's status file says how it ended (async-signal-safe: open, write, close). */
+static void write_status(const char *text, size_t len)
+{
+  if (!status_path[0])
+    return;
+  int sf = open(status_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (sf >= 0) {
+    ssize_t w = write(sf, text, len);
+    (void)w;
+    close(sf);
+  }
+}
+
 static void crashed(int sig, siginfo_t *info, void *ucontext)
 {
   (void)info;
@@ -92,14 +105,8 @@ static void crashed(int sig, siginfo_t *info, void *ucontext)
     }
     void *frames[64];
     backtrace_symbols_fd(frames, backtrace(frames, 64), fd);
-    if (status_path[0]) {
-      int sf = open(status_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-      if (sf >= 0) {
-        n = snprintf(head, sizeof head, "signal %d\n", sig);
-        w = write(sf, head, (size_t)n);
-        close(sf);
-      }
-    }
+    n = snprintf(head, sizeof head, "signal %d\n", sig);
+    write_status(head, (size_t)n);
     (void)w;
   }
   signal(sig, SIG_DFL);
@@ -108,14 +115,7 @@ static void crashed(int sig, siginfo_t *info, void *ucontext)
 
 void tt_log_stopping_job(void)
 {
-  if (!status_path[0])
-    return;
-  int sf = open(status_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (sf >= 0) {
-    ssize_t w = write(sf, "stopped\n", 8);
-    (void)w;
-    close(sf);
-  }
+  write_status("stopped\n", 8);
 }
 
 void tt_log_crash_handler(void)

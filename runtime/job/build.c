@@ -122,18 +122,18 @@ cl_int tt_build_share_results(cl_program p, cl_int err, cl_int *created)
     len = need;
     free(log);
   }
-  void *all = buf;
-  size_t *lens = NULL, mine = len;
-  int nranks = tt_cluster_distributed() ? tt_cluster_size() : 1;
-  if (nranks == 1) {
-    lens = &mine;
-  } else if (tt_cluster_allgatherv("build results", buf, len, &all, &lens) != 0) {
+  /* Every rank's records, in a job of several; this rank's own, else. */
+  void *all = buf, *gathered = NULL;
+  size_t total = len, *lens = NULL;
+  if (tt_cluster_distributed()) {
     all = NULL;
-    lens = NULL;
+    if (tt_cluster_allgatherv("build results", buf, len, &gathered, &lens) == 0) {
+      all = gathered;
+      total = 0;
+      for (int r = 0; r < tt_cluster_size(); r++)
+        total += lens[r];
+    }
   }
-  size_t total = 0;
-  for (int r = 0; lens && r < nranks; r++)
-    total += lens[r];
   for (size_t at = 0; all && at + FIELDS * sizeof(uint64_t) <= total;) {
     uint64_t rec[FIELDS];
     memcpy(rec, (char *)all + at, sizeof rec);
@@ -151,10 +151,8 @@ cl_int tt_build_share_results(cl_program p, cl_int err, cl_int *created)
     at += rec[3];
   }
   p->recorded = all != NULL;
-  if (nranks > 1) {
-    free(all);
-    free(lens);
-  }
+  free(gathered);
+  free(lens);
   free(buf);
   return tt_cluster_distributed() ? tt_cluster_agree(err) : err;
 }

@@ -231,6 +231,15 @@ static void asked(void *arg, int ok)
   listen_for_questions();
 }
 
+/* The job stops from this rank, its status file saying so (tutti-run's closing lines). */
+static _Noreturn void abort_job(void)
+{
+  fflush(stdout);
+  tt_log_stopping_job();
+  MPI_Abort(MPI_COMM_WORLD, 3);
+  abort();
+}
+
 struct tt_stamp tt_check_stamp(const char *site)
 {
   if (!tt_check_active)
@@ -262,10 +271,7 @@ _Noreturn void tt_check_disagree(const char *site, int other, struct tt_stamp th
   TT_WARN("rank %d waits at an exchange of answers (%s) inside call #%llu (%s), where rank %d "
           "is after call #%llu elsewhere: the ranks diverged; stopping the job", me, site,
           (unsigned long long)n, name, other, (unsigned long long)theirs.calls);
-  fflush(stdout);
-  tt_log_stopping_job();
-  MPI_Abort(MPI_COMM_WORLD, 3);
-  abort();
+  abort_job();
 }
 
 /* --- rank 0 ---------------------------------------------------------------------------- */
@@ -282,10 +288,7 @@ static void stop_job(const char *fmt, ...)
   TT_WARN("%s", msg);
   TT_WARN("every rank must make the same OpenCL calls in the same order (doc/cluster.md, "
           "\"Divergence\"); stopping the job");
-  fflush(stdout);
-  tt_log_stopping_job();
-  MPI_Abort(MPI_COMM_WORLD, 3);
-  abort();
+  abort_job();
 }
 
 static void records_arrived(void *arg, int ok);
@@ -327,11 +330,15 @@ static void compare_records(int r)
   for (uint64_t i = 0; i < p->ask[1]; i++) {
     uint64_t k = p->ask[0] + i;
     if (k > n0 && k <= rcount) {
-      if (ended0 || atomic_load(&stuck0) || p->latest.final == STUCK)
+      if (ended0 || atomic_load(&stuck0))
         stop_job("rank %d diverged from rank 0 at call #%llu (%s): rank 0 %s after call #%llu",
                  r, (unsigned long long)k, w[i].name,
                  ended0 ? "ended its program" : "waits for the other ranks' answers",
                  (unsigned long long)n0);
+      if (p->latest.final == STUCK)
+        stop_job("rank %d diverged from rank 0 at call #%llu (%s): rank %d waits for the other "
+                 "ranks' answers after it, rank 0 is after call #%llu", r,
+                 (unsigned long long)k, w[i].name, r, (unsigned long long)n0);
       break;
     }
     if (k > rcount) {
