@@ -42,13 +42,13 @@ n=2
 while [ "$n" -le "$gpus" ]; do
   echo "## weak scaling, $n GPUs (efficiency: one GPU's time / the time with $n GPUs and ${n}x the work)"
   GPUS=$n REPS=${REPS:-3} JACOBI_ITERS=${JACOBI_ITERS:-80} sh "$(dirname "$0")/run-split.sh" gpus \
-    "${APPS:-nbody:16384 kmeans:256 matmul:8192 jacobi:1024}"
+    "${APPS:-nbody:16384 kmeans:256 matmul:8192 jacobi:2048}"
   n=$((n * 2))
 done
 
 echo "## strong scaling, $gpus GPUs (whole on GPU 0 / split over $gpus)"
 visible=$(seq -s, 0 $((gpus - 1)))
-for entry in ${STRONG:-nbody:4096 jacobi:1024}; do
+for entry in ${STRONG:-nbody:4096 jacobi:2048}; do
   app=${entry%%:*} size=${entry#*:}
   for r in 1 "$gpus"; do
     printf '%s %s, %s rank(s): ' "$app" "$size" "$r"

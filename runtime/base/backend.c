@@ -45,8 +45,10 @@ static void make_short_name(struct tt_backend_platform *bp)
     snprintf(bp->short_name, sizeof bp->short_name, "pocl");
     bp->serial_parts = true;
   }
-  else if (strcasestr(bp->name, "nvidia"))
+  else if (strcasestr(bp->name, "nvidia")) {
     snprintf(bp->short_name, sizeof bp->short_name, "nvidia");
+    bp->late_callbacks = true;
+  }
   else if (strcasestr(bp->name, "amd"))
     snprintf(bp->short_name, sizeof bp->short_name, "amd");
   else if (strcasestr(bp->name, "intel"))
@@ -391,4 +393,15 @@ cl_uint tt_backend_discover(void)
 struct tt_backend_platform *tt_backend_get(cl_uint i)
 {
   return i < nplatforms ? &platforms[i] : NULL;
+}
+
+bool tt_backend_polled(const cl_icd_dispatch *d)
+{
+  int how = tt_env()->event_poll;
+  if (how >= 0)
+    return how >= 1;
+  for (cl_uint i = 0; i < nplatforms; i++)
+    if (platforms[i].late_callbacks && TT_VENDOR_DISPATCH(platforms[i].native) == d)
+      return true;
+  return false;
 }

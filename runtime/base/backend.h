@@ -28,11 +28,21 @@ struct tt_backend_platform {
    * the other's count and a later one aborts ('found->ref_count > 0', PoCL 3.1 common.c).
    * tests/pocl_parts shows it with PoCL alone. */
   bool serial_parts;
+  /* NVIDIA's OpenCL (driver 580) may call an event's callbacks 10-80 ms after the command
+   * ended while nothing waits in the driver (a split Jacobi's halo copies waited for them,
+   * doc/testing.md): Tutti's own callbacks on its events are also run by polling their
+   * status (runtime/job/callback.c). */
+  bool late_callbacks;
 };
 
 /* Loads every backend once (thread safe). Returns how many platforms were kept. */
 cl_uint tt_backend_discover(void);
 struct tt_backend_platform *tt_backend_get(cl_uint i);
+
+/* Whether Tutti polls the status of native events whose vendor dispatch table
+ * (TT_VENDOR_DISPATCH) is d for its callbacks (TUTTI_EVENT_POLL; auto: backends with
+ * late_callbacks). */
+bool tt_backend_polled(const cl_icd_dispatch *d);
 
 /* The dispatch table a native handle carries: its vendor's own. */
 #define TT_VENDOR_DISPATCH(h) (*(const cl_icd_dispatch *const *)(h))

@@ -230,10 +230,9 @@ int tt_cuda_device_of(struct tt_backend_platform *bp, cl_device_id native)
   return -1;
 }
 
-bool tt_cuda_wanted(cl_mem root)
+bool tt_cuda_fits(size_t size, cl_mem_flags flags)
 {
-  return root->size >= TT_CUDA_MIN && root->size <= TT_CUDA_MAX &&
-         !(root->flags & CL_MEM_USE_HOST_PTR);
+  return size >= TT_CUDA_MIN && size <= TT_CUDA_MAX && !(flags & CL_MEM_USE_HOST_PTR);
 }
 
 /* --- buffers ------------------------------------------------------------------------- */

@@ -10,7 +10,7 @@
  *
  * Which devices take this path is decided once, by the node's first rank, and travels in the
  * device table (cl_device_id.cuda), so every rank plans the same transfers. Which buffers do
- * is decided from replicated facts too (tt_cuda_wanted). */
+ * is decided from replicated facts too (tt_cuda_fits). */
 #ifndef TUTTI_CUDA_H
 #define TUTTI_CUDA_H
 
@@ -27,14 +27,15 @@ struct tt_backend_platform;
  * debug line says which). */
 int tt_cuda_device_of(struct tt_backend_platform *bp, cl_device_id native);
 
-/* Whether the native buffers of root (on devices that take the path) live in CUDA memory:
- * not for CL_MEM_USE_HOST_PTR, nor for buffers under TT_CUDA_MIN bytes (the driver's
+/* Whether a native buffer of size bytes (a buffer's, or a window's of a distributed buffer:
+ * runtime/memory/window.h) with the buffer's flags lives in CUDA memory on devices that take
+ * the path: not for CL_MEM_USE_HOST_PTR, nor under TT_CUDA_MIN bytes (the driver's
  * granularity is 2 MiB a buffer), nor over TT_CUDA_MAX: NVIDIA's OpenCL kills its process
  * (SIGSEGV raised by itself) when it imports 512 MiB or more of CUDA memory (doc/cluster.md).
  * Every rank alike. */
 #define TT_CUDA_MIN ((size_t)64 << 10)
 #define TT_CUDA_MAX ((size_t)510 << 20)
-bool tt_cuda_wanted(cl_mem root);
+bool tt_cuda_fits(size_t size, cl_mem_flags flags);
 
 /* A native buffer of size bytes in CUDA memory of CUDA device `device`, imported into the
  * native context ctx of the OpenCL device ndev (bp's), holding init's bytes when init is not

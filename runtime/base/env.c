@@ -193,6 +193,9 @@ static void read_env(void)
       env.stress = (unsigned)seed;
   }
   env.refuse = nonempty("TUTTI_REFUSE");
+  static const int poll_of[] = {-1, 1, 0, 2};
+  env.event_poll = poll_of[choice("TUTTI_EVENT_POLL",
+                                  (const char *const[]){"auto", "on", "off", "only", NULL}, 0)];
   static const int staging_of[] = {-1, 1, 0};
   env.staging = staging_of[choice("TUTTI_STAGING", (const char *const[]){"auto", "on", "off", NULL}, 0)];
   env.piece = (size_t)4 << 20;

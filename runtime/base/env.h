@@ -31,8 +31,12 @@ struct tt_env {
   const char *backend_libs;   /* TUTTI_BACKEND_LIBS: colon list of vendor library paths */
   cl_device_type device_type; /* TUTTI_DEVICE_TYPE: 0, or the type every device shows */
   int domains;                /* TUTTI_DOMAINS: TT_DOMAINS_AUTO (default), _BACKEND, _DEVICE */
-  bool cuda;                  /* TUTTI_CUDA=on (default off, experimental): NVIDIA devices'
-                               * memory through the CUDA driver, shared (runtime/base/cuda.h) */
+  bool cuda;                  /* TUTTI_CUDA=on (default off until it passes every GPU check:
+                               * doc/status.md): NVIDIA devices' memory through the CUDA
+                               * driver, shared (runtime/base/cuda.h) */
+  int event_poll;             /* TUTTI_EVENT_POLL: -1 auto (backends whose callbacks come
+                               * late: NVIDIA), 0 off, 1 on (every backend), 2 only (every
+                               * backend, its own callbacks never asked for: tests) */
   int staging;                /* TUTTI_STAGING: -1 auto, 0 off (maps), 1 on (pinned staging) */
   bool stats;                 /* TUTTI_STATS: print counts at exit */
   bool check;                 /* TUTTI_CHECK: divergence detection (default on) */

@@ -6,14 +6,19 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/prctl.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "runtime/base/backend.h"
+#include "runtime/base/env.h"
 #include "runtime/base/log.h"
 #include "runtime/base/object.h"
 #include "runtime/job/cluster.h"
+#include "runtime/job/stats.h"
 #include "runtime/job/transport.h"
+
+#define POLL_NAP_MAX_NS 32000L
 
 /* A command failed somewhere: sweeps begin. */
 static atomic_bool failures_seen;
@@ -26,7 +31,9 @@ struct native_cb {
   atomic_int fired;   /* by the backend or by the sweep, whichever came first */
   atomic_int refs;    /* the backend's call to come, and the list's (then the sweep's) */
   cl_int swept;       /* the failed status the sweep found */
+  cl_int type;        /* the status it waits for */
   struct native_cb *prev, *next;
+  struct native_cb *polled_next; /* the poller's list (its own references: see poll_add) */
 };
 
 static void native_cb_put(struct native_cb *c)
@@ -118,6 +125,111 @@ void tt_native_note_failure(void)
     TT_WARN("cannot start the thread that completes failed commands");
 }
 
+/* --- Polling: callbacks of backends that call them late (tt_backend_polled) -------------
+ * Every such callback is also on the poller's list, which holds a reference to it and to
+ * its event: the poller asks each event's status and runs the callback itself once the
+ * status is reached, unless the backend ran it first (c->fired decides, as for the sweep). */
+
+static pthread_mutex_t poll_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t poll_cond = PTHREAD_COND_INITIALIZER;
+static struct native_cb *polled_list;
+static bool poller_started;
+
+/* The poller's pass over c: whether c stays on its list. */
+static bool poll_one(struct native_cb *c)
+{
+  cl_int st = CL_QUEUED;
+  /* A status the backend cannot tell is left to its own call of the callback. */
+  if (!atomic_load(&c->fired) &&
+      TT_NATIVE_DISPATCH(c->native)->clGetEventInfo(c->native, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                                    sizeof st, &st, NULL) == CL_SUCCESS) {
+    if (st > c->type)
+      return true;
+    if (!atomic_exchange(&c->fired, 1)) {
+      atomic_fetch_add_explicit(&tt_stats.poll_fired, 1, memory_order_relaxed);
+      pthread_mutex_lock(&due_lock);
+      due_unlink(c);
+      pthread_mutex_unlock(&due_lock);
+      if (st < 0)
+        tt_native_note_failure();
+      tt_reaper_enter();
+      c->fn(c->native, st < 0 ? st : c->type, c->data);
+      TT_NATIVE_DISPATCH(c->native)->clReleaseEvent(c->native); /* the list's */
+      tt_reaper_leave();
+      native_cb_put(c);
+    }
+  }
+  TT_NATIVE_DISPATCH(c->native)->clReleaseEvent(c->native); /* the poller's */
+  native_cb_put(c);
+  return false;
+}
+
+static void *poller_main(void *unused)
+{
+  (void)unused;
+  /* Naps of microseconds: the kernel's default slack (50 us) would stretch each. */
+  prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+  long nap_ns = 0;
+  for (;;) {
+    pthread_mutex_lock(&poll_lock);
+    while (!polled_list) {
+      nap_ns = 0;
+      pthread_cond_wait(&poll_cond, &poll_lock);
+    }
+    struct native_cb *list = polled_list, *keep = NULL, **tail = &keep;
+    polled_list = NULL;
+    pthread_mutex_unlock(&poll_lock);
+    bool fired = false;
+    for (struct native_cb *c = list, *next; c; c = next) {
+      next = c->polled_next;
+      if (poll_one(c)) {
+        *tail = c;
+        tail = &c->polled_next;
+      } else {
+        fired = true;
+      }
+    }
+    *tail = NULL;
+    pthread_mutex_lock(&poll_lock);
+    *tail = polled_list;
+    polled_list = keep;
+    pthread_mutex_unlock(&poll_lock);
+    /* Back to asking at once after something completed; else naps growing to 32 us. */
+    nap_ns = fired ? 0 : nap_ns ? (nap_ns * 2 > POLL_NAP_MAX_NS ? POLL_NAP_MAX_NS : nap_ns * 2)
+                                : 1000;
+    if (nap_ns)
+      nanosleep(&(struct timespec){0, nap_ns}, NULL);
+  }
+  return NULL;
+}
+
+/* Puts c on the poller's list with the poller's references (taken by the caller). Returns
+ * false, references untouched, when the poller cannot start. */
+static bool poll_add(struct native_cb *c)
+{
+  pthread_mutex_lock(&poll_lock);
+  if (!poller_started)
+    poller_started = tt_thread_start("tutti-poller", poller_main);
+  if (!poller_started) {
+    pthread_mutex_unlock(&poll_lock);
+    return false;
+  }
+  atomic_fetch_add_explicit(&tt_stats.polled, 1, memory_order_relaxed);
+  c->polled_next = polled_list;
+  polled_list = c;
+  pthread_cond_signal(&poll_cond);
+  pthread_mutex_unlock(&poll_lock);
+  return true;
+}
+
+/* The poller's references on c, when it could not take c. */
+static void poll_refused(struct native_cb *c)
+{
+  TT_WARN("cannot start the thread that polls events: callbacks come from the backend");
+  TT_NATIVE_DISPATCH(c->native)->clReleaseEvent(c->native);
+  native_cb_put(c);
+}
+
 cl_int tt_native_callback(cl_event native, cl_int type,
                           void (CL_CALLBACK *fn)(cl_event, cl_int, void *), void *data)
 {
@@ -128,26 +240,45 @@ cl_int tt_native_callback(cl_event native, cl_int type,
     return CL_OUT_OF_HOST_MEMORY;
   const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(native);
   *c = (struct native_cb){.fn = fn, .data = data, .native = native};
-  atomic_init(&c->refs, 2);
+  c->type = type;
+  bool polled = tt_backend_polled(TT_VENDOR_DISPATCH(native));
+  bool only = tt_env()->event_poll == 2; /* the poller alone runs it */
+  atomic_init(&c->refs, only ? 2 : polled ? 3 : 2);
   d->clRetainEvent(native);
+  if (polled)
+    d->clRetainEvent(native); /* the poller's */
   pthread_mutex_lock(&due_lock);
   c->next = due;
   if (due)
     due->prev = c;
   due = c;
   pthread_mutex_unlock(&due_lock);
+  if (only) {
+    if (poll_add(c))
+      return CL_SUCCESS;
+    /* The backend's call takes the poller's place. */
+    d->clReleaseEvent(native);
+    polled = false;
+  }
   cl_int err = d->clSetEventCallback(native, type, native_fired, c);
   if (err != CL_SUCCESS) {
     if (atomic_exchange(&c->fired, 1)) {
       native_cb_put(c); /* a sweep took it meanwhile: it runs it */
+      if (polled && !poll_add(c))
+        poll_refused(c);
       return CL_SUCCESS;
     }
     pthread_mutex_lock(&due_lock);
     due_unlink(c);
     pthread_mutex_unlock(&due_lock);
     d->clReleaseEvent(native);
+    if (polled)
+      d->clReleaseEvent(native);
     free(c);
+    return err;
   }
-  return err;
+  if (polled && !poll_add(c))
+    poll_refused(c);
+  return CL_SUCCESS;
 }
 

@@ -2,7 +2,11 @@
  * a command that failed because its wait list failed (PoCL 3.1, for the command and every
  * later one of its in-order queue): once any command failed, the sweep (on the transport's
  * progress thread in a job of several ranks, else on a thread of its own, every
- * millisecond) runs those of native events whose command ended in an error, once. */
+ * millisecond) runs those of native events whose command ended in an error, once. Some
+ * backends call callbacks late (NVIDIA: 10-80 ms after the command ended, while no thread
+ * waits in the driver): for those (TUTTI_EVENT_POLL), a poller thread also asks each
+ * event's status, from every microsecond up to every 32 us while any is due, and runs the
+ * callback itself once the status is reached; whoever comes first runs it, once. */
 #ifndef TUTTI_JOB_CALLBACK_H
 #define TUTTI_JOB_CALLBACK_H
 

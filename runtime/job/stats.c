@@ -97,6 +97,11 @@ static void report(void)
           (unsigned long long)atomic_load(&tt_stats.host_reads),
           (unsigned long long)tt_transport_bytes_sent(),
           atomic_load(&tt_stats.wait_ns) / 1e9);
+  uint64_t polled = atomic_load(&tt_stats.polled);
+  if (polled)
+    fprintf(tt_log_file(), "[tutti %d stats] callbacks on native events polled %llu, run by "
+            "polling first %llu\n", tt_cluster_rank(), (unsigned long long)polled,
+            (unsigned long long)atomic_load(&tt_stats.poll_fired));
   report_devices();
 }
 

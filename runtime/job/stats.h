@@ -15,6 +15,9 @@ struct tt_stats {
   atomic_uint_fast64_t rebalanced;   /* split kernels given new weights (icd/balance.c; every
                                       * rank alike), and a digest of those weights */
   atomic_uint_fast64_t balance_digest;
+  atomic_uint_fast64_t polled, poll_fired; /* Tutti's callbacks on native events the poller
+                                          * watched, and those it ran before the backend
+                                          * did (runtime/job/callback.c) */
   atomic_uint_fast64_t evictions_digest; /* a hash of every eviction so far and the holders
                                           * each left (runtime/memory/window.c): equal on every rank */
 };

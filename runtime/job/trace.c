@@ -169,6 +169,22 @@ void tt_trace_command(cl_device_id device, const char *name, enum tt_trace_cat c
   }
 }
 
+void tt_trace_host_slice(cl_device_id device, const char *name, uint64_t cmd, uint64_t t0,
+                         uint64_t t1)
+{
+  pthread_mutex_lock(&lock);
+  struct rec *r = add(K_COMMAND);
+  if (r) {
+    r->device = device->index;
+    r->id = cmd;
+    r->cat = TT_TRACE_INTERNAL;
+    r->t0 = t0;
+    r->t1 = t1;
+    snprintf(r->name, sizeof r->name, "%s", name);
+  }
+  pthread_mutex_unlock(&lock);
+}
+
 void tt_trace_enqueue(cl_device_id device, const char *name, uint64_t cmd, bool actual,
                       bool dropped)
 {

@@ -31,6 +31,11 @@ enum tt_trace_cat { TT_TRACE_KERNEL, TT_TRACE_COMMAND, TT_TRACE_INTERNAL };
 void tt_trace_command(cl_device_id device, const char *name, enum tt_trace_cat cat, uint64_t cmd,
                       cl_event native, const cl_icd_dispatch *d);
 
+/* Work Tutti did for a command on this rank's device outside the backend (a copy by CUDA's
+ * copy engines), timed on the host clock: from t0 to t1 (tt_stats_now_ns). */
+void tt_trace_host_slice(cl_device_id device, const char *name, uint64_t cmd, uint64_t t0,
+                         uint64_t t1);
+
 /* An enqueue as the host program made it: on this rank's device (actual), for another
  * rank's device (virtual), or dropped by the queueing optimization. */
 void tt_trace_enqueue(cl_device_id device, const char *name, uint64_t cmd, bool actual,

@@ -82,7 +82,7 @@ cl_mem tt_window_native_new(cl_context ctx, cl_uint dom, cl_mem root, cl_mem_fla
 {
   struct tt_domain *dm = &ctx->domains[dom];
   *host = NULL;
-  if (dm->cuda >= 0 && tt_cuda_wanted(root))
+  if (dm->cuda >= 0 && tt_cuda_fits(size, root->flags))
     return tt_cuda_buffer_new(dm->bp, dm->native, dm->first_device->native, dm->cuda, flags,
                               size, flags & CL_MEM_COPY_HOST_PTR ? host_ptr : NULL, err);
   /* Tutti reads and writes its native buffers for transfers and eviction whatever the
@@ -305,6 +305,12 @@ static struct tt_window *window_holding(cl_mem root, cl_uint dom, size_t at)
   struct tt_window_set *s = &root->windows[dom];
   size_t k = first_past(s, at, false);
   return k && at < s->w[k - 1].hi ? &s->w[k - 1] : NULL;
+}
+
+size_t tt_window_size_at(cl_mem root, cl_uint dom, size_t at)
+{
+  const struct tt_window *w = window_holding(root, dom, at);
+  return w ? w->hi - w->lo : 0;
 }
 
 static int drop_run(void *arg, size_t off, size_t len, tt_holders holders)

@@ -53,6 +53,10 @@ static inline bool tt_windowed(cl_mem m)
  * holds the plan lock. */
 cl_int tt_window_place(cl_mem m, cl_uint dom, size_t off, size_t len, struct tt_place *out);
 
+/* The size of root's window in domain dom holding byte `at` (0: none), as every rank
+ * places it. Caller holds the plan lock. */
+size_t tt_window_size_at(cl_mem root, cl_uint dom, size_t at);
+
 /* A command wrote [off, off+len) of root in domain dom (plan lock): the windows there that
  * came back from a host copy drop it (the copy no longer holds their newest bytes). */
 void tt_window_written(cl_mem root, cl_uint dom, size_t off, size_t len);

@@ -9,6 +9,7 @@
 #include "runtime/base/backend.h"
 #include "runtime/base/cuda.h"
 #include "runtime/base/log.h"
+#include "runtime/job/stats.h"
 #include "runtime/job/trace.h"
 #include "runtime/job/transport.h"
 #include "runtime/memory/window.h"
@@ -21,13 +22,22 @@
  * from the sender's memory once its own earlier accesses are complete and answers; the
  * sender's read ends with that answer. No byte goes through host memory or MPI. */
 
-/* Whether bytes of root move between domains a and b that way: both CUDA domains of one
- * host, root's memory CUDA's there. Every rank alike. */
-bool tt_gpu_pair(cl_context ctx, cl_uint a, cl_uint b, cl_mem root)
+/* The size of the native buffer holding byte `at` of root in domain dom: a window's, for a
+ * distributed buffer (placed on every rank before its bytes move: runtime/command/plan.c). */
+static size_t native_size(cl_mem root, cl_uint dom, size_t at)
+{
+  return tt_windowed(root) ? tt_window_size_at(root, dom, at) : root->size;
+}
+
+/* Whether bytes of root from byte `at` move between domains a and b that way: both CUDA
+ * domains of one host, the native buffers holding them CUDA's at both ends. Every rank
+ * alike. */
+bool tt_gpu_pair(cl_context ctx, cl_uint a, cl_uint b, cl_mem root, size_t at)
 {
   const struct tt_domain *x = &ctx->domains[a], *y = &ctx->domains[b];
-  return x->cuda >= 0 && y->cuda >= 0 && tt_cuda_wanted(root) &&
-         !strcmp(x->first_device->host, y->first_device->host);
+  return x->cuda >= 0 && y->cuda >= 0 && !strcmp(x->first_device->host, y->first_device->host) &&
+         tt_cuda_fits(native_size(root, a, at), root->flags) &&
+         tt_cuda_fits(native_size(root, b, at), root->flags);
 }
 
 struct gpu_copy {
@@ -44,6 +54,9 @@ struct gpu_copy {
   uint64_t id;
   struct tt_cuda_desc desc; /* SEND: sent; RECV: received */
   int32_t answer;           /* 1: copied */
+  cl_device_id device_of;   /* traces: the device of this side, and the command's id */
+  uint64_t cmd;
+  uint64_t t_plan, t_ready; /* traces: planned, everything before the copy happened */
   atomic_int waiting;       /* what is still to happen before the copy (or the send) */
   atomic_int ends;          /* what is still to happen before x goes */
 };
@@ -83,6 +96,11 @@ static void gpu_copied(void *arg, int ok)
   char s[256];
   if (!ok)
     TT_WARN("copying %s between GPUs failed", tt_xfer_str(&x->what, s, sizeof s));
+  if (tt_trace_on && x->device_of) {
+    uint64_t now = tt_stats_now_ns();
+    tt_trace_host_slice(x->device_of, "GPU copy: waits", x->cmd, x->t_plan, x->t_ready);
+    tt_trace_host_slice(x->device_of, "GPU copy: CUDA", x->cmd, x->t_ready, now);
+  }
   gpu_set(x->write, ok);
   x->write = NULL;
   if (x->role == GPU_LOCAL) {
@@ -102,6 +120,11 @@ static void gpu_copied(void *arg, int ok)
 static void gpu_answered(void *arg, int ok)
 {
   struct gpu_copy *x = arg;
+  if (tt_trace_on && x->device_of) {
+    tt_trace_host_slice(x->device_of, "GPU copy: waits to send", x->cmd, x->t_plan, x->t_ready);
+    tt_trace_host_slice(x->device_of, "GPU copy: sent, answered", x->cmd, x->t_ready,
+                        tt_stats_now_ns());
+  }
   gpu_set(x->read, ok && x->answer == 1);
   x->read = NULL;
   gpu_end(x);
@@ -116,6 +139,8 @@ static void gpu_desc_sent(void *arg, int ok)
 /* Everything before the copy (or the description) happened. */
 static void gpu_go(struct gpu_copy *x)
 {
+  if (tt_trace_on)
+    x->t_ready = tt_stats_now_ns();
   if (x->role == GPU_SEND) {
     atomic_store(&x->ends, 2);
     if (tt_transport_irecv(TT_CH_ANSWER, &x->answer, sizeof x->answer, x->peer, x->id,
@@ -204,6 +229,11 @@ int tt_gpu_run(struct fetch *f, enum gpu_role role, cl_uint src, size_t off, siz
   }
   x->role = role;
   x->len = len;
+  if (tt_trace_on) {
+    x->t_plan = tt_stats_now_ns();
+    x->cmd = tt_plan_cur.cmd;
+    x->device_of = f->ctx->domains[role == GPU_SEND ? src : f->dom].first_device;
+  }
   x->peer = peer;
   x->id = id;
   size_t at = 0;

@@ -37,12 +37,13 @@ void tt_xfer_wait_for(struct tt_deps *deps, atomic_int *waiting,
                       void (CL_CALLBACK *ready)(cl_event, cl_int, void *), void *arg);
 
 /* gpu.c: whether bytes of root move between domains a and b by the GPUs' copy engines (both
- * CUDA domains of one host, root's memory CUDA's there; every rank alike), and such a copy:
+ * CUDA domains of one host, the native buffers holding byte `at` of root CUDA's at both ends;
+ * every rank alike), and such a copy:
  * LOCAL from domain src of this rank into f->dom, SEND from src here to rank peer, RECV from
  * rank peer into f->dom. tt_gpu_run returns -1 when a LOCAL copy cannot take this path (the
  * caller copies through the host), else whether planning must stop. */
 enum gpu_role { GPU_LOCAL, GPU_SEND, GPU_RECV };
-bool tt_gpu_pair(cl_context ctx, cl_uint a, cl_uint b, cl_mem root);
+bool tt_gpu_pair(cl_context ctx, cl_uint a, cl_uint b, cl_mem root, size_t at);
 int tt_gpu_run(struct fetch *f, enum gpu_role role, cl_uint src, size_t off, size_t len,
                int peer, uint64_t id);
 

@@ -691,7 +691,7 @@ uint64_t tt_transfer_pieces(size_t len)
 int tt_transfer_local(struct fetch *f, cl_uint src, size_t off, size_t len)
 {
   /* -1: not between GPUs that way, or it cannot take it: through the host. */
-  int stop = tt_gpu_pair(f->ctx, src, f->dom, f->root) ? tt_gpu_run(f, GPU_LOCAL, src, off, len, -1, 0)
+  int stop = tt_gpu_pair(f->ctx, src, f->dom, f->root, off) ? tt_gpu_run(f, GPU_LOCAL, src, off, len, -1, 0)
                                                     : -1;
   return stop < 0 ? copy_local(f, src, off, len) : stop;
 }
@@ -706,7 +706,7 @@ int tt_transfer_remote(struct fetch *f, cl_uint src, size_t off, size_t len, int
   describe_once();
   cl_uint dom = send ? src : f->dom; /* this rank's end */
   struct tt_domain *dm = &f->ctx->domains[dom];
-  if (tt_gpu_pair(f->ctx, src, f->dom, f->root))
+  if (tt_gpu_pair(f->ctx, src, f->dom, f->root, off))
     return tt_gpu_run(f, send ? GPU_SEND : GPU_RECV, src, off, len, peer, id);
   unsigned char *host = NULL;
   cl_mem native = tt_xfer_placed(f, dom, off, len, NULL, &host);
