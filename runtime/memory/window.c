@@ -1,8 +1,10 @@
 /* Windows: a windowed buffer's native buffers in each domain, and their eviction
- * (runtime/memory/window.h). */
+ * (runtime/memory/window.h; prefetch.c and windowed.c share its helpers through
+ * window_impl.h). */
 #include "config.h"
 
 #include "runtime/memory/window.h"
+#include "runtime/memory/window_impl.h"
 #include "runtime/memory/spill.h"
 #include "runtime/base/cuda.h"
 
@@ -30,38 +32,6 @@
 
 /* Buffers in memory of Tutti's start at a page. */
 #define HOST_ALIGN ((size_t)4096)
-
-/* An evicted window's bytes in this rank's memory: the ranges its domain held newest when it
- * went, at their offsets in the window. */
-
-/* Every rank keeps the windows of every domain of a context, and decides their placement
- * and eviction alike from replicated facts (command order, sizes, budgets, holders); only the
- * domain's own rank has native buffers and host copies. */
-struct tt_window {
-  size_t lo, hi;
-  bool resident;        /* on its device (counted in the domain's held bytes), else evicted */
-  cl_mem native;        /* local domains: the native buffer while resident, else NULL */
-  unsigned char *host;
-  uint64_t used;        /* when a command last used it (an order of places, alike per rank) */
-  uint64_t epoch;       /* tt_plan_epoch of that command: pinned while it is planned */
-  struct tt_spill *spill; /* local domains: evicted, with the bytes its domain held newest;
-                         * resident, the clean copy it came back from (below), or NULL */
-  size_t spill_lo;      /* the buffer offset of spill->mem[0] (pieces of an evicted window
-                         * share its copy) */
-  uint64_t clean;       /* resident with a clean copy: a digest of the runs its domain held
-                         * newest when it came back. Evicted again while no command wrote its
-                         * bytes there (a write drops the copy, tt_window_written) and its
-                         * domain holds the same runs, it reads nothing: the copy has them */
-  uint64_t next_id;     /* the window its domain's commands used next after it, last time: */
-  size_t next_at;       /* its buffer's id (0: none) and a byte in it (prefetch follows it) */
-  uint64_t last_use;    /* the program's last use (as used, prefetches aside; 0: none) and */
-  uint64_t period;      /* the time between its last two (0: one use so far) */
-};
-
-struct tt_window_set {
-  struct tt_window *w; /* sorted by lo; disjoint (touching allowed) */
-  size_t n, cap;
-};
 
 /* Places so far (the LRU clock). Plan lock. */
 static uint64_t clock_now;
@@ -119,17 +89,17 @@ static cl_mem_flags window_flags(cl_mem root)
   return root->flags & ~(cl_mem_flags)(CL_MEM_COPY_HOST_PTR | CL_MEM_ALLOC_HOST_PTR);
 }
 
-static struct tt_stats_device *stats_of(cl_context ctx, cl_uint dom)
+struct tt_stats_device *tt_win_stats_of(cl_context ctx, cl_uint dom)
 {
   cl_device_id dev = ctx->domains[dom].first_device;
   return tt_stats_device(dev ? dev->index : UINT32_MAX);
 }
 
 /* Windows held in a domain count for its first device (TUTTI_STATS). */
-static void count(cl_mem root, cl_uint dom, int64_t delta)
+void tt_win_count(cl_mem root, cl_uint dom, int64_t delta)
 {
   root->context->domains[dom].held += (size_t)delta;
-  struct tt_stats_device *s = stats_of(root->context, dom);
+  struct tt_stats_device *s = tt_win_stats_of(root->context, dom);
   uint64_t now = atomic_fetch_add_explicit(&s->window_bytes, (uint64_t)delta,
                                            memory_order_relaxed) + (uint64_t)delta;
   uint64_t peak = atomic_load_explicit(&s->window_peak, memory_order_relaxed);
@@ -138,7 +108,7 @@ static void count(cl_mem root, cl_uint dom, int64_t delta)
 }
 
 /* The backend's short name of a domain, local or not (for messages). */
-static const char *dom_name(const struct tt_domain *dm)
+const char *tt_win_dom_name(const struct tt_domain *dm)
 {
   return dm->bp ? dm->bp->short_name : dm->first_device ? dm->first_device->backend : "?";
 }
@@ -153,7 +123,7 @@ static bool pinned_root(cl_mem root)
 
 /* The most bytes of windows Tutti keeps in a local domain: TUTTI_DEVICE_MEM's budget for its
  * first device, else that device's global memory less an eighth (at least 256 MiB). */
-static size_t budget_of(cl_context ctx, cl_uint dom)
+size_t tt_win_budget(cl_context ctx, cl_uint dom)
 {
   struct tt_domain *dm = &ctx->domains[dom];
   if (dm->budget)
@@ -170,7 +140,7 @@ static size_t budget_of(cl_context ctx, cl_uint dom)
     b = g > margin ? (size_t)(g - margin) : SIZE_MAX;
   }
   dm->budget = b;
-  TT_LOG(TT_LOG_MM, "domain %u (%s): %zu bytes of windows at most", dom, dom_name(dm), b);
+  TT_LOG(TT_LOG_MM, "domain %u (%s): %zu bytes of windows at most", dom, tt_win_dom_name(dm), b);
   return b;
 }
 
@@ -210,7 +180,7 @@ static int spill_run(void *arg, size_t off, size_t len, tt_holders holders)
   if (!m->q) {
     m->err = tt_plan_internal_queue(ctx, m->dom, &m->q);
     if (m->err == CL_SUCCESS && !m->sp &&
-        !(m->sp = tt_spill_new(m->len, stats_of(ctx, m->dom), ctx, m->dom)))
+        !(m->sp = tt_spill_new(m->len, tt_win_stats_of(ctx, m->dom), ctx, m->dom)))
       m->err = CL_OUT_OF_HOST_MEMORY;
     if (m->err == CL_SUCCESS)
       m->err = tt_plan_order_after(&deps, ctx, m->dom, m->q, m->root, m->lo, m->len, true);
@@ -300,7 +270,7 @@ static size_t first_past(const struct tt_window_set *s, size_t x, bool by_end)
 }
 
 /* The window of root in dom holding byte `at`, or NULL. */
-static struct tt_window *window_holding(cl_mem root, cl_uint dom, size_t at)
+struct tt_window *tt_win_holding(cl_mem root, cl_uint dom, size_t at)
 {
   struct tt_window_set *s = &root->windows[dom];
   size_t k = first_past(s, at, false);
@@ -309,7 +279,7 @@ static struct tt_window *window_holding(cl_mem root, cl_uint dom, size_t at)
 
 size_t tt_window_size_at(cl_mem root, cl_uint dom, size_t at)
 {
-  const struct tt_window *w = window_holding(root, dom, at);
+  const struct tt_window *w = tt_win_holding(root, dom, at);
   return w ? w->hi - w->lo : 0;
 }
 
@@ -318,7 +288,7 @@ static int drop_run(void *arg, size_t off, size_t len, tt_holders holders)
   struct drop_walk *d = arg;
   for (unsigned o = tt_holders_next(holders, 0); o != UINT_MAX;
        o = tt_holders_next(holders, o + 1)) {
-    const struct tt_window *w = o == d->dom ? NULL : window_holding(d->root, o, off);
+    const struct tt_window *w = o == d->dom ? NULL : tt_win_holding(d->root, o, off);
     if (w && w->resident && w->hi >= off + len) {
       d->err = tt_rangemap_drop(d->root->latest, off, len, d->dom);
       return d->err;
@@ -327,7 +297,6 @@ static int drop_run(void *arg, size_t off, size_t len, tt_holders holders)
   return 0;
 }
 
-static void spill_unref(cl_context ctx, cl_uint dom, struct tt_window *o, bool queued);
 
 typedef cl_int (*internal_issue)(struct tt_domain *dm, cl_command_queue q, const struct tt_deps *d,
                                  const void *arg, cl_event *ev);
@@ -362,7 +331,7 @@ static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
                          .len = len, .sp = clean ? w->spill : NULL,
                          .spill_lo = clean ? w->spill_lo : w->lo};
   if (w->spill && !clean)
-    spill_unref(ctx, dom, w, w->spill->read != NULL); /* changed since: a new copy */
+    tt_win_spill_unref(ctx, dom, w, w->spill->read != NULL); /* changed since: a new copy */
   w->clean = 0;
   tt_rangemap_walk(root->latest, w->lo, len, spill_run, &e);
   if (e.q)
@@ -370,19 +339,19 @@ static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
   if (e.sp && !clean)
     e.sp->read = e.last;
   if (clean)
-    atomic_fetch_add_explicit(&stats_of(ctx, dom)->clean, e.bytes, memory_order_relaxed);
+    atomic_fetch_add_explicit(&tt_win_stats_of(ctx, dom)->clean, e.bytes, memory_order_relaxed);
   if (e.err != CL_SUCCESS) {
     TT_LOG(TT_LOG_ERR, "buffer #%llu: evicting bytes %zu-%zu from %s (domain %u) failed: %s",
-           (unsigned long long)root->obj.id, w->lo, w->hi, dom_name(dm), dom,
+           (unsigned long long)root->obj.id, w->lo, w->hi, tt_win_dom_name(dm), dom,
            tt_error_name(e.err));
     if (e.sp)
       tt_spill_release(ctx, dom, e.sp, NULL, false);
     return e.err;
   }
   TT_LOG(TT_LOG_MM, "buffer #%llu: window %zu-%zu evicted from %s (domain %u), %zu of its "
-         "bytes newest there%s", (unsigned long long)root->obj.id, w->lo, w->hi, dom_name(dm),
+         "bytes newest there%s", (unsigned long long)root->obj.id, w->lo, w->hi, tt_win_dom_name(dm),
          dom, e.bytes, e.sp ? ", kept in host memory" : "");
-  struct tt_stats_device *st = stats_of(ctx, dom);
+  struct tt_stats_device *st = tt_win_stats_of(ctx, dom);
   atomic_fetch_add_explicit(&st->evictions, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&st->evicted, len, memory_order_relaxed);
   atomic_fetch_add_explicit(&st->written_back, e.bytes, memory_order_relaxed);
@@ -393,7 +362,7 @@ static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
                         memory_order_relaxed);
   if (tt_check_active)
     tt_check_call("eviction", 0, v + 1, sizeof v / sizeof v[0] - 1);
-  count(root, dom, -(int64_t)len);
+  tt_win_count(root, dom, -(int64_t)len);
   w->resident = false;
   dm->evicted = true;
   /* Only the domain's rank has a native buffer to hand on or free. Its next window uses it
@@ -422,7 +391,7 @@ static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
   w->spill = e.sp;
   w->spill_lo = e.spill_lo;
   if (!e.bytes) {
-    spill_unref(ctx, dom, w, w->spill && w->spill->read);
+    tt_win_spill_unref(ctx, dom, w, w->spill && w->spill->read);
     memmove(&s->w[k], &s->w[k + 1], (s->n - k - 1) * sizeof *s->w);
     s->n--;
   }
@@ -451,7 +420,7 @@ static cl_int make_room(cl_mem root, cl_uint dom, size_t need, size_t lo, size_t
 {
   cl_context ctx = root->context;
   struct tt_domain *dm = &ctx->domains[dom];
-  size_t budget = budget_of(ctx, dom);
+  size_t budget = tt_win_budget(ctx, dom);
   while (dm->held + need > budget) {
     cl_mem victim = NULL;
     size_t vk = 0;
@@ -483,7 +452,7 @@ static cl_int make_room(cl_mem root, cl_uint dom, size_t need, size_t lo, size_t
         TT_WARN("device %u (%s): %zu more bytes of windows do not fit its budget of "
              "%zu bytes (TUTTI_DEVICE_MEM) beside the %zu bytes that must stay there (used by "
              "the command being planned, reduction copies, mapped, attached or cut into sub-buffers)",
-             dev ? dev->index : 0, dom_name(dm), need, budget, dm->held);
+             dev ? dev->index : 0, tt_win_dom_name(dm), need, budget, dm->held);
       return CL_MEM_OBJECT_ALLOCATION_FAILURE;
     }
     cl_int err = evict(victim, dom, vk, keep);
@@ -506,12 +475,12 @@ static cl_int refill(cl_mem root, cl_uint dom, struct tt_window *o, const struct
   tt_rangemap_walk(root->latest, lo, hi - lo, spill_run, &r);
   if (r.err != CL_SUCCESS) {
     TT_LOG(TT_LOG_ERR, "buffer #%llu: bringing evicted bytes %zu-%zu back to %s failed: %s",
-           (unsigned long long)root->obj.id, lo, hi, dom_name(dm), tt_error_name(r.err));
+           (unsigned long long)root->obj.id, lo, hi, tt_win_dom_name(dm), tt_error_name(r.err));
     if (r.last)
       TT_NATIVE_DISPATCH(r.last)->clReleaseEvent(r.last);
     return r.err;
   }
-  struct tt_stats_device *st = stats_of(root->context, dom);
+  struct tt_stats_device *st = tt_win_stats_of(root->context, dom);
   atomic_fetch_add_explicit(&st->refetched, r.bytes, memory_order_relaxed);
   if (ahead)
     atomic_fetch_add_explicit(&st->prefetched, r.bytes, memory_order_relaxed);
@@ -529,7 +498,7 @@ static cl_int refill(cl_mem root, cl_uint dom, struct tt_window *o, const struct
 
 /* Gives up evicted window o's share of its host copy: the last share frees it (or hands it
  * back to the domain, `queued` when its last use went to the domain's internal queue). */
-static void spill_unref(cl_context ctx, cl_uint dom, struct tt_window *o, bool queued)
+void tt_win_spill_unref(cl_context ctx, cl_uint dom, struct tt_window *o, bool queued)
 {
   if (o->spill && --o->spill->refs == 0)
     tt_spill_release(ctx, dom, o->spill, NULL, queued);
@@ -591,13 +560,13 @@ static cl_int carry_over(cl_mem root, cl_uint dom, const struct tt_window *o,
   cl_int err = issue_ordered(root, dom, o->lo, o->hi - o->lo, issue_copy, ow, NULL);
   if (err != CL_SUCCESS)
     TT_LOG(TT_LOG_ERR, "buffer #%llu: widening a window of %s to bytes %zu-%zu failed: %s",
-           (unsigned long long)root->obj.id, dom_name(&root->context->domains[dom]), w->lo,
+           (unsigned long long)root->obj.id, tt_win_dom_name(&root->context->domains[dom]), w->lo,
            w->hi, tt_error_name(err));
   return err;
 }
 
 /* Windows of s overlapping [lo, hi): *i .. *j-1. */
-static void overlap(const struct tt_window_set *s, size_t lo, size_t hi, size_t *i, size_t *j)
+void tt_win_overlap(const struct tt_window_set *s, size_t lo, size_t hi, size_t *i, size_t *j)
 {
   *i = first_past(s, lo, true);
   *j = *i;
@@ -607,13 +576,13 @@ static void overlap(const struct tt_window_set *s, size_t lo, size_t hi, size_t 
 
 /* The window of dom holding byte `at` of the windowed buffer whose id is id (*root: that
  * buffer), or NULL. */
-static struct tt_window *window_at(cl_context ctx, cl_uint dom, uint64_t id, size_t at,
+struct tt_window *tt_win_at(cl_context ctx, cl_uint dom, uint64_t id, size_t at,
                                    cl_mem *root)
 {
   for (size_t r = 0; r < ctx->nwindowed; r++)
     if (ctx->windowed[r]->obj.id == id) {
       *root = ctx->windowed[r];
-      return window_holding(*root, dom, at);
+      return tt_win_holding(*root, dom, at);
     }
   return NULL;
 }
@@ -622,7 +591,7 @@ static struct tt_window *window_at(cl_context ctx, cl_uint dom, uint64_t id, siz
  * same command, on this rank only among them, change nothing); a use of the program's
  * (not a prefetch) makes w the next window of the one its domain used before, unless w
  * lives for one command only (gone by the next time round). */
-static void touch(cl_mem root, cl_uint dom, struct tt_window *w, bool ahead)
+void tt_win_touch(cl_mem root, cl_uint dom, struct tt_window *w, bool ahead)
 {
   if (w->epoch == tt_plan_epoch)
     return;
@@ -633,7 +602,7 @@ static void touch(cl_mem root, cl_uint dom, struct tt_window *w, bool ahead)
     return;
   w->period = w->last_use ? clock_now - w->last_use : 0;
   w->last_use = clock_now;
-  struct tt_window *last = dm->last_root ? window_holding(dm->last_root, dom, dm->last_at) : NULL;
+  struct tt_window *last = dm->last_root ? tt_win_holding(dm->last_root, dom, dm->last_at) : NULL;
   if (last && last != w) {
     last->next_id = root->obj.id;
     last->next_at = w->lo;
@@ -673,18 +642,18 @@ static struct tt_window piece_of(const struct tt_window *o, size_t lo, size_t hi
  * (their bytes carried over) and the parts of evicted windows it overlaps (brought back from
  * host memory; the rest of an evicted window stays evicted, beside it), room made first.
  * Native buffers and bytes move on the domain's rank only. */
-static cl_int window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool ahead,
+cl_int tt_win_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool ahead,
                            struct tt_window **out)
 {
   struct tt_window_set *s = &root->windows[dom];
   size_t i, j;
-  overlap(s, lo, hi, &i, &j);
+  tt_win_overlap(s, lo, hi, &i, &j);
   if (j == i + 1 && s->w[i].resident && s->w[i].lo <= lo && s->w[i].hi >= hi) {
-    touch(root, dom, &s->w[i], ahead);
+    tt_win_touch(root, dom, &s->w[i], ahead);
     *out = &s->w[i];
     return CL_SUCCESS;
   }
-  /* Windows never overlap (they may touch): the new one takes in the resident ones it
+  /* Windows never tt_win_overlap (they may touch): the new one takes in the resident ones it
    * overlaps, and the parts of evicted ones within them. */
   struct tt_window w = {.lo = lo, .hi = hi, .resident = true};
   size_t kept = 0;
@@ -710,7 +679,7 @@ static cl_int window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool 
     return err;
   }
   /* Eviction may have dropped other windows of this buffer. */
-  overlap(s, w.lo, w.hi, &i, &j);
+  tt_win_overlap(s, w.lo, w.hi, &i, &j);
   /* It follows on from the windows it replaces (the last of them that knew a next), and
    * keeps the rhythm of the one used last. */
   for (size_t k = i; k < j; k++) {
@@ -729,7 +698,7 @@ static cl_int window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool 
   w.host = host;
   if (dm->local && !w.native) {
     TT_LOG(TT_LOG_ERR, "buffer #%llu: a window of bytes %zu-%zu (%zu bytes) on %s: %s",
-           (unsigned long long)root->obj.id, w.lo, w.hi, w.hi - w.lo, dom_name(dm),
+           (unsigned long long)root->obj.id, w.lo, w.hi, w.hi - w.lo, tt_win_dom_name(dm),
            tt_error_name(err));
     return err == CL_SUCCESS || err == CL_INVALID_BUFFER_SIZE ? CL_MEM_OBJECT_ALLOCATION_FAILURE
                                                                : err;
@@ -770,7 +739,7 @@ static cl_int window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool 
   if (err != CL_SUCCESS) {
     if (w.native)
       dm->bp->d->clReleaseMemObject(w.native);
-    spill_unref(ctx, dom, &w, w.spill && w.spill->read);
+    tt_win_spill_unref(ctx, dom, &w, w.spill && w.spill->read);
     return err;
   }
   struct tt_window l = left ? piece_of(&s->w[i], s->w[i].lo, w.lo) : (struct tt_window){0};
@@ -780,7 +749,7 @@ static cl_int window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool 
   for (size_t k = i; k < j; k++) {
     if (s->w[k].native)
       dm->bp->d->clReleaseMemObject(s->w[k].native);
-    spill_unref(ctx, dom, &s->w[k], s->w[k].spill && s->w[k].spill->read);
+    tt_win_spill_unref(ctx, dom, &s->w[k], s->w[k].spill && s->w[k].spill->read);
   }
   /* Replace w[i .. j-1] (none: insert at i) by the window and the pieces beside it. */
   memmove(&s->w[i + n], &s->w[j], (s->n - j) * sizeof *s->w);
@@ -790,10 +759,10 @@ static cl_int window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool 
   s->w[i] = w;
   if (right)
     s->w[i + 1] = r;
-  touch(root, dom, &s->w[i], ahead);
-  count(root, dom, (int64_t)(w.hi - w.lo) - (int64_t)kept);
+  tt_win_touch(root, dom, &s->w[i], ahead);
+  tt_win_count(root, dom, (int64_t)(w.hi - w.lo) - (int64_t)kept);
   TT_LOG(TT_LOG_PLAN, "buffer #%llu: window %zu-%zu on %s (domain %u), %zu window(s) there",
-         (unsigned long long)root->obj.id, w.lo, w.hi, dom_name(dm), dom, s->n);
+         (unsigned long long)root->obj.id, w.lo, w.hi, tt_win_dom_name(dm), dom, s->n);
   *out = &s->w[i];
   return CL_SUCCESS;
 }
@@ -804,16 +773,16 @@ void tt_window_written(cl_mem root, cl_uint dom, size_t off, size_t len)
     return;
   struct tt_window_set *s = &root->windows[dom];
   size_t i, j;
-  overlap(s, off, off + len, &i, &j);
+  tt_win_overlap(s, off, off + len, &i, &j);
   for (size_t k = i; k < j; k++)
     if (s->w[k].resident && s->w[k].spill) {
-      spill_unref(root->context, dom, &s->w[k], s->w[k].spill->read != NULL);
+      tt_win_spill_unref(root->context, dom, &s->w[k], s->w[k].spill->read != NULL);
       s->w[k].clean = 0;
     }
 }
 
 /* [lo, hi): [off, off+len) of root widened to whole pages, as windows are. */
-static void window_span(cl_mem root, size_t off, size_t len, size_t *lo, size_t *hi)
+void tt_win_span(cl_mem root, size_t off, size_t len, size_t *lo, size_t *hi)
 {
   *lo = off & ~(WINDOW_ALIGN - 1);
   *hi = (off + (len ? len : 1) + WINDOW_ALIGN - 1) & ~(WINDOW_ALIGN - 1);
@@ -836,9 +805,9 @@ cl_int tt_window_place(cl_mem m, cl_uint dom, size_t off, size_t len, struct tt_
     return CL_SUCCESS;
   }
   size_t lo, hi;
-  window_span(root, off, len, &lo, &hi);
+  tt_win_span(root, off, len, &lo, &hi);
   struct tt_window *w = NULL;
-  cl_int err = window_cover(root, dom, lo, hi, false, &w);
+  cl_int err = tt_win_cover(root, dom, lo, hi, false, &w);
   if (err != CL_SUCCESS)
     return err;
   out->native = w->native;
@@ -846,218 +815,6 @@ cl_int tt_window_place(cl_mem m, cl_uint dom, size_t off, size_t len, struct tt_
   out->host = w->host ? w->host + (off - w->lo) : NULL;
   out->window_lo = w->lo;
   return CL_SUCCESS;
-}
-
-/* Brings back the evicted ones of want[0 .. n), pinned with the command's own windows
- * (touched ahead) by the caller; room is made as for any window, but a prefetch that finds
- * none stops quietly. */
-static void prefetch_wanted(cl_context ctx, cl_uint dom, const struct tt_window_range *want,
-                            size_t n)
-{
-  struct tt_domain *dm = &ctx->domains[dom];
-  struct tt_window *w;
-  for (size_t i = 0; i < n; i++) {
-    if (tt_check_active) {
-      uint64_t v[] = {want[i].root->obj.id, dom, want[i].lo, want[i].hi};
-      tt_check_call("prefetch", 0, v, sizeof v / sizeof v[0]);
-    }
-    TT_LOG(TT_LOG_MM, "buffer #%llu: window %zu-%zu prefetched into %s (domain %u)",
-           (unsigned long long)want[i].root->obj.id, want[i].lo, want[i].hi, dom_name(dm), dom);
-    if (window_cover(want[i].root, dom, want[i].lo, want[i].hi, true, &w) != CL_SUCCESS)
-      break;
-  }
-}
-
-/* The most windows one prefetch looks ahead at, whatever their bytes. */
-#define PREFETCH_STEPS 16
-
-/* What the next command will use, told by its caller (the next part of a split launch on
- * this domain): the ranges that overlap evicted windows come back (within `ahead` bytes in
- * all, in order); the resident ones are pinned beside them. Returns the bytes looked at. */
-static size_t prefetch_told(cl_context ctx, cl_uint dom, const struct tt_window_range *next,
-                            size_t nnext, size_t ahead)
-{
-  struct tt_window_range want[PREFETCH_STEPS] = {{NULL, 0, 0}};
-  size_t n = 0, bytes = 0;
-  for (size_t r = 0; r < nnext && n < PREFETCH_STEPS; r++) {
-    cl_mem root = next[r].root;
-    if (!tt_windowed(root) || root->transient)
-      continue;
-    size_t lo, hi, i, j;
-    window_span(root, next[r].lo, next[r].hi - next[r].lo, &lo, &hi);
-    if (hi - lo > ahead - bytes)
-      break;
-    struct tt_window_set *s = &root->windows[dom];
-    overlap(s, lo, hi, &i, &j);
-    bool evicted = false;
-    for (size_t k = i; k < j; k++) {
-      evicted |= !s->w[k].resident;
-      if (s->w[k].resident)
-        touch(root, dom, &s->w[k], true);
-    }
-    bytes += hi - lo;
-    if (evicted)
-      want[n++] = (struct tt_window_range){root, lo, hi};
-  }
-  prefetch_wanted(ctx, dom, want, n);
-  return bytes;
-}
-
-/* What came next last time: from the window used last, the windows within `ahead` bytes
- * are pinned with the command's own while the prefetch lasts (and become the newest used),
- * and the evicted ones among them come back, in that order. A window the command being
- * planned uses ends the walk. Returns the bytes looked at. */
-static size_t prefetch_chain(cl_context ctx, cl_uint dom, size_t ahead)
-{
-  struct tt_domain *dm = &ctx->domains[dom];
-  struct tt_window_range want[PREFETCH_STEPS] = {{NULL, 0, 0}};
-  size_t n = 0, bytes = 0;
-  cl_mem root = dm->last_root;
-  struct tt_window *w = window_holding(root, dom, dm->last_at);
-  for (int step = 0; w && w->next_id && step < PREFETCH_STEPS; step++) {
-    w = window_at(ctx, dom, w->next_id, w->next_at, &root);
-    if (!w || w->epoch == tt_plan_epoch || w->hi - w->lo > ahead - bytes)
-      break;
-    bytes += w->hi - w->lo;
-    touch(root, dom, w, true);
-    if (!w->resident)
-      want[n++] = (struct tt_window_range){root, w->lo, w->hi};
-  }
-  prefetch_wanted(ctx, dom, want, n);
-  return bytes;
-}
-
-void tt_window_prefetch(cl_context ctx, cl_uint dom, const struct tt_window_range *next,
-                        size_t nnext)
-{
-  struct tt_domain *dm = &ctx->domains[dom];
-  size_t ahead = tt_env()->lookahead;
-  if (!dm->last_root || !ahead || !dm->evicted)
-    return;
-  if (ahead == SIZE_MAX) {
-    /* By default a quarter of the budget, where the chain guesses; what the next command
-     * will use for certain, up to all of it (those windows would come back for it anyway). */
-    size_t budget = budget_of(ctx, dom);
-    ahead = budget == SIZE_MAX ? 0 : nnext ? budget : budget / 4;
-  }
-  size_t bytes = nnext ? prefetch_told(ctx, dom, next, nnext, ahead)
-                       : prefetch_chain(ctx, dom, ahead);
-  /* Their pins end here: what comes before the next command (a sub-buffer's window) may
-   * evict them. */
-  if (bytes)
-    tt_plan_epoch++;
-}
-
-/* Makes root windowed with no window yet, and lists it with its context's windowed buffers. */
-static bool windows_make(cl_mem root)
-{
-  cl_context ctx = root->context;
-  if (ctx->nwindowed == ctx->capwindowed) {
-    size_t cap = ctx->capwindowed ? ctx->capwindowed * 2 : 16;
-    cl_mem *g = realloc(ctx->windowed, cap * sizeof *g);
-    if (!g)
-      return false;
-    ctx->windowed = g;
-    ctx->capwindowed = cap;
-  }
-  struct tt_window_set *w = calloc(ctx->ndomains, sizeof *w);
-  if (!w)
-    return false; /* stays whole: correct, only larger */
-  for (cl_uint i = 0; i < ctx->ndomains; i++)
-    if (root->native[i]) {
-      ctx->domains[i].bp->d->clReleaseMemObject(root->native[i]);
-      root->native[i] = NULL;
-    }
-  free(root->direct);
-  root->direct = NULL;
-  root->windows = w;
-  ctx->windowed[ctx->nwindowed++] = root;
-  return true;
-}
-
-void tt_window_enable(cl_mem root)
-{
-  /* Only replicated facts decide: every rank makes the same buffer windowed. */
-  if (tt_windowed(root) || root->written || root->host_ptr || atomic_load(&root->nsubs) ||
-      atomic_load(&root->map_count) || root->attached != TT_NOT_ATTACHED || !windows_make(root))
-    return;
-  /* Nothing was written: no domain holds anything worth fetching. */
-  tt_rangemap_set(root->latest, 0, root->size, -1);
-}
-
-bool tt_window_spill_new(cl_mem root)
-{
-  return tt_env()->device_mem && !(root->flags & CL_MEM_USE_HOST_PTR);
-}
-
-cl_int tt_window_enable_copy(cl_mem root, const void *bytes)
-{
-  cl_context ctx = root->context;
-  if (!windows_make(root))
-    return CL_OUT_OF_HOST_MEMORY;
-  /* Every domain holds the bytes as an evicted window: a local one in this rank's memory
-   * until a command needs them. */
-  for (cl_uint d = 0; d < ctx->ndomains; d++) {
-    struct tt_window_set *s = &root->windows[d];
-    struct tt_spill *sp = NULL;
-    if (ctx->domains[d].local && !(sp = tt_spill_new(root->size, stats_of(ctx, d), NULL, 0)))
-      return CL_OUT_OF_HOST_MEMORY;
-    if (!(s->w = malloc(sizeof *s->w))) {
-      if (sp)
-        tt_spill_free(NULL, sp);
-      return CL_OUT_OF_HOST_MEMORY;
-    }
-    if (sp)
-      memcpy(sp->mem, bytes, root->size);
-    s->w[0] = (struct tt_window){.lo = 0, .hi = root->size, .spill = sp};
-    s->n = s->cap = 1;
-  }
-  return CL_SUCCESS;
-}
-
-void tt_window_take_all(cl_mem root, cl_mem **out, size_t *n)
-{
-  *out = NULL;
-  *n = 0;
-  if (!tt_windowed(root))
-    return;
-  cl_context ctx = root->context;
-  for (size_t r = 0; r < ctx->nwindowed; r++)
-    if (ctx->windowed[r] == root) {
-      ctx->windowed[r] = ctx->windowed[--ctx->nwindowed];
-      break;
-    }
-  if (!ctx->nwindowed) {
-    free(ctx->windowed);
-    ctx->windowed = NULL;
-    ctx->capwindowed = 0;
-  }
-  size_t total = 0;
-  for (cl_uint d = 0; d < ctx->ndomains; d++) {
-    total += root->windows[d].n;
-    if (ctx->domains[d].last_root == root)
-      ctx->domains[d].last_root = NULL;
-  }
-  cl_mem *list = total ? malloc(total * sizeof *list) : NULL;
-  for (cl_uint d = 0; d < ctx->ndomains; d++) {
-    struct tt_window_set *s = &root->windows[d];
-    for (size_t i = 0; i < s->n; i++) {
-      spill_unref(ctx, d, &s->w[i], false);
-      if (!s->w[i].resident)
-        continue;
-      count(root, d, -(int64_t)(s->w[i].hi - s->w[i].lo));
-      if (!s->w[i].native)
-        continue;
-      if (list)
-        list[(*n)++] = s->w[i].native;
-      else
-        TT_NATIVE_DISPATCH(s->w[i].native)->clReleaseMemObject(s->w[i].native);
-    }
-    free(s->w);
-  }
-  free(root->windows);
-  root->windows = NULL;
-  *out = list;
 }
 
 /* Records what a command did (runtime/memory/window.h): a write leaves only its domain
