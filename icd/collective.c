@@ -102,7 +102,7 @@ static cl_int begin(cl_command_queue *qs, cl_uint n, cl_uint nwait, const cl_eve
       seen |= qs[j] == qs[i];
     if (seen)
       continue;
-    cl_int err = tt_clEnqueueMarkerWithWaitList(qs[i], nwait, wait, NULL);
+    cl_int err = tt_enqueue_marker(qs[i], nwait, wait, NULL);
     if (err != CL_SUCCESS)
       return err;
   }
@@ -113,7 +113,7 @@ static cl_int begin(cl_command_queue *qs, cl_uint n, cl_uint nwait, const cl_eve
 static cl_int end(cl_command_queue *qs, cl_uint n, cl_event *events, cl_command_type type)
 {
   for (cl_uint j = 0; events && j < n; j++) {
-    cl_int err = tt_clEnqueueMarkerWithWaitList(qs[j], 0, NULL, &events[j]);
+    cl_int err = tt_enqueue_marker(qs[j], 0, NULL, &events[j]);
     if (err != CL_SUCCESS)
       return err;
     events[j]->type = type;
@@ -139,15 +139,15 @@ static cl_int reduce_into(cl_command_queue q, cl_mem *src, const size_t *soff, s
   cl_int err = copy(q, src[0], at(soff, 0) + block, dst, doff, cb);
   if (err != CL_SUCCESS || n == 1)
     return err;
-  cl_mem tmp = tt_clCreateBuffer(ctx, CL_MEM_READ_WRITE, cb, NULL, &err);
+  cl_mem tmp = tt_buffer_new(ctx, CL_MEM_READ_WRITE, cb, NULL, false, &err);
   if (!tmp)
     return err;
-  cl_program prog = tt_clCreateProgramWithSource(ctx, 1, &reduce_source, NULL, &err);
+  cl_program prog = tt_program_with_source(ctx, 1, &reduce_source, NULL, &err);
   cl_kernel k = NULL;
   if (prog)
-    err = tt_clBuildProgram(prog, 0, NULL, NULL, NULL, NULL);
+    err = tt_program_build(prog, 0, NULL, NULL, NULL, NULL);
   if (err == CL_SUCCESS)
-    k = tt_clCreateKernel(prog, name, &err);
+    k = tt_kernel_new(prog, name, &err);
   /* CL_INVALID_VALUE if the device cannot add this datatype (double without cl_khr_fp64). */
   if (err == CL_INVALID_KERNEL_NAME)
     err = CL_INVALID_VALUE;
@@ -156,13 +156,13 @@ static cl_int reduce_into(cl_command_queue q, cl_mem *src, const size_t *soff, s
   for (cl_uint i = 1; i < n && err == CL_SUCCESS; i++) {
     err = copy(q, src[i], at(soff, i) + block, tmp, 0, cb);
     if (err == CL_SUCCESS)
-      err = tt_clSetKernelArg(k, 0, sizeof dst, &dst);
+      err = tt_kernel_arg_set(k, 0, sizeof dst, &dst);
     if (err == CL_SUCCESS)
-      err = tt_clSetKernelArg(k, 1, sizeof o, &o);
+      err = tt_kernel_arg_set(k, 1, sizeof o, &o);
     if (err == CL_SUCCESS)
-      err = tt_clSetKernelArg(k, 2, sizeof tmp, &tmp);
+      err = tt_kernel_arg_set(k, 2, sizeof tmp, &tmp);
     if (err == CL_SUCCESS)
-      err = tt_clSetKernelArg(k, 3, sizeof count, &count);
+      err = tt_kernel_arg_set(k, 3, sizeof count, &count);
     if (err == CL_SUCCESS)
       err = tt_clEnqueueNDRangeKernel(q, k, 1, NULL, &gws, NULL, 0, NULL, NULL);
   }

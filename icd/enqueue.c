@@ -1765,6 +1765,11 @@ cl_int tt_enqueue_finish_marker(cl_command_queue q, cl_event *event)
   return err;
 }
 
+cl_int tt_enqueue_marker(cl_command_queue q, cl_uint n, const cl_event *list, cl_event *event)
+{
+  return marker(q, n, list, event, CL_COMMAND_MARKER);
+}
+
 cl_int CL_API_CALL tt_clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
                                                   cl_uint num_events_in_wait_list,
                                                   const cl_event *event_wait_list,

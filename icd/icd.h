@@ -211,6 +211,32 @@ cl_int tt_enqueue_launch(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
                          cl_uint num_events_in_wait_list,
                          const cl_event *event_wait_list, cl_event *event);
 
+/* A marker on q after the n events of list (clEnqueueMarkerWithWaitList once its queue was
+ * checked: Tutti's own markers, icd/split.c and icd/collective.c). */
+cl_int tt_enqueue_marker(cl_command_queue q, cl_uint n, const cl_event *list, cl_event *event);
+
+/* A buffer of context, flags and size as clCreateBuffer checked them (icd/mem.c); spread:
+ * windowed from the start. Tutti's own buffers (split launches' partial results, the
+ * collectives' scratch) come from here. */
+cl_mem tt_buffer_new(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr,
+                     bool spread, cl_int *errcode_ret);
+
+/* Argument arg_index of kernel set to arg_size bytes at arg_value, as clSetKernelArg checked
+ * them (icd/kernel.c); Tutti's own kernels and launches set theirs here. */
+cl_int tt_kernel_arg_set(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
+                         const void *arg_value);
+
+/* A program of context from count strings, a build of it, a kernel of it: clCreateProgramWith-
+ * Source, clBuildProgram (its own checks of the devices and callback stay) and clCreateKernel
+ * once their arguments were checked (icd/program.c, icd/kernel.c); Tutti's own programs
+ * (split launches' variants, the collectives' reductions) are made here. */
+cl_program tt_program_with_source(cl_context context, cl_uint count, const char **strings,
+                                  const size_t *lengths, cl_int *errcode_ret);
+cl_int tt_program_build(cl_program program, cl_uint num_devices, const cl_device_id *device_list,
+                        const char *options, void (CL_CALLBACK *pfn_notify)(cl_program, void *),
+                        void *user_data);
+cl_kernel tt_kernel_new(cl_program program, const char *kernel_name, cl_int *errcode_ret);
+
 /* clFinish's marker on q (a job of several ranks): clEnqueueMarkerWithWaitList on every rank
  * alike; on the owner, when it returns, the native queue is finished and the marker complete. */
 cl_int tt_enqueue_finish_marker(cl_command_queue q, cl_event *event);

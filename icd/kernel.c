@@ -238,17 +238,15 @@ static cl_int share_kernel_info(cl_kernel k, bool tried, cl_int err)
   return err;
 }
 
-static cl_kernel create_kernel(cl_program program, const char *kernel_name, cl_int *errcode_ret);
 
 cl_kernel CL_API_CALL tt_clCreateKernel(cl_program program, const char *kernel_name,
                                         cl_int *errcode_ret)
 {
   TT_CHECK(tt_check_id(program), tt_check_bytes(kernel_name, kernel_name ? strlen(kernel_name) : 0));
-  return create_kernel(program, kernel_name, errcode_ret);
+  return tt_kernel_new(program, kernel_name, errcode_ret);
 }
 
-/* A kernel of a program, alike on every rank (its facts shared: share_kernel_info). */
-static cl_kernel create_kernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
+cl_kernel tt_kernel_new(cl_program program, const char *kernel_name, cl_int *errcode_ret)
 {
   cl_int err = CL_SUCCESS;
   cl_kernel k = NULL;
@@ -364,7 +362,7 @@ cl_int CL_API_CALL tt_clCreateKernelsInProgram(cl_program program, cl_uint num_k
       char save = s[len];
       s[len] = 0;
       if (len) {
-        kernels[made] = create_kernel(program, s, &err);
+        kernels[made] = tt_kernel_new(program, s, &err);
         if (err != CL_SUCCESS)
           break;
         made++;
@@ -413,6 +411,21 @@ static uint64_t arg_hash(cl_kernel k, cl_uint index, size_t size, const void *va
   return tt_check_arg(size, value);
 }
 
+/* What argument a's value is: without argument info, a value the size of a handle naming a
+ * live buffer is a buffer; with it, an 8-byte number is a number, whatever it happens to
+ * equal. */
+static enum tt_arg_kind arg_kind(const struct tt_kernel_arg *a, size_t arg_size,
+                                 const void *arg_value)
+{
+  if (a->kind == TT_ARG_VALUE && !a->known && arg_size == sizeof(cl_mem) && arg_value) {
+    const void *h; /* the value need not be aligned */
+    memcpy(&h, arg_value, sizeof h);
+    if (tt_object_lookup(h, NULL) == TT_MEM)
+      return TT_ARG_MEM;
+  }
+  return a->kind;
+}
+
 cl_int CL_API_CALL tt_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
                                      const void *arg_value)
 {
@@ -424,16 +437,7 @@ cl_int CL_API_CALL tt_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t
   struct tt_kernel_arg *a = &kernel->args[arg_index];
   cl_context ctx = kernel->context;
   cl_mem mem = NULL;
-  enum tt_arg_kind kind = a->kind;
-  /* Without argument info, a value the size of a handle naming a live buffer is a buffer;
-   * with it, an 8-byte number is a number, whatever it happens to equal. */
-  if (kind == TT_ARG_VALUE && !a->known && arg_size == sizeof(cl_mem) && arg_value) {
-    const void *h; /* the value need not be aligned */
-    memcpy(&h, arg_value, sizeof h);
-    if (tt_object_lookup(h, NULL) == TT_MEM)
-      kind = TT_ARG_MEM;
-  }
-  switch (kind) {
+  switch (arg_kind(a, arg_size, arg_value)) {
   case TT_ARG_MEM:
     /* CL_INVALID_ARG_SIZE if arg_size does not match the size of the data type for an
      * argument that is a memory object. */
@@ -469,6 +473,16 @@ cl_int CL_API_CALL tt_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t
     TT_RETURN_IF(a->size && arg_size != a->size, CL_INVALID_ARG_SIZE);
     break;
   }
+  return tt_kernel_arg_set(kernel, arg_index, arg_size, arg_value);
+}
+
+cl_int tt_kernel_arg_set(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
+                         const void *arg_value)
+{
+  struct tt_kernel_arg *a = &kernel->args[arg_index];
+  cl_context ctx = kernel->context;
+  enum tt_arg_kind kind = arg_kind(a, arg_size, arg_value);
+  cl_mem mem = kind == TT_ARG_MEM && arg_value ? *(const cl_mem *)arg_value : NULL;
   cl_int err = CL_SUCCESS;
   for (cl_uint i = 0; i < ctx->ndomains && err == CL_SUCCESS; i++) {
     if (!kernel->native[i])

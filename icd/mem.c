@@ -150,7 +150,6 @@ cl_mem CL_API_CALL tt_clCreateBuffer(cl_context context, cl_mem_flags flags, siz
 {
   TT_CHECK(tt_check_id(context), flags, size);
   cl_int err = CL_SUCCESS;
-  cl_mem m = NULL;
   /* CL_INVALID_CONTEXT if context is not a valid context. */
   TT_GOTO_IF(!tt_object_valid(context, TT_CONTEXT), CL_INVALID_CONTEXT);
   /* CL_INVALID_VALUE if values specified in flags are not valid. */
@@ -174,12 +173,23 @@ cl_mem CL_API_CALL tt_clCreateBuffer(cl_context context, cl_mem_flags flags, siz
   bool spread = false;
   if (!fits && context->aggregate && !wants_ptr) {
     cl_ulong max = 0;
-    tt_clGetDeviceInfo(context->aggregate, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max, &max, NULL);
+    tt_aggregate_device_info(context->aggregate, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max, &max,
+                             NULL);
     spread = size <= max;
   }
   TT_GOTO_IF(!fits && !spread, CL_INVALID_BUFFER_SIZE);
   TT_GOTO_IF(wants_ptr != (host_ptr != NULL), CL_INVALID_HOST_PTR);
-  m = alloc_mem(context, flags ? flags : CL_MEM_READ_WRITE, size);
+  return tt_buffer_new(context, flags, size, host_ptr, spread, errcode_ret);
+out:
+  tt_set_err(errcode_ret, err);
+  return NULL;
+}
+
+cl_mem tt_buffer_new(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr,
+                     bool spread, cl_int *errcode_ret)
+{
+  cl_int err = CL_SUCCESS;
+  cl_mem m = alloc_mem(context, flags ? flags : CL_MEM_READ_WRITE, size);
   TT_GOTO_IF(!m, CL_OUT_OF_HOST_MEMORY);
   if (flags & CL_MEM_USE_HOST_PTR)
     m->host_ptr = host_ptr;

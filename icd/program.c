@@ -100,17 +100,26 @@ cl_program CL_API_CALL tt_clCreateProgramWithSource(cl_context context, cl_uint 
 {
   TT_CHECK(tt_check_id(context), count);
   cl_int err = CL_SUCCESS;
-  cl_program p = NULL;
   /* CL_INVALID_CONTEXT if context is not a valid context. */
   TT_GOTO_IF(!tt_object_valid(context, TT_CONTEXT), CL_INVALID_CONTEXT);
   /* CL_INVALID_VALUE if count is zero or if strings or any entry in strings is NULL. */
   TT_GOTO_IF(count == 0 || strings == NULL, CL_INVALID_VALUE);
-  size_t total = 0;
-  for (cl_uint i = 0; i < count; i++) {
+  for (cl_uint i = 0; i < count; i++)
     TT_GOTO_IF(strings[i] == NULL, CL_INVALID_VALUE);
+  return tt_program_with_source(context, count, strings, lengths, errcode_ret);
+out:
+  tt_set_err(errcode_ret, err);
+  return NULL;
+}
+
+cl_program tt_program_with_source(cl_context context, cl_uint count, const char **strings,
+                                  const size_t *lengths, cl_int *errcode_ret)
+{
+  cl_int err = CL_SUCCESS;
+  size_t total = 0;
+  for (cl_uint i = 0; i < count; i++)
     total += lengths && lengths[i] ? lengths[i] : strlen(strings[i]);
-  }
-  p = alloc_program(context, context->ndevices, context->devices);
+  cl_program p = alloc_program(context, context->ndevices, context->devices);
   TT_GOTO_IF(!p, CL_OUT_OF_HOST_MEMORY);
   p->source = malloc(total + 1);
   TT_GOTO_IF(!p->source, CL_OUT_OF_HOST_MEMORY);
@@ -424,9 +433,6 @@ static cl_int merge_error(cl_int sofar, cl_int e)
   return sofar != CL_SUCCESS ? sofar : e;
 }
 
-static cl_int build(cl_program program, cl_uint num_devices, const cl_device_id *device_list,
-                    const char *options, void (CL_CALLBACK *pfn_notify)(cl_program, void *),
-                    void *user_data);
 
 cl_int CL_API_CALL tt_clBuildProgram(cl_program program, cl_uint num_devices,
                                      const cl_device_id *device_list, const char *options,
@@ -441,14 +447,14 @@ cl_int CL_API_CALL tt_clBuildProgram(cl_program program, cl_uint num_devices,
     TT_RETURN_IF(!num_devices, CL_OUT_OF_HOST_MEMORY);
     device_list = expanded;
   }
-  cl_int err = build(program, num_devices, device_list, options, pfn_notify, user_data);
+  cl_int err = tt_program_build(program, num_devices, device_list, options, pfn_notify, user_data);
   free(expanded);
   return err;
 }
 
-static cl_int build(cl_program program, cl_uint num_devices, const cl_device_id *device_list,
-                    const char *options, void (CL_CALLBACK *pfn_notify)(cl_program, void *),
-                    void *user_data)
+cl_int tt_program_build(cl_program program, cl_uint num_devices, const cl_device_id *device_list,
+                        const char *options, void (CL_CALLBACK *pfn_notify)(cl_program, void *),
+                        void *user_data)
 {
   cl_int err = check_build_args(program, num_devices, device_list, pfn_notify, user_data);
   if (err != CL_SUCCESS)

@@ -865,11 +865,11 @@ static cl_int build_variant(cl_kernel k, const char *src, const char *options, c
 {
   cl_int err = CL_SUCCESS;
   cl_program orig = k->program;
-  v->program = tt_clCreateProgramWithSource(k->context, 1, &src, NULL, &err);
+  v->program = tt_program_with_source(k->context, 1, &src, NULL, &err);
   if (v->program)
-    err = tt_clBuildProgram(v->program, orig->ndevices, orig->devices, options, NULL, NULL);
+    err = tt_program_build(v->program, orig->ndevices, orig->devices, options, NULL, NULL);
   if (err == CL_SUCCESS)
-    v->kernel = tt_clCreateKernel(v->program, name, &err);
+    v->kernel = tt_kernel_new(v->program, name, &err);
   if (err != CL_SUCCESS)
     TT_WARN("building the split-launch %s of kernel '%s' failed (%s)",
             v->kind == VARIANT_SHAPE ? "variant" : "combining kernel", k->name, tt_error_name(err));
@@ -1044,11 +1044,11 @@ static cl_int copy_arg(cl_kernel k, cl_kernel to, cl_uint i)
   const struct tt_kernel_arg *a = &k->args[i];
   switch (a->kind) {
   case TT_ARG_MEM:
-    return tt_clSetKernelArg(to, i, sizeof(cl_mem), &a->mem);
+    return tt_kernel_arg_set(to, i, sizeof(cl_mem), &a->mem);
   case TT_ARG_LOCAL:
-    return tt_clSetKernelArg(to, i, a->local, NULL);
+    return tt_kernel_arg_set(to, i, a->local, NULL);
   default:
-    return tt_clSetKernelArg(to, i, a->value_size, a->value);
+    return tt_kernel_arg_set(to, i, a->value_size, a->value);
   }
 }
 
@@ -1092,7 +1092,7 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
     if (rebase >> i & 1) {
       cl_ulong zero = 0;
       rb[i] = (struct tt_rebase){extra, k->params[i].size};
-      err = tt_clSetKernelArg(run, extra++, sizeof zero, &zero);
+      err = tt_kernel_arg_set(run, extra++, sizeof zero, &zero);
     }
   /* Private copies of the reduced parameters, one per part; the program's own buffers, to
    * set back and to combine into (run may be k itself). */
@@ -1128,7 +1128,7 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
       if (ri.mode != TT_ANN_REDUCE)
         continue;
       size_t end = rg->n ? rg->r[rg->n - 1].off + rg->r[rg->n - 1].len : 0;
-      cl_mem m = tt_clCreateBuffer(k->context, CL_MEM_READ_WRITE, end ? end : 1, NULL, &err);
+      cl_mem m = tt_buffer_new(k->context, CL_MEM_READ_WRITE, end ? end : 1, NULL, false, &err);
       partials[p * s->nrules + r] = m;
       /* Windowed: it lives on its part's device only, within that device's budget. */
       if (m) {
@@ -1143,7 +1143,7 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
         err = tt_clEnqueueFillBuffer(q, m, pattern, k->params[ri.param].size, rg->r[j].off,
                                      rg->r[j].len, 0, NULL, NULL);
       if (err == CL_SUCCESS)
-        err = tt_clSetKernelArg(run, ri.param, sizeof m, &m);
+        err = tt_kernel_arg_set(run, ri.param, sizeof m, &m);
       if (err == CL_SUCCESS && use_add(&s->uses[p], m, 0, end ? end : 1, true, true))
         err = CL_OUT_OF_HOST_MEMORY;
     }
@@ -1174,7 +1174,7 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
   /* Arguments back as the program set them. */
   for (size_t r = 0; r < s->nrules && err == CL_SUCCESS; r++)
     if (tt_ann_rule(k->ann, r).mode == TT_ANN_REDUCE)
-      err = tt_clSetKernelArg(run, tt_ann_rule(k->ann, r).param, sizeof own[r], &own[r]);
+      err = tt_kernel_arg_set(run, tt_ann_rule(k->ann, r).param, sizeof own[r], &own[r]);
   /* dst = op(dst, part 0, part 1, ...) on the first queue, in part order. */
   cl_command_queue q0 = qs[0];
   for (size_t r = 0; r < s->nrules && err == CL_SUCCESS; r++) {
@@ -1186,17 +1186,17 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
     size_t es = k->params[ri.param].size;
     err = combine_kernel(k, r, &ck);
     if (err == CL_SUCCESS)
-      err = tt_clSetKernelArg(ck, 0, sizeof dst, &dst);
+      err = tt_kernel_arg_set(ck, 0, sizeof dst, &dst);
     for (size_t p = 0; p < s->nparts && err == CL_SUCCESS; p++) {
       const struct tt_ann_ranges *rg = &s->reduce[p * s->nrules + r];
       cl_mem src = partials[p * s->nrules + r];
-      err = tt_clSetKernelArg(ck, 1, sizeof src, &src);
+      err = tt_kernel_arg_set(ck, 1, sizeof src, &src);
       for (size_t j = 0; j < rg->n && err == CL_SUCCESS; j++) {
         cl_ulong first = rg->r[j].off / es;
         size_t n = rg->r[j].len / es;
         struct tt_launch_use u[2] = {{dst, rg->r[j].off, rg->r[j].len, true, true},
                                      {src, rg->r[j].off, rg->r[j].len, true, false}};
-        err = tt_clSetKernelArg(ck, 2, sizeof first, &first);
+        err = tt_kernel_arg_set(ck, 2, sizeof first, &first);
         if (err == CL_SUCCESS && q0->device->actual)
           atomic_fetch_add_explicit(&tt_stats_device(q0->device->index)->reduce_bytes,
                                     rg->r[j].len, memory_order_relaxed);
@@ -1363,7 +1363,7 @@ cl_int CL_API_CALL tt_clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues,
       *event = evs[0];
       evs[0] = NULL;
     } else {
-      err = tt_clEnqueueMarkerWithWaitList(queues[0], (cl_uint)nevs, evs, event);
+      err = tt_enqueue_marker(queues[0], (cl_uint)nevs, evs, event);
       /* Its profiling times span the parts' (and the combination's). */
       if (err == CL_SUCCESS) {
         (*event)->span = evs;
