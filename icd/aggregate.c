@@ -94,7 +94,7 @@ static cl_int members_combine(cl_device_id agg, cl_device_info param, size_t siz
   for (cl_uint i = 0; i < agg->nmembers; i++) {
     cl_ulong v = 0;
     cl_uint u = 0;
-    cl_int err = tt_clGetDeviceInfo(agg->members[i], param, size, size == sizeof u ? (void *)&u : &v,
+    cl_int err = tt_device_info(agg->members[i], param, size, size == sizeof u ? (void *)&u : &v,
                                     NULL);
     if (err != CL_SUCCESS)
       return err;
@@ -151,7 +151,7 @@ cl_int tt_aggregate_device_info(cl_device_id agg, cl_device_info param_name,
     size_t sizes[3] = {0, 0, 0};
     for (cl_uint i = 0; i < agg->nmembers; i++) {
       size_t s[3] = {0, 0, 0};
-      if ((err = tt_clGetDeviceInfo(agg->members[i], param_name, sizeof s, s, NULL)) != CL_SUCCESS)
+      if ((err = tt_device_info(agg->members[i], param_name, sizeof s, s, NULL)) != CL_SUCCESS)
         return err;
       for (int d = 0; d < 3; d++)
         sizes[d] = i == 0 || s[d] < sizes[d] ? s[d] : sizes[d];
@@ -164,7 +164,7 @@ cl_int tt_aggregate_device_info(cl_device_id agg, cl_device_info param_name,
   }
   default:
     /* The first member's answer. */
-    return tt_clGetDeviceInfo(agg->members[0], param_name, param_value_size, param_value,
+    return tt_device_info(agg->members[0], param_name, param_value_size, param_value,
                               param_value_size_ret);
   }
   cl_ulong v;
@@ -191,7 +191,7 @@ cl_int tt_aggregate_queue_init(cl_command_queue q, cl_device_id agg,
   q->nmembers = 1;
   cl_int err = CL_SUCCESS;
   for (cl_uint i = 1; i < agg->nmembers && err == CL_SUCCESS; i++) {
-    q->members[i] = tt_clCreateCommandQueue(q->context, agg->members[i], props, &err);
+    q->members[i] = tt_queue_new(q->context, agg->members[i], NULL, props, &err);
     if (q->members[i])
       q->nmembers++;
   }
@@ -201,7 +201,7 @@ cl_int tt_aggregate_queue_init(cl_command_queue q, cl_device_id agg,
 void tt_aggregate_queue_free(cl_command_queue q)
 {
   for (cl_uint i = 1; i < q->nmembers; i++)
-    tt_clReleaseCommandQueue(q->members[i]);
+    tt_queue_release(q->members[i]);
   free(q->members);
   q->members = NULL;
   q->nmembers = 0;
@@ -257,8 +257,8 @@ cl_int tt_aggregate_launch(cl_command_queue q, cl_kernel kernel, cl_uint work_di
   bool annotated = kernel->ann != NULL;
   pthread_mutex_unlock(&kernel->obj.lock);
   if (annotated)
-    return tt_clEnqueueSplitNDRangeKernelTUTTI(q->nmembers, q->members, kernel, work_dim, offset,
-                                               gws, lws, nwait, wait, event);
+    return tt_split_enqueue(q->nmembers, q->members, kernel, work_dim, offset, gws, lws, nwait,
+                            wait, event);
   cl_uint m = best_member(q, kernel);
   return tt_enqueue_kernel(q->members[m], kernel, work_dim, offset, gws, lws, nwait, wait, event);
 }

@@ -125,7 +125,7 @@ static cl_int copy(cl_command_queue q, cl_mem src, size_t soff, cl_mem dst, size
 {
   if (src == dst && soff == doff)
     return CL_SUCCESS;
-  return tt_clEnqueueCopyBuffer(q, src, dst, soff, doff, cb, 0, NULL, NULL);
+  return tt_enqueue_copy(q, src, dst, soff, doff, cb, 0, NULL, NULL);
 }
 
 /* dst[doff..+cb] = sum over i < n of src[i][soff[i] + block..+cb], on q's device: the first
@@ -164,7 +164,7 @@ static cl_int reduce_into(cl_command_queue q, cl_mem *src, const size_t *soff, s
     if (err == CL_SUCCESS)
       err = tt_kernel_arg_set(k, 3, sizeof count, &count);
     if (err == CL_SUCCESS)
-      err = tt_clEnqueueNDRangeKernel(q, k, 1, NULL, &gws, NULL, 0, NULL, NULL);
+      err = tt_enqueue_ndrange(q, k, 1, NULL, &gws, NULL, 0, NULL, NULL);
   }
   /* The commands keep what they use. */
   if (k)

@@ -131,6 +131,13 @@ cl_int CL_API_CALL tt_clGetDeviceInfo(cl_device_id device, cl_device_info param_
 {
   /* CL_INVALID_DEVICE if device is not valid. */
   TT_RETURN_IF(!tt_object_valid(device, TT_DEVICE), CL_INVALID_DEVICE);
+  return tt_device_info(device, param_name, param_value_size, param_value,
+                        param_value_size_ret);
+}
+
+cl_int tt_device_info(cl_device_id device, cl_device_info param_name, size_t param_value_size,
+                      void *param_value, size_t *param_value_size_ret)
+{
   if (device->members)
     return tt_aggregate_device_info(device, param_name, param_value_size, param_value,
                                     param_value_size_ret);

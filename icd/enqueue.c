@@ -842,10 +842,19 @@ cl_int CL_API_CALL tt_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem
   size_t s = src_buffer->origin + src_offset, d = dst_buffer->origin + dst_offset;
   TT_RETURN_IF(src_buffer->root == dst_buffer->root && s < d + size && d < s + size,
                CL_MEM_COPY_OVERLAP);
-  struct cmd c;
   /* Checked after the handles were. */
   TT_CHECK(command_queue->obj.id, src_buffer->obj.id, dst_buffer->obj.id, src_offset, dst_offset, size, num_events_in_wait_list, event != NULL);
-  cmd_init(&c, command_queue);
+  return tt_enqueue_copy(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size,
+                         num_events_in_wait_list, event_wait_list, event);
+}
+
+cl_int tt_enqueue_copy(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer,
+                       size_t src_offset, size_t dst_offset, size_t size,
+                       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+                       cl_event *event)
+{
+  struct cmd c;
+  cmd_init_at(&c, command_queue, "tt_clEnqueueCopyBuffer");
   cl_int discarded;
   if (cmd_discard(&c, num_events_in_wait_list, event_wait_list, (cl_mem[]){src_buffer, dst_buffer}, 2, CL_COMMAND_COPY_BUFFER, event, &discarded))
     return discarded;
@@ -1060,10 +1069,19 @@ cl_int CL_API_CALL tt_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem
                    (pattern_size & (pattern_size - 1)) != 0,
                CL_INVALID_VALUE);
   TT_RETURN_IF(offset % pattern_size != 0 || size % pattern_size != 0, CL_INVALID_VALUE);
-  struct cmd c;
   /* Checked after the handles were. */
   TT_CHECK(command_queue->obj.id, buffer->obj.id, tt_check_bytes(pattern, pattern ? pattern_size : 0), offset, size, num_events_in_wait_list, event != NULL);
-  cmd_init(&c, command_queue);
+  return tt_enqueue_fill(command_queue, buffer, pattern, pattern_size, offset, size,
+                         num_events_in_wait_list, event_wait_list, event);
+}
+
+cl_int tt_enqueue_fill(cl_command_queue command_queue, cl_mem buffer, const void *pattern,
+                       size_t pattern_size, size_t offset, size_t size,
+                       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+                       cl_event *event)
+{
+  struct cmd c;
+  cmd_init_at(&c, command_queue, "tt_clEnqueueFillBuffer");
   cl_int discarded;
   if (cmd_discard(&c, num_events_in_wait_list, event_wait_list, &buffer, 1, CL_COMMAND_FILL_BUFFER, event, &discarded))
     return discarded;
@@ -1616,11 +1634,6 @@ cl_int tt_enqueue_fetch(cl_command_queue q, const struct tt_launch_use *uses, si
   return cmd_end(&c, err, NULL, CL_COMMAND_MIGRATE_MEM_OBJECTS, NULL, false);
 }
 
-static cl_int ndrange(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,
-                      const size_t *global_work_offset, const size_t *global_work_size,
-                      const size_t *local_work_size, cl_uint num_events_in_wait_list,
-                      const cl_event *event_wait_list, cl_event *event);
-
 cl_int CL_API_CALL tt_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel,
                                              cl_uint work_dim, const size_t *global_work_offset,
                                              const size_t *global_work_size,
@@ -1630,15 +1643,15 @@ cl_int CL_API_CALL tt_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_
 {
   if (!(tt_object_valid(command_queue, TT_QUEUE) && command_queue->nmembers > 1))
     TT_CHECK(tt_check_id(command_queue), tt_check_id(kernel), work_dim, tt_check_bytes(global_work_size, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), tt_check_bytes(global_work_offset, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), tt_check_bytes(local_work_size, work_dim <= 3 ? work_dim * sizeof(size_t) : 0), num_events_in_wait_list, event != NULL);
-  return ndrange(command_queue, kernel, work_dim, global_work_offset, global_work_size,
-                 local_work_size, num_events_in_wait_list, event_wait_list, event);
+  return tt_enqueue_ndrange(command_queue, kernel, work_dim, global_work_offset,
+                            global_work_size, local_work_size, num_events_in_wait_list,
+                            event_wait_list, event);
 }
 
-/* A launch: on the aggregate device's queue split over its members (icd/aggregate.c). */
-static cl_int ndrange(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,
-                      const size_t *global_work_offset, const size_t *global_work_size,
-                      const size_t *local_work_size, cl_uint num_events_in_wait_list,
-                      const cl_event *event_wait_list, cl_event *event)
+cl_int tt_enqueue_ndrange(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,
+                          const size_t *global_work_offset, const size_t *global_work_size,
+                          const size_t *local_work_size, cl_uint num_events_in_wait_list,
+                          const cl_event *event_wait_list, cl_event *event)
 {
   if (tt_object_valid(command_queue, TT_QUEUE) && command_queue->nmembers > 1)
     return tt_aggregate_launch(command_queue, kernel, work_dim, global_work_offset,
@@ -1668,8 +1681,8 @@ cl_int CL_API_CALL tt_clEnqueueTask(cl_command_queue command_queue, cl_kernel ke
 {
   TT_CHECK(tt_check_id(command_queue), tt_check_id(kernel), tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   size_t one = 1;
-  cl_int err = ndrange(command_queue, kernel, 1, NULL, &one, &one, num_events_in_wait_list,
-                       event_wait_list, event);
+  cl_int err = tt_enqueue_ndrange(command_queue, kernel, 1, NULL, &one, &one,
+                                  num_events_in_wait_list, event_wait_list, event);
   if (err == CL_SUCCESS && event)
     (*event)->type = CL_COMMAND_TASK;
   return err;

@@ -8,7 +8,8 @@
 
 #include "runtime/command/plan.h"
 
-cl_int CL_API_CALL tt_clAttachBufferToDeviceTUTTI(cl_mem buffer, cl_device_id device)
+/* The checks and the attachment behind both names (one divergence-check entry each call). */
+static cl_int attach(cl_mem buffer, cl_device_id device)
 {
   TT_CHECK(tt_check_id(buffer), tt_check_id(device));
   /* CL_INVALID_MEM_OBJECT if buffer is not a valid buffer object, or is a sub-buffer (attach
@@ -24,20 +25,21 @@ cl_int CL_API_CALL tt_clAttachBufferToDeviceTUTTI(cl_mem buffer, cl_device_id de
   return err;
 }
 
+cl_int CL_API_CALL tt_clAttachBufferToDeviceTUTTI(cl_mem buffer, cl_device_id device)
+{
+  return attach(buffer, device);
+}
+
 void CL_API_CALL tt_clAttachBufferToDevice(cl_mem buffer, cl_device_id device)
 {
-  cl_int err = tt_clAttachBufferToDeviceTUTTI(buffer, device);
+  cl_int err = attach(buffer, device);
   if (err != CL_SUCCESS)
     TT_WARN("clAttachBufferToDevice: %s (the buffer stays unattached)", tt_error_name(err));
 }
 
-/* For programs that link libtutti directly (doc/extensions.md). */
-TT_API cl_int CL_API_CALL clAttachBufferToDeviceTUTTI(cl_mem buffer, cl_device_id device)
-{
-  return tt_clAttachBufferToDeviceTUTTI(buffer, device);
-}
-
-TT_API void CL_API_CALL clAttachBufferToDevice(cl_mem buffer, cl_device_id device)
-{
-  tt_clAttachBufferToDevice(buffer, device);
-}
+/* For programs that link libtutti directly (doc/extensions.md): the entry points under
+ * their exported names. */
+TT_API __typeof__(tt_clAttachBufferToDeviceTUTTI) clAttachBufferToDeviceTUTTI
+    __attribute__((alias("tt_clAttachBufferToDeviceTUTTI")));
+TT_API __typeof__(tt_clAttachBufferToDevice) clAttachBufferToDevice
+    __attribute__((alias("tt_clAttachBufferToDevice")));

@@ -211,6 +211,42 @@ cl_int tt_enqueue_launch(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
                          cl_uint num_events_in_wait_list,
                          const cl_event *event_wait_list, cl_event *event);
 
+/* A queue of context on device (resolved: not the aggregate) whose properties were checked
+ * (agg: the aggregate device it stands for, or NULL), and the program's release of a valid
+ * queue: clCreateCommandQueue and clReleaseCommandQueue behind their checks (icd/queue.c);
+ * the aggregate device's member queues come and go here. */
+cl_command_queue tt_queue_new(cl_context context, cl_device_id device, cl_device_id agg,
+                              cl_command_queue_properties properties, cl_int *errcode_ret);
+void tt_queue_release(cl_command_queue command_queue);
+
+/* clGetDeviceInfo of a valid device (icd/device.c): the aggregate device asks its members. */
+cl_int tt_device_info(cl_device_id device, cl_device_info param_name, size_t param_value_size,
+                      void *param_value, size_t *param_value_size_ret);
+
+/* clEnqueueCopyBuffer, clEnqueueFillBuffer and clEnqueueNDRangeKernel (on the aggregate
+ * device's queue too) once their arguments were checked (icd/enqueue.c): the collectives'
+ * copies and reductions, the split launches' partial results. */
+cl_int tt_enqueue_copy(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer,
+                       size_t src_offset, size_t dst_offset, size_t size,
+                       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+                       cl_event *event);
+cl_int tt_enqueue_fill(cl_command_queue command_queue, cl_mem buffer, const void *pattern,
+                       size_t pattern_size, size_t offset, size_t size,
+                       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+                       cl_event *event);
+cl_int tt_enqueue_ndrange(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,
+                          const size_t *global_work_offset, const size_t *global_work_size,
+                          const size_t *local_work_size, cl_uint num_events_in_wait_list,
+                          const cl_event *event_wait_list, cl_event *event);
+
+/* A split launch (clEnqueueSplitNDRangeKernelTUTTI, icd/split.c): its checks, its entry in
+ * the divergence check and the launch; the aggregate device's queue launches here too. */
+cl_int tt_split_enqueue(cl_uint num_queues, const cl_command_queue *queues, cl_kernel kernel,
+                        cl_uint work_dim, const size_t *global_work_offset,
+                        const size_t *global_work_size, const size_t *local_work_size,
+                        cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+                        cl_event *event);
+
 /* A marker on q after the n events of list (clEnqueueMarkerWithWaitList once its queue was
  * checked: Tutti's own markers, icd/split.c and icd/collective.c). */
 cl_int tt_enqueue_marker(cl_command_queue q, cl_uint n, const cl_event *list, cl_event *event);

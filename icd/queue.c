@@ -34,7 +34,6 @@ cl_command_queue CL_API_CALL tt_clCreateCommandQueue(cl_context context, cl_devi
 {
   TT_CHECK(tt_check_id(context), tt_check_id(device), properties);
   cl_int err = CL_SUCCESS;
-  cl_command_queue q = NULL;
   /* CL_INVALID_CONTEXT if context is not a valid context. */
   TT_GOTO_IF(!tt_object_valid(context, TT_CONTEXT), CL_INVALID_CONTEXT);
   /* CL_INVALID_DEVICE if device is not a valid device or is not associated with context. */
@@ -48,6 +47,17 @@ cl_command_queue CL_API_CALL tt_clCreateCommandQueue(cl_context context, cl_devi
   TT_GOTO_IF(properties & ~(cl_command_queue_properties)(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE |
                                                          CL_QUEUE_PROFILING_ENABLE),
              CL_INVALID_VALUE);
+  return tt_queue_new(context, device, agg, properties, errcode_ret);
+out:
+  tt_set_err(errcode_ret, err);
+  return NULL;
+}
+
+cl_command_queue tt_queue_new(cl_context context, cl_device_id device, cl_device_id agg,
+                              cl_command_queue_properties properties, cl_int *errcode_ret)
+{
+  cl_int err = CL_SUCCESS;
+  cl_command_queue q = NULL;
   cl_command_queue_properties supported = 0;
   tt_cluster_device_query(device, CL_DEVICE_QUEUE_PROPERTIES, sizeof supported, &supported, NULL);
   /* Out-of-order queues run in order (allowed), so only profiling depends on the device.
@@ -103,6 +113,12 @@ cl_int CL_API_CALL tt_clReleaseCommandQueue(cl_command_queue command_queue)
 {
   /* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue. */
   TT_RETURN_IF(!tt_object_valid(command_queue, TT_QUEUE), CL_INVALID_COMMAND_QUEUE);
+  tt_queue_release(command_queue);
+  return CL_SUCCESS;
+}
+
+void tt_queue_release(cl_command_queue command_queue)
+{
   /* Events the queue still lists hold it: their statuses go out now (every rank makes this
    * call alike), and reads under way let go of it once done. */
   if (tt_cluster_distributed())
@@ -113,7 +129,6 @@ cl_int CL_API_CALL tt_clReleaseCommandQueue(cl_command_queue command_queue)
   if (atomic_fetch_sub(&command_queue->program_refs, 1) == 1 && command_queue->nmembers > 1)
     tt_aggregate_queue_free(command_queue);
   TT_RELEASE(command_queue);
-  return CL_SUCCESS;
 }
 
 cl_int CL_API_CALL tt_clGetCommandQueueInfo(cl_command_queue command_queue,

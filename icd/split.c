@@ -1140,8 +1140,8 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
       unsigned char pattern[8];
       identity(&k->params[ri.param], ri.op, pattern);
       for (size_t j = 0; j < rg->n && err == CL_SUCCESS; j++)
-        err = tt_clEnqueueFillBuffer(q, m, pattern, k->params[ri.param].size, rg->r[j].off,
-                                     rg->r[j].len, 0, NULL, NULL);
+        err = tt_enqueue_fill(q, m, pattern, k->params[ri.param].size, rg->r[j].off,
+                              rg->r[j].len, 0, NULL, NULL);
       if (err == CL_SUCCESS)
         err = tt_kernel_arg_set(run, ri.param, sizeof m, &m);
       if (err == CL_SUCCESS && use_add(&s->uses[p], m, 0, end ? end : 1, true, true))
@@ -1241,6 +1241,17 @@ cl_int CL_API_CALL tt_clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues,
                                                        cl_uint num_events_in_wait_list,
                                                        const cl_event *event_wait_list,
                                                        cl_event *event)
+{
+  return tt_split_enqueue(num_queues, queues, kernel, work_dim, global_work_offset,
+                          global_work_size, local_work_size, num_events_in_wait_list,
+                          event_wait_list, event);
+}
+
+cl_int tt_split_enqueue(cl_uint num_queues, const cl_command_queue *queues, cl_kernel kernel,
+                        cl_uint work_dim, const size_t *global_work_offset,
+                        const size_t *global_work_size, const size_t *local_work_size,
+                        cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+                        cl_event *event)
 {
   cl_int err = check_split(num_queues, queues, kernel, num_events_in_wait_list, event_wait_list);
   if (err != CL_SUCCESS)
@@ -1382,21 +1393,10 @@ cl_int CL_API_CALL tt_clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues,
   return err;
 }
 
-/* Exported for programs that link libtutti itself. */
-TT_API cl_int CL_API_CALL clSetKernelAnnotationTUTTI(cl_kernel kernel, const char *annotation)
-{
-  return tt_clSetKernelAnnotationTUTTI(kernel, annotation);
-}
-
-TT_API cl_int CL_API_CALL clSetBufferDistributionTUTTI(cl_mem buffer, const cl_tutti_distribution *d)
-{
-  return tt_clSetBufferDistributionTUTTI(buffer, d);
-}
-
-TT_API cl_int CL_API_CALL clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues, const cl_command_queue *queues, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
-{
-  return tt_clEnqueueSplitNDRangeKernelTUTTI(num_queues, queues, kernel, work_dim,
-                                             global_work_offset, global_work_size,
-                                             local_work_size, num_events_in_wait_list,
-                                             event_wait_list, event);
-}
+/* Exported for programs that link libtutti itself: the entry points under their names. */
+TT_API __typeof__(tt_clSetKernelAnnotationTUTTI) clSetKernelAnnotationTUTTI
+    __attribute__((alias("tt_clSetKernelAnnotationTUTTI")));
+TT_API __typeof__(tt_clSetBufferDistributionTUTTI) clSetBufferDistributionTUTTI
+    __attribute__((alias("tt_clSetBufferDistributionTUTTI")));
+TT_API __typeof__(tt_clEnqueueSplitNDRangeKernelTUTTI) clEnqueueSplitNDRangeKernelTUTTI
+    __attribute__((alias("tt_clEnqueueSplitNDRangeKernelTUTTI")));
