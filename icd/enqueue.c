@@ -1,7 +1,8 @@
-/* Enqueue entry points. Each one checks its arguments, then, under the plan lock and in
- * program order: adds the wait list, lets the plan add transfers and conflict dependencies
- * for every buffer range it touches, issues the native command, and records the accesses.
- * Blocking commands are issued non-blocking and waited for after the lock is dropped. */
+/* Enqueue entry points. Each one checks its arguments, then drives one command
+ * (runtime/command/command.h): under the plan lock and in program order it adds the wait
+ * list, lets the plan add transfers and conflict dependencies for every buffer range it
+ * touches, issues the native command, and records the accesses. Blocking commands are
+ * issued non-blocking and waited for after the lock is dropped. */
 #include "config.h"
 
 #include "icd/icd.h"
@@ -10,6 +11,7 @@
 
 #include <stdlib.h>
 
+#include "runtime/command/command.h"
 #include "runtime/order/event.h"
 #include "runtime/command/plan.h"
 #include "runtime/memory/window.h"
@@ -17,62 +19,6 @@
 #include "runtime/job/trace.h"
 #include "runtime/job/transport.h"
 
-struct use {
-  cl_mem mem;
-  size_t off, len;
-  bool reads, writes;
-};
-
-struct cmd {
-  cl_command_queue q;
-  cl_context ctx;
-  cl_uint dom;
-  const cl_icd_dispatch *d;
-  struct tt_nqueue *nq;
-  struct tt_deps deps;
-  struct use *uses;
-  cl_uint nuses, capuses;
-  struct use inline_uses[4];
-  bool locked;
-  bool actual; /* the queue's device is this rank's */
-  int rank;    /* the rank that executes the command */
-  /* Commands that leave bytes in host memory (reads, maps): in a job of several ranks the
-   * owner sends them to every other rank (SnuCL-D 3.1). */
-  void *host_ptr;
-  size_t host_len;
-  bool spread;
-  uint64_t spread_id; /* the first of one id per piece (spread_pieces) */
-  /* Owner of a blocking read of bytes in Tutti's memory (read_from_host): the sends leave
-   * from there at once, the copy into host_ptr runs beside them, and `sent` (a native user
-   * event, which a marker on the queue waits for) is set once they are done. */
-  unsigned char *send_from;
-  cl_event sent;
-  /* Owner of a read issued in pieces: each piece's native read, retained (else the whole
-   * command's native event readies every piece). */
-  cl_event *piece_ev;
-  size_t npiece_ev;
-  uint64_t seq;      /* the command's number, alike on every rank (traces, messages) */
-  cl_uint nwait;     /* the user's wait list */
-  const cl_event *wait;
-  const char *label; /* the kernel's name, else the entry point's (traces, messages) */
-  bool part;         /* a part of a split launch (icd/split.c) */
-  bool own_event;    /* the event is Tutti's, not the program's: it joins no status batch */
-  bool on_host;      /* done by Tutti on the host, nothing issued on the queue (read_from_host) */
-  bool windowed;     /* uses a windowed buffer: Tutti's own copies of its windows (evictions,
-                      * carry-overs) wait for this very command, not a marker after later ones */
-  bool refused;      /* its backend refused it after every rank planned it (issued()) */
-  bool brings;       /* only brings its uses' bytes (a split launch's fetch): nothing on the
-                      * device reads them, so no access is kept for later writes to wait for
-                      * (its event completes only when its queue reaches it) */
-  /* Windows the next command on the domain will use (a split launch's next part there):
-   * prefetched once this one is planned (tt_window_prefetch). */
-  struct tt_window_range ahead[8];
-  size_t nahead;
-};
-
-static uint64_t cmd_seq;
-
-#define cmd_init(c, q) cmd_init_at((c), (q), __func__)
 
 /* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue. */
 #define CHECK_QUEUE(q) TT_RETURN_IF(!tt_object_valid((q), TT_QUEUE), CL_INVALID_COMMAND_QUEUE)
@@ -103,523 +49,6 @@ static cl_int check_range(cl_mem m, size_t off, size_t size)
   return CL_SUCCESS;
 }
 
-static void cmd_init_at(struct cmd *c, cl_command_queue q, const char *entry)
-{
-  memset(c, 0, sizeof *c);
-  c->label = entry + 3; /* tt_clX */
-  c->q = q;
-  c->ctx = q->context;
-  c->dom = q->domain;
-  c->actual = q->device->actual;
-  c->rank = q->device->rank;
-  c->seq = ++cmd_seq;
-  c->d = c->actual ? q->device->bp->d : NULL;
-  c->nq = q->nq;
-  atomic_fetch_add_explicit(&tt_stats.commands, 1, memory_order_relaxed);
-  if (!c->actual)
-    atomic_fetch_add_explicit(&tt_stats.virtual_cmds, 1, memory_order_relaxed);
-  tt_deps_init(&c->deps);
-  c->uses = c->inline_uses;
-  c->capuses = sizeof c->inline_uses / sizeof c->inline_uses[0];
-}
-
-/* Takes the plan lock and adds the user's wait list. */
-static cl_int cmd_begin(struct cmd *c, cl_uint nwait, const cl_event *wait)
-{
-  if (c->spread)
-    atomic_fetch_add_explicit(&tt_stats.host_reads, 1, memory_order_relaxed);
-  else if (!c->actual)
-    atomic_fetch_add_explicit(&tt_stats.virtual_kept, 1, memory_order_relaxed);
-  tt_plan_lock();
-  c->locked = true;
-  c->nwait = nwait;
-  c->wait = wait;
-  tt_plan_command(c->seq, c->label, c->q->device, c->part);
-  cl_int err = tt_plan_wait_list(&c->deps, c->ctx, c->dom, nwait, wait);
-  /* A command before it on the queue that the backend never saw (migrate_in_place). */
-  return err == CL_SUCCESS && c->actual ? tt_nqueue_after_lazy(&c->deps, c->nq) : err;
-}
-
-static cl_int cmd_use(struct cmd *c, cl_mem m, size_t off, size_t len, bool reads, bool writes)
-{
-  if (c->nuses == c->capuses) {
-    cl_uint cap = c->capuses * 2;
-    struct use *u = malloc(cap * sizeof *u);
-    if (!u)
-      return CL_OUT_OF_HOST_MEMORY;
-    memcpy(u, c->uses, c->nuses * sizeof *u);
-    if (c->uses != c->inline_uses)
-      free(c->uses);
-    c->uses = u;
-    c->capuses = cap;
-  }
-  c->uses[c->nuses++] = (struct use){m, off, len, reads, writes};
-  c->windowed = c->windowed || tt_windowed(m->root);
-  return tt_plan_use(&c->deps, c->ctx, c->dom, c->nq, m, off, len, reads, writes);
-}
-
-/* The native buffer holding m's bytes [*off, *off+len) in the command's domain, once its
- * uses are planned; *off becomes their offset in it (runtime/memory/window.h). NULL for a virtual
- * command (*err CL_SUCCESS) or when no window could be made (*err says why). Virtual
- * commands place their windows too: every rank keeps every domain's. */
-static cl_mem native_at(struct cmd *c, cl_mem m, size_t *off, size_t len, cl_int *err)
-{
-  struct tt_place p;
-  if ((*err = tt_window_place(m, c->dom, *off, len, &p)) != CL_SUCCESS || !c->actual)
-    return NULL;
-  *off = p.off;
-  return p.native;
-}
-
-/* The same for a command that addresses m otherwise than by one byte range (rectangles,
- * maps, migrations): a windowed buffer gets one window over all its bytes, offsets stay. */
-static cl_mem native_whole(struct cmd *c, cl_mem m, cl_int *err)
-{
-  size_t off = 0;
-  return native_at(c, m, &off, m->size, err);
-}
-
-/* Reads reaching every rank travel in pieces: the owner sends a piece as soon as its part of
- * the read is done, and with three ranks or more a large read goes along a chain (owner,
- * then the next ranks in turn, each forwarding a piece as it arrives), so that the owner's
- * link carries the bytes once, as in a pipelined broadcast. Small reads go straight from the
- * owner to every rank (one hop). */
-#define SPREAD_PIECE (tt_env()->piece)
-#define SPREAD_CHAIN_FROM ((size_t)1 << 20)
-
-static size_t spread_pieces(size_t len)
-{
-  return len ? (len + SPREAD_PIECE - 1) / SPREAD_PIECE : 1;
-}
-
-/* Whether a spread of len bytes goes along a chain (else from the owner to every rank). */
-static bool spread_chains(size_t len)
-{
-  return tt_cluster_size() > 2 && len >= SPREAD_CHAIN_FROM;
-}
-
-/* Where piece i of a spread of len bytes lies. */
-static void piece_bounds(size_t len, size_t i, size_t *off, size_t *n)
-{
-  *off = i * SPREAD_PIECE;
-  *n = len - *off < SPREAD_PIECE ? len - *off : SPREAD_PIECE;
-}
-
-/* The command leaves [ptr, ptr+len) of host memory filled on its owner: every rank must end
- * with those bytes. Call before cmd_begin; every rank draws the transfer's ids. */
-static void cmd_spread(struct cmd *c, void *ptr, size_t len)
-{
-  if (!tt_cluster_distributed())
-    return;
-  c->spread = true;
-  c->host_ptr = ptr;
-  c->host_len = len;
-  c->spread_id = tt_cluster_next_ids(spread_pieces(len));
-}
-
-/* Whether c uses a buffer in host memory of Tutti's in a job of several ranks
- * (tt_plan_direct_memory): bytes leave from that memory, or arrive there, once the commands
- * they must follow are complete, which their own events tell at once. A marker enqueued
- * behind such a command only when a transfer needs it is reached 36-44 us later on a 16-core
- * host, even after the program's clFinish covered the command (PoCL: the marker waits for a
- * worker thread), and the send or the receive waits for it. */
-static bool uses_direct(const struct cmd *c)
-{
-  return c->actual && c->nuses && tt_cluster_distributed() &&
-         tt_plan_direct_memory(c->ctx, c->dom);
-}
-
-/* Where the native command puts its event: only asked for when the user wants one, the
- * call blocks, the bytes go on to other ranks, windows are used, it is a split launch's
- * part or it uses bytes that may move between ranks (uses_direct); the plan makes markers for
- * the rest when needed (runtime/order/order.h: a marker follows every command of its queue so far,
- * so an eviction, or a halo received into bytes a part read, ordered by one would wait for
- * the kernels queued since, not overlap them). */
-static cl_event *want_event(const struct cmd *c, cl_event *slot, cl_event *user, bool blocking)
-{
-  /* A gated command's event is held by its gate (runtime/order/order.h). */
-  return user || blocking || c->spread || tt_trace_on || c->deps.gate || c->windowed || c->part ||
-                 uses_direct(c)
-             ? slot
-             : NULL;
-}
-
-/* The native command the backend refused on the device's rank after every rank had planned
- * it (the launch and argument checks, decided alike everywhere, let it through): the other
- * ranks hold it as enqueued, so here too it is, and it fails through its event with the
- * backend's error on every rank (its bytes stay as they were); a read reaching every rank
- * sends this rank's host memory as it was and completes (its failure is not passed on).
- * With one rank the backend's error is the call's. */
-static cl_int issued(struct cmd *c, cl_int err, cl_event *ev)
-{
-  if (err == CL_SUCCESS || !tt_cluster_distributed())
-    return err;
-  cl_int e = CL_SUCCESS;
-  cl_event failed = c->d->clCreateUserEvent(c->ctx->domains[c->dom].native, &e);
-  if (!failed)
-    return err;
-  TT_WARN("%s refused command #%llu (%s) on device %u: %s; %s", c->q->device->backend,
-          (unsigned long long)c->seq, c->label, c->q->device->index, tt_error_name(err),
-          c->spread ? "every rank receives this rank's host memory as it was"
-                    : "it fails through its event on every rank");
-  c->d->clSetUserEventStatus(failed, err < 0 ? err : CL_OUT_OF_RESOURCES);
-  *ev = failed;
-  c->refused = true;
-  c->on_host = true; /* nothing reached the queue */
-  return CL_SUCCESS;
-}
-
-/* TUTTI_REFUSE: commands of that name are refused as their backend could refuse them. */
-static bool refuse_now(const struct cmd *c)
-{
-  return tt_env()->refuse && !strcmp(c->label, tt_env()->refuse);
-}
-
-/* Issues a native command through issued(). */
-#define ISSUE(c, ev, call) issued((c), refuse_now(c) ? CL_OUT_OF_RESOURCES : (call), (ev))
-
-/* What became of a command (TUTTI_DEBUG=sched) and, in traces, the enqueue on the host track
- * and the native command on its device's track. */
-static void note_cmd(const struct cmd *c, cl_event native, cl_command_type type, bool dropped)
-{
-  if (c->actual && c->on_host && !c->refused)
-    TT_LOG(TT_LOG_SCHED, "command #%llu (%s) done by Tutti for device %u (%s), nothing issued",
-           (unsigned long long)c->seq, c->label, c->q->device->index, c->q->device->backend);
-  else if (c->actual)
-    TT_LOG(TT_LOG_SCHED, "command #%llu (%s) issued on device %u (%s)", (unsigned long long)c->seq,
-           c->label, c->q->device->index, c->q->device->backend);
-  else
-    TT_LOG(TT_LOG_SCHED, "command #%llu (%s) %s device %u of rank %d", (unsigned long long)c->seq,
-           c->label, dropped ? "dropped (queueing optimization) for" : "planned for",
-           c->q->device->index, c->rank);
-  if (!tt_trace_on)
-    return;
-  bool kernel = type == CL_COMMAND_NDRANGE_KERNEL || type == CL_COMMAND_TASK;
-  tt_trace_enqueue(c->q->device, c->label, c->seq, c->actual, dropped);
-  if (c->actual && native)
-    tt_trace_command(c->q->device, c->label, kernel ? TT_TRACE_KERNEL : TT_TRACE_COMMAND, c->seq,
-                     native, c->d);
-}
-
-struct spread;
-struct spread_piece {
-  struct spread *s;
-  size_t index;
-};
-
-struct spread {
-  cl_event done; /* managed: complete when this rank is through with every piece */
-  cl_event sent; /* native, or NULL: set then too (struct cmd, send_from) */
-  char *ptr;
-  size_t len;
-  uint64_t id;         /* of piece 0; piece i has id + i */
-  int next;            /* the rank this one forwards to along the chain, or -1 */
-  bool chain;
-  atomic_int pending;  /* sends and receives of this rank still under way */
-  cl_int status;
-  struct spread_piece *pieces;
-};
-
-static void spread_op_done(struct spread *s, int ok)
-{
-  if (!ok)
-    s->status = CL_OUT_OF_RESOURCES;
-  if (atomic_fetch_sub(&s->pending, 1) == 1) {
-    if (s->sent)
-      tt_user_event_end(s->sent, true); /* ordering only: later commands may touch the bytes */
-    tt_event_complete(s->done, s->status);
-    TT_RELEASE(s->done);
-    free(s->pieces);
-    free(s);
-  }
-}
-
-static void spread_sent(void *arg, int ok)
-{
-  spread_op_done(((struct spread_piece *)arg)->s, ok);
-}
-
-/* Sends piece i on from this rank: to the next rank of the chain, or from the owner of a
- * direct spread to every other rank. */
-static void spread_send_piece(struct spread *s, size_t i)
-{
-  struct spread_piece *p = &s->pieces[i];
-  size_t off, len;
-  piece_bounds(s->len, i, &off, &len);
-  int me = tt_cluster_rank(), n = tt_cluster_size();
-  /* s may be gone once the last send is done. */
-  bool chain = s->chain;
-  int next = s->next;
-  char *from = s->ptr + off;
-  uint64_t id = s->id + i;
-  for (int r = 0; r < n; r++) {
-    bool to = chain ? r == next : r != me;
-    if (to && tt_transport_isend(TT_CH_HOST, from, len, r, id, spread_sent, p) != 0) {
-      TT_WARN("sending %zu bytes of host memory to rank %d failed", len, r);
-      spread_op_done(s, 0);
-    }
-  }
-}
-
-/* Owner: the native read that fills piece i is done. */
-static void CL_CALLBACK spread_piece_ready(cl_event native, cl_int status, void *arg)
-{
-  struct spread_piece *p = arg;
-  struct spread *s = p->s;
-  if (status < 0)
-    s->status = status;
-  spread_send_piece(s, p->index);
-  tt_transport_promise(-1);
-}
-
-/* Elsewhere: piece i arrived; along a chain it goes on to the next rank. */
-static void spread_piece_received(void *arg, int ok)
-{
-  struct spread_piece *p = arg;
-  struct spread *s = p->s;
-  if (ok && s->next >= 0) {
-    spread_send_piece(s, p->index);
-    tt_transport_promise(-1);
-  } else if (s->next >= 0) {
-    spread_op_done(s, 0); /* the forward that will not happen */
-    tt_transport_promise(-1);
-  }
-  spread_op_done(s, ok);
-}
-
-/* The event of a command whose bytes spread over the ranks: the owner sends them once its
- * native command (or each piece's read) is done, the others receive them. Takes over
- * `native`; the piece events of c stay the caller's. */
-static cl_event spread_event(struct cmd *c, cl_event native, cl_command_type type)
-{
-  cl_event e = tt_event_new_managed(c->ctx, c->q, type, c->rank);
-  if (!e) {
-    if (native)
-      c->d->clReleaseEvent(native);
-    return NULL;
-  }
-  e->spread = true;
-  e->seq = c->seq;
-  /* Every later host wait on the queue waits for these bytes too (runtime/order/event.h). */
-  tt_event_spread_pending(e);
-  struct spread *s = calloc(1, sizeof *s);
-  size_t npieces = spread_pieces(c->host_len);
-  struct spread_piece *pieces = s ? calloc(npieces, sizeof *pieces) : NULL;
-  if (!pieces) {
-    free(s);
-    TT_WARN("out of memory spreading %zu bytes of a read", c->host_len);
-    tt_event_complete(e, CL_OUT_OF_HOST_MEMORY);
-    if (native)
-      e->prof = native;
-    return e;
-  }
-  int me = tt_cluster_rank(), n = tt_cluster_size();
-  TT_RETAIN(e);
-  *s = (struct spread){.done = e, .ptr = c->host_ptr, .len = c->host_len, .id = c->spread_id,
-                       .next = -1, .status = CL_COMPLETE, .pieces = pieces};
-  for (size_t i = 0; i < npieces; i++)
-    pieces[i] = (struct spread_piece){s, i};
-  /* The chain runs owner, owner + 1, ... (mod n); its last rank forwards nothing. */
-  s->chain = spread_chains(c->host_len);
-  int pos = (me - c->rank + n) % n;
-  if (s->chain && pos < n - 1)
-    s->next = (me + 1) % n;
-  int prev = (me - 1 + n) % n;
-  if (c->actual) {
-    int sends = s->chain ? 1 : n - 1;
-    atomic_init(&s->pending, (int)npieces * sends);
-    if (c->send_from) {
-      /* The bytes are at hand: every piece leaves now (cmd_end copies them beside). */
-      s->ptr = (char *)c->send_from;
-      s->sent = c->sent;
-      c->sent = NULL;
-      for (size_t i = 0; i < npieces; i++)
-        spread_send_piece(s, i);
-      e->prof = native;
-      return e;
-    }
-    for (size_t i = 0; i < npieces; i++) {
-      cl_event ready = c->npiece_ev ? c->piece_ev[i < c->npiece_ev ? i : c->npiece_ev - 1] : native;
-      tt_transport_promise(1);
-      if (tt_native_callback(ready, CL_COMPLETE, spread_piece_ready, &pieces[i]) != CL_SUCCESS) {
-        c->d->clWaitForEvents(1, &ready);
-        spread_piece_ready(ready, CL_COMPLETE, &pieces[i]);
-      }
-    }
-    e->prof = native; /* its status and profiling times answer for every rank */
-  } else {
-    int from = s->chain ? prev : c->rank;
-    atomic_init(&s->pending, (int)npieces * (s->next >= 0 ? 2 : 1));
-    for (size_t i = 0; i < npieces; i++) {
-      size_t off, len;
-      piece_bounds(s->len, i, &off, &len);
-      if (s->next >= 0)
-        tt_transport_promise(1);
-      if (tt_transport_irecv(TT_CH_HOST, s->ptr + off, len, from, s->id + i,
-                             spread_piece_received, &pieces[i]) != 0) {
-        TT_WARN("receiving %zu bytes of host memory from rank %d failed", len, from);
-        spread_piece_received(&pieces[i], 0);
-      }
-    }
-  }
-  return e;
-}
-
-static const cl_event *cmd_wait_list(struct cmd *c)
-{
-  return c->deps.n ? c->deps.ev : NULL;
-}
-
-/* The event handed to the program for command c: it joins its queue's status batches. */
-static cl_event handed(const struct cmd *c, cl_event e)
-{
-  if (e) {
-    e->seq = c->seq;
-    /* Every rank tracks the same events: those the program asked for on each of them. */
-    if (!c->own_event)
-      tt_event_track(e);
-  }
-  return e;
-}
-
-/* After a blocking command of a job of several ranks: the reads before it on its queue
- * have their bytes here, and the events of its wait list are complete on every rank (each
- * rank learns their statuses from their owners). */
-static cl_int blocking_done(const struct cmd *c, cl_int err)
-{
-  if (!tt_cluster_distributed())
-    return err;
-  for (cl_uint i = 0; i < c->nwait; i++)
-    tt_event_share_with_all(c->wait[i]);
-  tt_event_wait_spreads(c->q, c->seq);
-  for (cl_uint i = 0; i < c->nwait; i++)
-    /* CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if the operation is blocking and the
-     * execution status of any of the events in event_wait_list is a negative integer. */
-    if (tt_event_wait(c->wait[i]) < 0)
-      err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-  return err;
-}
-
-/* Records the accesses (when the native command was issued), drops the lock, makes the
- * user's event, and for blocking commands waits. Returns the command's result. */
-static cl_int cmd_end(struct cmd *c, cl_int err, cl_event native, cl_command_type type,
-                      cl_event *event, bool blocking)
-{
-  bool may_fail = c->locked && c->actual && err == CL_SUCCESS ? tt_plan_may_fail(&c->deps, c->nq)
-                                                                : c->deps.may_fail;
-  may_fail |= c->refused;
-  if (err == CL_SUCCESS)
-    for (cl_uint i = 0; i < c->nuses && !c->brings; i++) {
-      tt_plan_record(c->uses[i].mem, c->uses[i].off, c->uses[i].len, c->uses[i].writes, c->dom,
-                     c->nq, native, may_fail);
-      if (c->uses[i].writes)
-        tt_plan_write_back(c->uses[i].mem, c->uses[i].off, c->uses[i].len, c->dom);
-    }
-  /* What followed this command's windows last time comes back while it runs. */
-  if (c->locked && err == CL_SUCCESS && c->ctx->nwindowed)
-    tt_window_prefetch(c->ctx, c->dom, c->ahead, c->nahead);
-  if (c->locked)
-    tt_plan_unlock();
-  struct tt_fail *fail = NULL;
-  if (err == CL_SUCCESS) {
-    tt_deps_hold(&c->deps, native);
-    fail = tt_deps_fail(&c->deps);
-  }
-  tt_deps_release(&c->deps);
-  if (c->uses != c->inline_uses)
-    free(c->uses);
-  if (err != CL_SUCCESS) {
-    if (native)
-      c->d->clReleaseEvent(native);
-    return err;
-  }
-  if (!native || !c->actual || c->spread) {
-    tt_fail_put(fail);
-    fail = NULL;
-  }
-  if (c->actual && !c->on_host)
-    atomic_fetch_add_explicit(&c->nq->issued, 1, memory_order_release);
-  note_cmd(c, native, type, false);
-  if (c->spread) {
-    cl_event e = spread_event(c, native, type);
-    if (c->sent)
-      tt_user_event_end(c->sent, true); /* not taken (out of memory): the queue goes on */
-    if (!e)
-      return CL_OUT_OF_HOST_MEMORY;
-    if (c->send_from) {
-      /* The owner's own bytes, while the sends move the same ones. */
-      uint64_t t0 = tt_stats_now_ns();
-      memcpy(c->host_ptr, c->send_from, c->host_len);
-      atomic_fetch_add_explicit(&tt_stats.wait_ns, tt_stats_now_ns() - t0, memory_order_relaxed);
-    }
-    if (blocking && tt_event_wait(e) < 0)
-      err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-    if (blocking)
-      err = blocking_done(c, err);
-    if (event)
-      *event = handed(c, e);
-    else
-      TT_RELEASE(e);
-    return err;
-  }
-  if (!c->actual) {
-    /* A virtual command: its owner runs it; the event completes when the owner says so. */
-    if (event && !(*event = handed(c, tt_event_new_managed(c->ctx, c->q, type, c->rank))))
-      return CL_OUT_OF_HOST_MEMORY;
-    return blocking ? blocking_done(c, err) : err;
-  }
-  if (!native)
-    return blocking ? blocking_done(c, err) : err;
-  if (blocking) {
-    tt_check_sync();
-    uint64_t t0 = tt_stats_now_ns();
-    c->d->clWaitForEvents(1, &native);
-    atomic_fetch_add_explicit(&tt_stats.wait_ns, tt_stats_now_ns() - t0, memory_order_relaxed);
-    cl_int st = CL_COMPLETE;
-    c->d->clGetEventInfo(native, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
-    /* CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if the operation is blocking and the
-     * execution status of any of the events in event_wait_list is a negative integer. */
-    if ((st < 0 && !c->refused) || (fail && atomic_load(&fail->status) < 0))
-      err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-    err = blocking_done(c, err);
-  }
-  if (event) {
-    *event = handed(c, tt_event_new(c->ctx, c->q, type, c->dom, native));
-    if (!*event) {
-      tt_fail_put(fail);
-      return CL_OUT_OF_HOST_MEMORY;
-    }
-    (*event)->may_fail = may_fail;
-    (*event)->fail = fail;
-  } else {
-    c->d->clReleaseEvent(native);
-    tt_fail_put(fail);
-  }
-  return err;
-}
-
-/* The queueing optimization (SnuCL-D 3.7): a virtual command with no wait list whose
- * buffers are all attached to devices of other ranks changes nothing here, so it is
- * discarded in its clEnqueue call (reads to host memory never are: their bytes come here).
- * Its event, if asked for, still exists and completes when its owner says so. */
-static bool cmd_discard(struct cmd *c, cl_uint nwait, const cl_event *wait, const cl_mem *mems,
-                        cl_uint n, cl_command_type type, cl_event *event, cl_int *err)
-{
-  /* A wait list, even a malformed one, is the plan's to check: every rank answers alike. */
-  if (c->actual || nwait || wait || c->spread)
-    return false;
-  for (cl_uint i = 0; i < n; i++) {
-    cl_mem r = mems[i] ? mems[i]->root : NULL;
-    if (r && (r->attached == TT_NOT_ATTACHED || c->ctx->domains[r->attached].local))
-      return false;
-  }
-  *err = CL_SUCCESS;
-  note_cmd(c, NULL, type, true);
-  if (event && !(*event = handed(c, tt_event_new_managed(c->ctx, c->q, type, c->rank))))
-    *err = CL_OUT_OF_HOST_MEMORY;
-  return true;
-}
-
 static cl_int host_may_read(cl_mem m)
 {
   /* CL_INVALID_OPERATION if called on buffer created with CL_MEM_HOST_WRITE_ONLY or
@@ -636,58 +65,21 @@ static cl_int host_may_write(cl_mem m)
   return CL_SUCCESS;
 }
 
-#define TRY_CMD(c, x)                                                                             \
-  do {                                                                                            \
-    cl_int e_ = (x);                                                                              \
-    if (e_ != CL_SUCCESS)                                                                         \
-      return cmd_end((c), e_, NULL, 0, NULL, false);                                              \
-  } while (0)
-
 /* Whether a blocking read or write goes to the backend blocking: when it waits for nothing
  * and its bytes stay on this rank, the backend's own blocking copy (NVIDIA copies pageable
  * memory faster so) is the whole command; the plan lock is held meanwhile, but nothing
  * this command waits for needs it. Else it is issued non-blocking and waited for after the
  * lock is dropped. */
-static cl_bool native_blocking(const struct cmd *c, cl_bool blocking)
+static cl_bool native_blocking(const struct tt_cmd *c, cl_bool blocking)
 {
   return blocking && !c->spread && c->deps.n == 0 ? CL_TRUE : CL_FALSE;
-}
-
-/* The owner's part of a large read reaching every rank: one native read per piece (in order
- * on the command's queue), so that each piece leaves for the other ranks as soon as it is
- * read. *ev: the last piece's event, which completes last. */
-static cl_int read_in_pieces(struct cmd *c, cl_mem native, size_t offset, size_t size, void *ptr,
-                             cl_event *ev)
-{
-  size_t n = spread_pieces(size);
-  c->piece_ev = calloc(n, sizeof *c->piece_ev);
-  if (!c->piece_ev)
-    return CL_OUT_OF_HOST_MEMORY;
-  cl_int err = CL_SUCCESS;
-  for (size_t i = 0; i < n && err == CL_SUCCESS; i++) {
-    size_t at, len;
-    piece_bounds(size, i, &at, &len);
-    /* The first read waits for the command's dependencies; the queue orders the rest. */
-    err = ISSUE(c, &c->piece_ev[i],
-                c->d->clEnqueueReadBuffer(c->nq->native, native, CL_FALSE, offset + at, len,
-                                          (char *)ptr + at, i ? 0 : c->deps.n,
-                                          i ? NULL : cmd_wait_list(c), &c->piece_ev[i]));
-    if (err == CL_SUCCESS)
-      c->npiece_ev = i + 1;
-  }
-  if (err == CL_SUCCESS) {
-    c->d->clFlush(c->nq->native);
-    c->d->clRetainEvent(c->piece_ev[n - 1]);
-    *ev = c->piece_ev[n - 1];
-  }
-  return err;
 }
 
 /* Whether actual command c may be done without a command of the backend as far as its queue
  * goes: nothing issued there since the queue's last clFinish (an in-order queue then asks no
  * more order of it), no gate, and no profiling (whose times come from the backend's commands).
  * read_from_host and migrate_in_place. */
-static bool queue_through(const struct cmd *c)
+static bool queue_through(const struct tt_cmd *c)
 {
   return c->actual && !c->deps.gate && !(c->q->props & CL_QUEUE_PROFILING_ENABLE) &&
          atomic_load_explicit(&c->nq->issued, memory_order_acquire) ==
@@ -696,7 +88,7 @@ static bool queue_through(const struct cmd *c)
 
 /* How many of c's dependencies have not completed (running, or failed); *last (unless NULL):
  * the last of them. */
-static cl_uint deps_pending(const struct cmd *c, cl_event *last)
+static cl_uint deps_pending(const struct tt_cmd *c, cl_event *last)
 {
   cl_uint n = 0;
   for (cl_uint i = 0; i < c->deps.n; i++)
@@ -716,19 +108,19 @@ static cl_uint deps_pending(const struct cmd *c, cl_event *last)
  *
  * A larger blocking read that the owner sends to every rank itself (no chain), of a buffer
  * without windows, sends from that memory at once while the owner copies its own bytes
- * (cmd_end): through the backend each piece was read into the program's memory first and
+ * (tt_cmd_end): through the backend each piece was read into the program's memory first and
  * sent from there, slower. A marker on the queue, held until the sends are done, keeps the
  * queue's later commands off the bytes meanwhile. Other large reads keep their pieces
- * (read_in_pieces): along a chain, every piece sent at once moves at once, and the first
+ * (tt_cmd_read_in_pieces): along a chain, every piece sent at once moves at once, and the first
  * reaches the next rank late. On 2 cores the copy beside the sends costs a little, where the
  * owner's copy and MPI share a core (doc/testing.md, "Figures behind the code"). */
-static bool read_from_host(struct cmd *c, cl_mem m, size_t off, size_t size, void *ptr,
+static bool read_from_host(struct tt_cmd *c, cl_mem m, size_t off, size_t size, void *ptr,
                            bool blocking, cl_event *ev)
 {
   struct tt_place at;
-  bool large = size > SPREAD_PIECE;
+  bool large = size > TT_SPREAD_PIECE;
   if (!queue_through(c) ||
-      (large && (!c->spread || !blocking || spread_chains(size) || tt_windowed(m->root))) ||
+      (large && (!c->spread || !blocking || tt_cmd_spread_chains(size) || tt_windowed(m->root))) ||
       tt_window_place(m, c->dom, off, size, &at) != CL_SUCCESS || !at.host ||
       deps_pending(c, NULL))
     return false;
@@ -737,13 +129,13 @@ static bool read_from_host(struct cmd *c, cl_mem m, size_t off, size_t size, voi
   if (!done)
     return false;
   if (large) {
-    err = ISSUE(c, ev, c->d->clEnqueueMarkerWithWaitList(c->nq->native, 1, &done, ev));
+    err = TT_CMD_ISSUE(c, ev, c->d->clEnqueueMarkerWithWaitList(c->nq->native, 1, &done, ev));
     if (err != CL_SUCCESS) {
       c->d->clReleaseEvent(done);
       return false;
     }
     if (c->refused) {
-      c->d->clReleaseEvent(done); /* the host memory goes as it was (issued()) */
+      c->d->clReleaseEvent(done); /* the host memory goes as it was (tt_cmd_issued()) */
     } else {
       c->d->clFlush(c->nq->native);
       c->send_from = at.host;
@@ -769,27 +161,27 @@ cl_int CL_API_CALL tt_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem
   /* CL_INVALID_VALUE if ptr is a NULL value. */
   TT_RETURN_IF(ptr == NULL, CL_INVALID_VALUE);
   TT_TRY(host_may_read(buffer));
-  struct cmd c;
+  struct tt_cmd c;
   /* Checked after the handles were. */
   TT_CHECK(command_queue->obj.id, buffer->obj.id, blocking_read, offset, size, num_events_in_wait_list, event != NULL);
-  cmd_init(&c, command_queue);
-  cmd_spread(&c, ptr, size);
-  TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
-  TRY_CMD(&c, cmd_use(&c, buffer, offset, size, true, false));
+  tt_cmd_init(&c, command_queue);
+  tt_cmd_spread(&c, ptr, size);
+  TT_CMD_TRY(&c, tt_cmd_begin(&c, num_events_in_wait_list, event_wait_list));
+  TT_CMD_TRY(&c, tt_cmd_use(&c, buffer, offset, size, true, false));
   cl_event ev = NULL;
   cl_int err = CL_SUCCESS;
   size_t at = offset;
   cl_mem nat = NULL;
   if (read_from_host(&c, buffer, offset, size, ptr, blocking_read, &ev))
     ; /* done: the bytes were in host memory already */
-  else if (!(nat = native_at(&c, buffer, &at, size, &err)))
+  else if (!(nat = tt_cmd_native_at(&c, buffer, &at, size, &err)))
     ; /* virtual, or no window */
-  else if (c.spread && size > SPREAD_PIECE)
-    err = read_in_pieces(&c, nat, at, size, ptr, &ev);
+  else if (c.spread && size > TT_SPREAD_PIECE)
+    err = tt_cmd_read_in_pieces(&c, nat, at, size, ptr, &ev);
   else
-    err = ISSUE(&c, &ev, c.d->clEnqueueReadBuffer(c.nq->native, nat, native_blocking(&c, blocking_read), at, size, ptr,
-                                   c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, blocking_read)));
-  err = cmd_end(&c, err, ev, CL_COMMAND_READ_BUFFER, event, blocking_read);
+    err = TT_CMD_ISSUE(&c, &ev, c.d->clEnqueueReadBuffer(c.nq->native, nat, native_blocking(&c, blocking_read), at, size, ptr,
+                                   c.deps.n, tt_cmd_wait_list(&c), tt_cmd_want_event(&c, &ev, event, blocking_read)));
+  err = tt_cmd_end(&c, err, ev, CL_COMMAND_READ_BUFFER, event, blocking_read);
   for (size_t i = 0; i < c.npiece_ev; i++)
     c.d->clReleaseEvent(c.piece_ev[i]);
   free(c.piece_ev);
@@ -807,22 +199,22 @@ cl_int CL_API_CALL tt_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_me
   /* CL_INVALID_VALUE if ptr is a NULL value. */
   TT_RETURN_IF(ptr == NULL, CL_INVALID_VALUE);
   TT_TRY(host_may_write(buffer));
-  struct cmd c;
+  struct tt_cmd c;
   /* Checked after the handles were. */
   TT_CHECK(command_queue->obj.id, buffer->obj.id, blocking_write, offset, size, num_events_in_wait_list, event != NULL);
-  cmd_init(&c, command_queue);
+  tt_cmd_init(&c, command_queue);
   cl_int discarded;
-  if (cmd_discard(&c, num_events_in_wait_list, event_wait_list, &buffer, 1, CL_COMMAND_WRITE_BUFFER, event, &discarded))
+  if (tt_cmd_discard(&c, num_events_in_wait_list, event_wait_list, &buffer, 1, CL_COMMAND_WRITE_BUFFER, event, &discarded))
     return discarded;
-  TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
-  TRY_CMD(&c, cmd_use(&c, buffer, offset, size, false, true));
+  TT_CMD_TRY(&c, tt_cmd_begin(&c, num_events_in_wait_list, event_wait_list));
+  TT_CMD_TRY(&c, tt_cmd_use(&c, buffer, offset, size, false, true));
   cl_event ev = NULL;
   cl_int err = CL_SUCCESS;
-  cl_mem nat = native_at(&c, buffer, &offset, size, &err);
+  cl_mem nat = tt_cmd_native_at(&c, buffer, &offset, size, &err);
   if (nat)
-    err = ISSUE(&c, &ev, c.d->clEnqueueWriteBuffer(c.nq->native, nat, native_blocking(&c, blocking_write), offset, size,
-                                         ptr, c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, blocking_write)));
-  return cmd_end(&c, err, ev, CL_COMMAND_WRITE_BUFFER, event, blocking_write);
+    err = TT_CMD_ISSUE(&c, &ev, c.d->clEnqueueWriteBuffer(c.nq->native, nat, native_blocking(&c, blocking_write), offset, size,
+                                         ptr, c.deps.n, tt_cmd_wait_list(&c), tt_cmd_want_event(&c, &ev, event, blocking_write)));
+  return tt_cmd_end(&c, err, ev, CL_COMMAND_WRITE_BUFFER, event, blocking_write);
 }
 
 cl_int CL_API_CALL tt_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer,
@@ -853,22 +245,22 @@ cl_int tt_enqueue_copy(cl_command_queue command_queue, cl_mem src_buffer, cl_mem
                        cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
                        cl_event *event)
 {
-  struct cmd c;
-  cmd_init_at(&c, command_queue, "tt_clEnqueueCopyBuffer");
+  struct tt_cmd c;
+  tt_cmd_init_at(&c, command_queue, "tt_clEnqueueCopyBuffer");
   cl_int discarded;
-  if (cmd_discard(&c, num_events_in_wait_list, event_wait_list, (cl_mem[]){src_buffer, dst_buffer}, 2, CL_COMMAND_COPY_BUFFER, event, &discarded))
+  if (tt_cmd_discard(&c, num_events_in_wait_list, event_wait_list, (cl_mem[]){src_buffer, dst_buffer}, 2, CL_COMMAND_COPY_BUFFER, event, &discarded))
     return discarded;
-  TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
-  TRY_CMD(&c, cmd_use(&c, src_buffer, src_offset, size, true, false));
-  TRY_CMD(&c, cmd_use(&c, dst_buffer, dst_offset, size, false, true));
+  TT_CMD_TRY(&c, tt_cmd_begin(&c, num_events_in_wait_list, event_wait_list));
+  TT_CMD_TRY(&c, tt_cmd_use(&c, src_buffer, src_offset, size, true, false));
+  TT_CMD_TRY(&c, tt_cmd_use(&c, dst_buffer, dst_offset, size, false, true));
   cl_event ev = NULL;
   cl_int err = CL_SUCCESS;
-  cl_mem sn = native_at(&c, src_buffer, &src_offset, size, &err);
-  cl_mem dn = err == CL_SUCCESS ? native_at(&c, dst_buffer, &dst_offset, size, &err) : NULL;
+  cl_mem sn = tt_cmd_native_at(&c, src_buffer, &src_offset, size, &err);
+  cl_mem dn = err == CL_SUCCESS ? tt_cmd_native_at(&c, dst_buffer, &dst_offset, size, &err) : NULL;
   if (sn && dn)
-    err = ISSUE(&c, &ev, c.d->clEnqueueCopyBuffer(c.nq->native, sn, dn, src_offset, dst_offset, size,
-                                        c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, false)));
-  return cmd_end(&c, err, ev, CL_COMMAND_COPY_BUFFER, event, false);
+    err = TT_CMD_ISSUE(&c, &ev, c.d->clEnqueueCopyBuffer(c.nq->native, sn, dn, src_offset, dst_offset, size,
+                                        c.deps.n, tt_cmd_wait_list(&c), tt_cmd_want_event(&c, &ev, event, false)));
+  return tt_cmd_end(&c, err, ev, CL_COMMAND_COPY_BUFFER, event, false);
 }
 
 /* A rectangle of a buffer: checks it (the clauses of clEnqueueReadBufferRect) and gives the
@@ -939,23 +331,23 @@ cl_int CL_API_CALL tt_clEnqueueReadBufferRect(cl_command_queue command_queue, cl
   TT_TRY(rect_common(command_queue, buffer, buffer_origin, host_origin, region, &buffer_row_pitch,
                   &buffer_slice_pitch, &host_row_pitch, &host_slice_pitch, ptr, &off, &len));
   TT_TRY(host_may_read(buffer));
-  struct cmd c;
+  struct tt_cmd c;
   /* Checked after the handles were. */
   TT_CHECK(command_queue->obj.id, buffer->obj.id, blocking_read, tt_check_bytes(buffer_origin, 3 * sizeof(size_t)), tt_check_bytes(region, 3 * sizeof(size_t)), buffer_row_pitch, buffer_slice_pitch, num_events_in_wait_list, event != NULL);
-  cmd_init(&c, command_queue);
+  tt_cmd_init(&c, command_queue);
   /* The rectangle's span of host memory goes to the other ranks (its gaps hold the same
    * bytes everywhere: host memory is replicated). */
-  cmd_spread(&c, (char *)ptr + host_span_off(host_origin, host_row_pitch, host_slice_pitch, region),
+  tt_cmd_spread(&c, (char *)ptr + host_span_off(host_origin, host_row_pitch, host_slice_pitch, region),
              host_span_len(region, host_row_pitch, host_slice_pitch));
-  TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
-  TRY_CMD(&c, cmd_use(&c, buffer, off, len, true, false));
+  TT_CMD_TRY(&c, tt_cmd_begin(&c, num_events_in_wait_list, event_wait_list));
+  TT_CMD_TRY(&c, tt_cmd_use(&c, buffer, off, len, true, false));
   cl_event ev = NULL;
   cl_int err = CL_SUCCESS;
-  cl_mem nat = native_whole(&c, buffer, &err);
+  cl_mem nat = tt_cmd_native_whole(&c, buffer, &err);
   if (nat)
     err = c.d->clEnqueueReadBufferRect(c.nq->native, nat, CL_FALSE, buffer_origin, host_origin, region, buffer_row_pitch,
-      buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, blocking_read));
-  return cmd_end(&c, err, ev, CL_COMMAND_READ_BUFFER_RECT, event, blocking_read);
+      buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, c.deps.n, tt_cmd_wait_list(&c), tt_cmd_want_event(&c, &ev, event, blocking_read));
+  return tt_cmd_end(&c, err, ev, CL_COMMAND_READ_BUFFER_RECT, event, blocking_read);
 }
 
 cl_int CL_API_CALL tt_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer,
@@ -972,23 +364,23 @@ cl_int CL_API_CALL tt_clEnqueueWriteBufferRect(cl_command_queue command_queue, c
   TT_TRY(rect_common(command_queue, buffer, buffer_origin, host_origin, region, &buffer_row_pitch,
                   &buffer_slice_pitch, &host_row_pitch, &host_slice_pitch, ptr, &off, &len));
   TT_TRY(host_may_write(buffer));
-  struct cmd c;
+  struct tt_cmd c;
   /* Checked after the handles were. */
   TT_CHECK(command_queue->obj.id, buffer->obj.id, blocking_write, tt_check_bytes(buffer_origin, 3 * sizeof(size_t)), tt_check_bytes(region, 3 * sizeof(size_t)), buffer_row_pitch, buffer_slice_pitch, num_events_in_wait_list, event != NULL);
-  cmd_init(&c, command_queue);
+  tt_cmd_init(&c, command_queue);
   cl_int discarded;
-  if (cmd_discard(&c, num_events_in_wait_list, event_wait_list, &buffer, 1, CL_COMMAND_WRITE_BUFFER_RECT, event, &discarded))
+  if (tt_cmd_discard(&c, num_events_in_wait_list, event_wait_list, &buffer, 1, CL_COMMAND_WRITE_BUFFER_RECT, event, &discarded))
     return discarded;
-  TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
+  TT_CMD_TRY(&c, tt_cmd_begin(&c, num_events_in_wait_list, event_wait_list));
   /* The rectangle may leave gaps inside its span: those bytes must arrive too. */
-  TRY_CMD(&c, cmd_use(&c, buffer, off, len, true, true));
+  TT_CMD_TRY(&c, tt_cmd_use(&c, buffer, off, len, true, true));
   cl_event ev = NULL;
   cl_int err = CL_SUCCESS;
-  cl_mem nat = native_whole(&c, buffer, &err);
+  cl_mem nat = tt_cmd_native_whole(&c, buffer, &err);
   if (nat)
-    err = ISSUE(&c, &ev, c.d->clEnqueueWriteBufferRect(c.nq->native, nat, CL_FALSE, buffer_origin, host_origin, region, buffer_row_pitch,
-      buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, blocking_write)));
-  return cmd_end(&c, err, ev, CL_COMMAND_WRITE_BUFFER_RECT, event, blocking_write);
+    err = TT_CMD_ISSUE(&c, &ev, c.d->clEnqueueWriteBufferRect(c.nq->native, nat, CL_FALSE, buffer_origin, host_origin, region, buffer_row_pitch,
+      buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, c.deps.n, tt_cmd_wait_list(&c), tt_cmd_want_event(&c, &ev, event, blocking_write)));
+  return tt_cmd_end(&c, err, ev, CL_COMMAND_WRITE_BUFFER_RECT, event, blocking_write);
 }
 
 cl_int CL_API_CALL tt_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer,
@@ -1032,25 +424,25 @@ cl_int CL_API_CALL tt_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl
     }
     TT_RETURN_IF(overlap, CL_MEM_COPY_OVERLAP);
   }
-  struct cmd c;
+  struct tt_cmd c;
   /* Checked after the handles were. */
   TT_CHECK(command_queue->obj.id, src_buffer->obj.id, dst_buffer->obj.id, tt_check_bytes(src_origin, 3 * sizeof(size_t)), tt_check_bytes(dst_origin, 3 * sizeof(size_t)), tt_check_bytes(region, 3 * sizeof(size_t)), num_events_in_wait_list, event != NULL);
-  cmd_init(&c, command_queue);
+  tt_cmd_init(&c, command_queue);
   cl_int discarded;
-  if (cmd_discard(&c, num_events_in_wait_list, event_wait_list, (cl_mem[]){src_buffer, dst_buffer}, 2, CL_COMMAND_COPY_BUFFER_RECT, event, &discarded))
+  if (tt_cmd_discard(&c, num_events_in_wait_list, event_wait_list, (cl_mem[]){src_buffer, dst_buffer}, 2, CL_COMMAND_COPY_BUFFER_RECT, event, &discarded))
     return discarded;
-  TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
-  TRY_CMD(&c, cmd_use(&c, src_buffer, soff, slen, true, false));
-  TRY_CMD(&c, cmd_use(&c, dst_buffer, doff, dlen, true, true));
+  TT_CMD_TRY(&c, tt_cmd_begin(&c, num_events_in_wait_list, event_wait_list));
+  TT_CMD_TRY(&c, tt_cmd_use(&c, src_buffer, soff, slen, true, false));
+  TT_CMD_TRY(&c, tt_cmd_use(&c, dst_buffer, doff, dlen, true, true));
   cl_event ev = NULL;
   cl_int err = CL_SUCCESS;
-  cl_mem sn = native_whole(&c, src_buffer, &err);
-  cl_mem dn = err == CL_SUCCESS ? native_whole(&c, dst_buffer, &err) : NULL;
+  cl_mem sn = tt_cmd_native_whole(&c, src_buffer, &err);
+  cl_mem dn = err == CL_SUCCESS ? tt_cmd_native_whole(&c, dst_buffer, &err) : NULL;
   if (sn && dn)
-    err = ISSUE(&c, &ev, c.d->clEnqueueCopyBufferRect(c.nq->native, sn, dn, src_origin, dst_origin, region,
-      src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, c.deps.n, cmd_wait_list(&c),
-      want_event(&c, &ev, event, false)));
-  return cmd_end(&c, err, ev, CL_COMMAND_COPY_BUFFER_RECT, event, false);
+    err = TT_CMD_ISSUE(&c, &ev, c.d->clEnqueueCopyBufferRect(c.nq->native, sn, dn, src_origin, dst_origin, region,
+      src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, c.deps.n, tt_cmd_wait_list(&c),
+      tt_cmd_want_event(&c, &ev, event, false)));
+  return tt_cmd_end(&c, err, ev, CL_COMMAND_COPY_BUFFER_RECT, event, false);
 }
 
 cl_int CL_API_CALL tt_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer,
@@ -1080,20 +472,20 @@ cl_int tt_enqueue_fill(cl_command_queue command_queue, cl_mem buffer, const void
                        cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
                        cl_event *event)
 {
-  struct cmd c;
-  cmd_init_at(&c, command_queue, "tt_clEnqueueFillBuffer");
+  struct tt_cmd c;
+  tt_cmd_init_at(&c, command_queue, "tt_clEnqueueFillBuffer");
   cl_int discarded;
-  if (cmd_discard(&c, num_events_in_wait_list, event_wait_list, &buffer, 1, CL_COMMAND_FILL_BUFFER, event, &discarded))
+  if (tt_cmd_discard(&c, num_events_in_wait_list, event_wait_list, &buffer, 1, CL_COMMAND_FILL_BUFFER, event, &discarded))
     return discarded;
-  TRY_CMD(&c, cmd_begin(&c, num_events_in_wait_list, event_wait_list));
-  TRY_CMD(&c, cmd_use(&c, buffer, offset, size, false, true));
+  TT_CMD_TRY(&c, tt_cmd_begin(&c, num_events_in_wait_list, event_wait_list));
+  TT_CMD_TRY(&c, tt_cmd_use(&c, buffer, offset, size, false, true));
   cl_event ev = NULL;
   cl_int err = CL_SUCCESS;
-  cl_mem nat = native_at(&c, buffer, &offset, size, &err);
+  cl_mem nat = tt_cmd_native_at(&c, buffer, &offset, size, &err);
   if (nat)
-    err = ISSUE(&c, &ev, c.d->clEnqueueFillBuffer(c.nq->native, nat, pattern, pattern_size, offset,
-                                        size, c.deps.n, cmd_wait_list(&c), want_event(&c, &ev, event, false)));
-  return cmd_end(&c, err, ev, CL_COMMAND_FILL_BUFFER, event, false);
+    err = TT_CMD_ISSUE(&c, &ev, c.d->clEnqueueFillBuffer(c.nq->native, nat, pattern, pattern_size, offset,
+                                        size, c.deps.n, tt_cmd_wait_list(&c), tt_cmd_want_event(&c, &ev, event, false)));
+  return tt_cmd_end(&c, err, ev, CL_COMMAND_FILL_BUFFER, event, false);
 }
 
 /* Records a live mapping of m (or puts one back when its unmap failed). */
@@ -1134,25 +526,25 @@ void *CL_API_CALL tt_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem b
     CHECK(host_may_write(buffer));
   struct tt_map_record *rec = calloc(1, sizeof *rec);
   TT_GOTO_IF(!rec, CL_OUT_OF_HOST_MEMORY);
-  struct cmd c;
+  struct tt_cmd c;
   /* Checked after the handles were. */
   TT_CHECK(command_queue->obj.id, buffer->obj.id, blocking_map, map_flags, offset, size, num_events_in_wait_list, event != NULL);
-  cmd_init(&c, command_queue);
+  tt_cmd_init(&c, command_queue);
   bool invalidate = map_flags & CL_MAP_WRITE_INVALIDATE_REGION;
   /* A map shows the bytes on every rank: the owner maps, the others get a copy (the
    * buffer's own host memory when it has one) that the owner's bytes fill. */
   if (!invalidate)
-    cmd_spread(&c, NULL, size);
-  err = cmd_begin(&c, num_events_in_wait_list, event_wait_list);
+    tt_cmd_spread(&c, NULL, size);
+  err = tt_cmd_begin(&c, num_events_in_wait_list, event_wait_list);
   if (err == CL_SUCCESS)
-    err = cmd_use(&c, buffer, offset, size, !invalidate, false);
+    err = tt_cmd_use(&c, buffer, offset, size, !invalidate, false);
   cl_event ev = NULL;
   bool owned = false;
-  cl_mem nat = err == CL_SUCCESS ? native_whole(&c, buffer, &err) : NULL;
+  cl_mem nat = err == CL_SUCCESS ? tt_cmd_native_whole(&c, buffer, &err) : NULL;
   if (nat) {
     p = c.d->clEnqueueMapBuffer(c.nq->native, nat, CL_FALSE, map_flags, offset,
-                                size, c.deps.n, cmd_wait_list(&c),
-                                want_event(&c, &ev, event, blocking_map), &err);
+                                size, c.deps.n, tt_cmd_wait_list(&c),
+                                tt_cmd_want_event(&c, &ev, event, blocking_map), &err);
   } else if (err == CL_SUCCESS) {
     p = buffer->host_ptr ? (char *)buffer->host_ptr + offset : malloc(size);
     owned = !buffer->host_ptr;
@@ -1176,7 +568,7 @@ void *CL_API_CALL tt_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem b
     event = &done;
     c.own_event = true; /* only ranks that copy have it */
   }
-  err = cmd_end(&c, err, ev, CL_COMMAND_MAP_BUFFER, event, blocking_map);
+  err = tt_cmd_end(&c, err, ev, CL_COMMAND_MAP_BUFFER, event, blocking_map);
   if (rec && owned && c.spread && err == CL_SUCCESS) {
     rec->done = *event;
     if (event != &done)
@@ -1210,10 +602,10 @@ cl_int CL_API_CALL tt_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl
   /* CL_INVALID_VALUE if mapped_ptr is not a valid pointer returned by clEnqueueMapBuffer
    * for memobj. */
   TT_RETURN_IF(!rec, CL_INVALID_VALUE);
-  struct cmd c;
+  struct tt_cmd c;
   /* Checked after the handles were. */
   TT_CHECK(command_queue->obj.id, memobj->obj.id, num_events_in_wait_list, event != NULL);
-  cmd_init(&c, command_queue);
+  tt_cmd_init(&c, command_queue);
   /* The unmap runs where the map ran; on the user's queue when that is the same domain. */
   if (rec->domain != c.dom) {
     c.dom = rec->domain;
@@ -1227,14 +619,14 @@ cl_int CL_API_CALL tt_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl
       return e;
     }
   }
-  cl_int err = cmd_begin(&c, num_events_in_wait_list, event_wait_list);
+  cl_int err = tt_cmd_begin(&c, num_events_in_wait_list, event_wait_list);
   if (err == CL_SUCCESS)
-    err = cmd_use(&c, memobj, rec->offset, rec->size, false, rec->writes);
+    err = tt_cmd_use(&c, memobj, rec->offset, rec->size, false, rec->writes);
   cl_event ev = NULL;
-  cl_mem nat = err == CL_SUCCESS ? native_whole(&c, memobj, &err) : NULL;
+  cl_mem nat = err == CL_SUCCESS ? tt_cmd_native_whole(&c, memobj, &err) : NULL;
   if (nat)
     err = c.d->clEnqueueUnmapMemObject(c.nq->native, nat, mapped_ptr, c.deps.n,
-                                       cmd_wait_list(&c), want_event(&c, &ev, event, false));
+                                       tt_cmd_wait_list(&c), tt_cmd_want_event(&c, &ev, event, false));
   if (err == CL_SUCCESS) {
     atomic_fetch_sub(&memobj->map_count, 1);
     if (c.actual && c.nq != command_queue->nq)
@@ -1249,7 +641,7 @@ cl_int CL_API_CALL tt_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl
   } else {
     keep_map(memobj, rec); /* still mapped */
   }
-  return cmd_end(&c, err, ev, CL_COMMAND_UNMAP_MEM_OBJECT, event, false);
+  return tt_cmd_end(&c, err, ev, CL_COMMAND_UNMAP_MEM_OBJECT, event, false);
 }
 
 static void CL_CALLBACK list_done(cl_event ev, cl_int status, void *list)
@@ -1281,10 +673,10 @@ static cl_mem *list_kept(cl_mem *list, cl_event command)
  * copy the wake-up of a PoCL worker thread as the received bytes' user event is set, which
  * the program's clFinish then waits for (doc/testing.md, "Figures behind the code"). Not
  * with profiling or traces, whose times come from the backend's command. */
-static bool migrate_in_place(struct cmd *c, cl_event *ev)
+static bool migrate_in_place(struct tt_cmd *c, cl_event *ev)
 {
   cl_event running = NULL;
-  if (!uses_direct(c) || !queue_through(c) || c->windowed || tt_trace_on || refuse_now(c) ||
+  if (!tt_cmd_uses_direct(c) || !queue_through(c) || c->windowed || tt_trace_on || tt_cmd_refuse_now(c) ||
       deps_pending(c, &running) > 1)
     return false;
   if (running) {
@@ -1321,33 +713,33 @@ cl_int CL_API_CALL tt_clEnqueueMigrateMemObjects(cl_command_queue command_queue,
   /* The backend's list of native buffers stays until its command completes (list_done). */
   cl_mem *nm = malloc(num_mem_objects * sizeof *nm);
   TT_RETURN_IF(!nm, CL_OUT_OF_HOST_MEMORY);
-  struct cmd c;
-  cmd_init(&c, command_queue);
+  struct tt_cmd c;
+  tt_cmd_init(&c, command_queue);
   cl_int discarded;
-  if (cmd_discard(&c, num_events_in_wait_list, event_wait_list, mem_objects, num_mem_objects, CL_COMMAND_MIGRATE_MEM_OBJECTS, event, &discarded)) {
+  if (tt_cmd_discard(&c, num_events_in_wait_list, event_wait_list, mem_objects, num_mem_objects, CL_COMMAND_MIGRATE_MEM_OBJECTS, event, &discarded)) {
     free(nm);
     return discarded;
   }
-  cl_int err = cmd_begin(&c, num_events_in_wait_list, event_wait_list);
+  cl_int err = tt_cmd_begin(&c, num_events_in_wait_list, event_wait_list);
   bool undefined = flags & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED;
   /* To the host: host data is always at hand, so only the order matters. To the device: the
    * newest bytes come here now (or nothing comes, when the content may be undefined). */
   bool to_device = !(flags & CL_MIGRATE_MEM_OBJECT_HOST);
   for (cl_uint i = 0; i < num_mem_objects && err == CL_SUCCESS; i++) {
-    err = cmd_use(&c, mem_objects[i], 0, mem_objects[i]->size, to_device && !undefined,
+    err = tt_cmd_use(&c, mem_objects[i], 0, mem_objects[i]->size, to_device && !undefined,
                   undefined);
     if (err == CL_SUCCESS)
-      nm[i] = native_whole(&c, mem_objects[i], &err);
+      nm[i] = tt_cmd_native_whole(&c, mem_objects[i], &err);
   }
   cl_event ev = NULL;
   if (err == CL_SUCCESS && c.actual && !migrate_in_place(&c, &ev)) {
-    err = ISSUE(&c, &ev, c.d->clEnqueueMigrateMemObjects(c.nq->native, num_mem_objects, nm, flags, c.deps.n,
-                                          cmd_wait_list(&c), &ev));
+    err = TT_CMD_ISSUE(&c, &ev, c.d->clEnqueueMigrateMemObjects(c.nq->native, num_mem_objects, nm, flags, c.deps.n,
+                                          tt_cmd_wait_list(&c), &ev));
     if (err == CL_SUCCESS && !c.refused)
       nm = list_kept(nm, ev);
   }
   free(nm);
-  return cmd_end(&c, err, ev, CL_COMMAND_MIGRATE_MEM_OBJECTS, event, false);
+  return tt_cmd_end(&c, err, ev, CL_COMMAND_MIGRATE_MEM_OBJECTS, event, false);
 }
 
 /* The work-group checks, from replicated facts only (the device's description and the
@@ -1469,7 +861,7 @@ static bool arg_window(cl_kernel k, cl_uint i, const struct tt_launch_use *uses,
  * command's domain (tt_enqueue_launch says which; placed by virtual launches too); a rebased
  * argument's offset argument gets the window's first element (caller holds the kernel's
  * lock). */
-static cl_int window_args(struct cmd *c, cl_kernel k, const struct tt_launch_use *uses,
+static cl_int window_args(struct tt_cmd *c, cl_kernel k, const struct tt_launch_use *uses,
                           size_t nuses, const struct tt_rebase *rebase)
 {
   for (cl_uint i = 0; i < k->nargs; i++) {
@@ -1508,7 +900,7 @@ static void last_part_drop(struct tt_domain *dm, struct tt_last_part *lp)
  * (serial_parts, runtime/base/backend.h) waits for the last part issued there before it, when that
  * went to another native queue and may still run (plan lock). Parts never wait for later
  * ones, so the order adds no cycle. */
-static cl_int after_last_part(struct cmd *c)
+static cl_int after_last_part(struct tt_cmd *c)
 {
   struct tt_domain *dm = &c->ctx->domains[c->dom];
   if (!c->part || !c->actual || !dm->bp->serial_parts)
@@ -1535,7 +927,7 @@ static cl_int after_last_part(struct cmd *c)
 }
 
 /* The part just issued (native event ev) is its device's last (after_last_part). */
-static void note_last_part(struct cmd *c, cl_event ev)
+static void note_last_part(struct tt_cmd *c, cl_event ev)
 {
   struct tt_domain *dm = &c->ctx->domains[c->dom];
   if (!c->part || !c->actual || !dm->bp->serial_parts || !dm->last_part || !ev)
@@ -1555,8 +947,8 @@ cl_int tt_enqueue_launch(cl_command_queue command_queue, cl_kernel kernel, cl_ui
                          cl_uint num_events_in_wait_list,
                          const cl_event *event_wait_list, cl_event *event)
 {
-  struct cmd c;
-  cmd_init(&c, command_queue);
+  struct tt_cmd c;
+  tt_cmd_init(&c, command_queue);
   c.label = kernel->name;
   c.part = part;
   pthread_mutex_lock(&kernel->obj.lock);
@@ -1581,7 +973,7 @@ cl_int tt_enqueue_launch(cl_command_queue command_queue, cl_kernel kernel, cl_ui
         if (kernel->args[i].kind == TT_ARG_MEM && kernel->args[i].mem)
           mems[n++] = kernel->args[i].mem;
       cl_int discarded;
-      bool gone = cmd_discard(&c, 0, event_wait_list, mems, n, CL_COMMAND_NDRANGE_KERNEL, event, &discarded);
+      bool gone = tt_cmd_discard(&c, 0, event_wait_list, mems, n, CL_COMMAND_NDRANGE_KERNEL, event, &discarded);
       if (mems != stack)
         free(mems);
       if (gone) {
@@ -1590,9 +982,9 @@ cl_int tt_enqueue_launch(cl_command_queue command_queue, cl_kernel kernel, cl_ui
       }
     }
   }
-  cl_int err = cmd_begin(&c, num_events_in_wait_list, event_wait_list);
+  cl_int err = tt_cmd_begin(&c, num_events_in_wait_list, event_wait_list);
   for (size_t i = 0; uses && i < nuses && err == CL_SUCCESS; i++)
-    err = cmd_use(&c, uses[i].mem, uses[i].off, uses[i].len, uses[i].reads, uses[i].writes);
+    err = tt_cmd_use(&c, uses[i].mem, uses[i].off, uses[i].len, uses[i].reads, uses[i].writes);
   for (cl_uint i = 0; !uses && i < kernel->nargs && err == CL_SUCCESS; i++) {
     struct tt_kernel_arg *a = &kernel->args[i];
     if (a->kind != TT_ARG_MEM || !a->mem)
@@ -1600,7 +992,7 @@ cl_int tt_enqueue_launch(cl_command_queue command_queue, cl_kernel kernel, cl_ui
     /* A kernel only reads a const or __constant buffer, or a CL_MEM_READ_ONLY one; other
      * buffers are read and written whole. */
     bool writes = !a->is_const && !(a->mem->flags & CL_MEM_READ_ONLY);
-    err = cmd_use(&c, a->mem, 0, a->mem->size, true, writes);
+    err = tt_cmd_use(&c, a->mem, 0, a->mem->size, true, writes);
   }
   cl_event ev = NULL;
   if (err == CL_SUCCESS)
@@ -1608,30 +1000,30 @@ cl_int tt_enqueue_launch(cl_command_queue command_queue, cl_kernel kernel, cl_ui
   if (err == CL_SUCCESS)
     err = after_last_part(&c);
   if (err == CL_SUCCESS && c.actual) {
-    err = ISSUE(&c, &ev, c.d->clEnqueueNDRangeKernel(c.nq->native, kernel->native[c.dom], work_dim, global_work_offset,
+    err = TT_CMD_ISSUE(&c, &ev, c.d->clEnqueueNDRangeKernel(c.nq->native, kernel->native[c.dom], work_dim, global_work_offset,
                                       global_work_size, local_work_size, c.deps.n,
-                                      cmd_wait_list(&c), want_event(&c, &ev, event, false)));
+                                      tt_cmd_wait_list(&c), tt_cmd_want_event(&c, &ev, event, false)));
     if (err == CL_SUCCESS)
       note_last_part(&c, ev);
   }
   pthread_mutex_unlock(&kernel->obj.lock);
-  return cmd_end(&c, err, ev, CL_COMMAND_NDRANGE_KERNEL, event, false);
+  return tt_cmd_end(&c, err, ev, CL_COMMAND_NDRANGE_KERNEL, event, false);
 }
 
 cl_int tt_enqueue_fetch(cl_command_queue q, const struct tt_launch_use *uses, size_t nuses)
 {
-  struct cmd c;
-  cmd_init(&c, q);
+  struct tt_cmd c;
+  tt_cmd_init(&c, q);
   c.label = "split launch: fetch";
   c.part = true;
   c.brings = true;
-  cl_int err = cmd_begin(&c, 0, NULL);
+  cl_int err = tt_cmd_begin(&c, 0, NULL);
   for (size_t i = 0; i < nuses && err == CL_SUCCESS; i++)
     if (uses[i].reads)
-      err = cmd_use(&c, uses[i].mem, uses[i].off, uses[i].len, true, false);
+      err = tt_cmd_use(&c, uses[i].mem, uses[i].off, uses[i].len, true, false);
   if (err == CL_SUCCESS && c.actual && c.nq)
     c.d->clFlush(c.nq->native);
-  return cmd_end(&c, err, NULL, CL_COMMAND_MIGRATE_MEM_OBJECTS, NULL, false);
+  return tt_cmd_end(&c, err, NULL, CL_COMMAND_MIGRATE_MEM_OBJECTS, NULL, false);
 }
 
 cl_int CL_API_CALL tt_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel,
@@ -1709,12 +1101,12 @@ cl_int CL_API_CALL tt_clEnqueueNativeKernel(cl_command_queue command_queue,
 static cl_int marker_one(cl_command_queue q, cl_uint n, const cl_event *list, cl_event *event,
                          cl_command_type type, cl_event *reached)
 {
-  struct cmd c;
-  cmd_init_at(&c, q, type == CL_COMMAND_MARKER ? "tt_clEnqueueMarker" : "tt_clEnqueueBarrier");
+  struct tt_cmd c;
+  tt_cmd_init_at(&c, q, type == CL_COMMAND_MARKER ? "tt_clEnqueueMarker" : "tt_clEnqueueBarrier");
   cl_int discarded;
-  if (cmd_discard(&c, n, list, NULL, 0, type, event, &discarded))
+  if (tt_cmd_discard(&c, n, list, NULL, 0, type, event, &discarded))
     return discarded;
-  cl_int err = cmd_begin(&c, n, list);
+  cl_int err = tt_cmd_begin(&c, n, list);
   cl_event ev = NULL;
   if (err == CL_SUCCESS && c.actual && reached) {
     ev = c.d->clCreateUserEvent(c.ctx->domains[c.dom].native, &err);
@@ -1724,10 +1116,10 @@ static cl_int marker_one(cl_command_queue q, cl_uint n, const cl_event *list, cl
     }
   } else if (err == CL_SUCCESS && c.actual) {
     err = type == CL_COMMAND_BARRIER
-              ? c.d->clEnqueueBarrierWithWaitList(c.nq->native, c.deps.n, cmd_wait_list(&c), event ? &ev : NULL)
-              : c.d->clEnqueueMarkerWithWaitList(c.nq->native, c.deps.n, cmd_wait_list(&c), event ? &ev : NULL);
+              ? c.d->clEnqueueBarrierWithWaitList(c.nq->native, c.deps.n, tt_cmd_wait_list(&c), event ? &ev : NULL)
+              : c.d->clEnqueueMarkerWithWaitList(c.nq->native, c.deps.n, tt_cmd_wait_list(&c), event ? &ev : NULL);
   }
-  return cmd_end(&c, err, ev, type, event, false);
+  return tt_cmd_end(&c, err, ev, type, event, false);
 }
 
 /* A marker or barrier; on a queue of the aggregate device one on every member, then the

@@ -1,0 +1,564 @@
+/* One command's life (runtime/command/command.h). */
+#include "config.h"
+
+#include "runtime/command/command.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/base/backend.h"
+#include "runtime/base/log.h"
+#include "runtime/command/plan.h"
+#include "runtime/job/check.h"
+#include "runtime/job/cluster.h"
+#include "runtime/job/stats.h"
+#include "runtime/job/trace.h"
+#include "runtime/job/transport.h"
+#include "runtime/order/event.h"
+
+static uint64_t cmd_seq;
+
+void tt_cmd_init_at(struct tt_cmd *c, cl_command_queue q, const char *entry)
+{
+  memset(c, 0, sizeof *c);
+  c->label = entry + 3; /* tt_clX */
+  c->q = q;
+  c->ctx = q->context;
+  c->dom = q->domain;
+  c->actual = q->device->actual;
+  c->rank = q->device->rank;
+  c->seq = ++cmd_seq;
+  c->d = c->actual ? q->device->bp->d : NULL;
+  c->nq = q->nq;
+  atomic_fetch_add_explicit(&tt_stats.commands, 1, memory_order_relaxed);
+  if (!c->actual)
+    atomic_fetch_add_explicit(&tt_stats.virtual_cmds, 1, memory_order_relaxed);
+  tt_deps_init(&c->deps);
+  c->uses = c->inline_uses;
+  c->capuses = sizeof c->inline_uses / sizeof c->inline_uses[0];
+}
+
+/* Takes the plan lock and adds the user's wait list. */
+cl_int tt_cmd_begin(struct tt_cmd *c, cl_uint nwait, const cl_event *wait)
+{
+  if (c->spread)
+    atomic_fetch_add_explicit(&tt_stats.host_reads, 1, memory_order_relaxed);
+  else if (!c->actual)
+    atomic_fetch_add_explicit(&tt_stats.virtual_kept, 1, memory_order_relaxed);
+  tt_plan_lock();
+  c->locked = true;
+  c->nwait = nwait;
+  c->wait = wait;
+  tt_plan_command(c->seq, c->label, c->q->device, c->part);
+  cl_int err = tt_plan_wait_list(&c->deps, c->ctx, c->dom, nwait, wait);
+  /* A command before it on the queue that the backend never saw (migrate_in_place). */
+  return err == CL_SUCCESS && c->actual ? tt_nqueue_after_lazy(&c->deps, c->nq) : err;
+}
+
+cl_int tt_cmd_use(struct tt_cmd *c, cl_mem m, size_t off, size_t len, bool reads, bool writes)
+{
+  if (c->nuses == c->capuses) {
+    cl_uint cap = c->capuses * 2;
+    struct tt_cmd_use *u = malloc(cap * sizeof *u);
+    if (!u)
+      return CL_OUT_OF_HOST_MEMORY;
+    memcpy(u, c->uses, c->nuses * sizeof *u);
+    if (c->uses != c->inline_uses)
+      free(c->uses);
+    c->uses = u;
+    c->capuses = cap;
+  }
+  c->uses[c->nuses++] = (struct tt_cmd_use){m, off, len, reads, writes};
+  c->windowed = c->windowed || tt_windowed(m->root);
+  return tt_plan_use(&c->deps, c->ctx, c->dom, c->nq, m, off, len, reads, writes);
+}
+
+/* The native buffer holding m's bytes [*off, *off+len) in the command's domain, once its
+ * uses are planned; *off becomes their offset in it (runtime/memory/window.h). NULL for a virtual
+ * command (*err CL_SUCCESS) or when no window could be made (*err says why). Virtual
+ * commands place their windows too: every rank keeps every domain's. */
+cl_mem tt_cmd_native_at(struct tt_cmd *c, cl_mem m, size_t *off, size_t len, cl_int *err)
+{
+  struct tt_place p;
+  if ((*err = tt_window_place(m, c->dom, *off, len, &p)) != CL_SUCCESS || !c->actual)
+    return NULL;
+  *off = p.off;
+  return p.native;
+}
+
+/* The same for a command that addresses m otherwise than by one byte range (rectangles,
+ * maps, migrations): a windowed buffer gets one window over all its bytes, offsets stay. */
+cl_mem tt_cmd_native_whole(struct tt_cmd *c, cl_mem m, cl_int *err)
+{
+  size_t off = 0;
+  return tt_cmd_native_at(c, m, &off, m->size, err);
+}
+
+/* Reads reaching every rank travel in pieces: the owner sends a piece as soon as its part of
+ * the read is done, and with three ranks or more a large read goes along a chain (owner,
+ * then the next ranks in turn, each forwarding a piece as it arrives), so that the owner's
+ * link carries the bytes once, as in a pipelined broadcast. Small reads go straight from the
+ * owner to every rank (one hop). */
+#define SPREAD_CHAIN_FROM ((size_t)1 << 20)
+
+size_t tt_cmd_spread_pieces(size_t len)
+{
+  return len ? (len + TT_SPREAD_PIECE - 1) / TT_SPREAD_PIECE : 1;
+}
+
+/* Whether a spread of len bytes goes along a chain (else from the owner to every rank). */
+bool tt_cmd_spread_chains(size_t len)
+{
+  return tt_cluster_size() > 2 && len >= SPREAD_CHAIN_FROM;
+}
+
+/* Where piece i of a spread of len bytes lies. */
+static void piece_bounds(size_t len, size_t i, size_t *off, size_t *n)
+{
+  *off = i * TT_SPREAD_PIECE;
+  *n = len - *off < TT_SPREAD_PIECE ? len - *off : TT_SPREAD_PIECE;
+}
+
+/* The command leaves [ptr, ptr+len) of host memory filled on its owner: every rank must end
+ * with those bytes. Call before tt_cmd_begin; every rank draws the transfer's ids. */
+void tt_cmd_spread(struct tt_cmd *c, void *ptr, size_t len)
+{
+  if (!tt_cluster_distributed())
+    return;
+  c->spread = true;
+  c->host_ptr = ptr;
+  c->host_len = len;
+  c->spread_id = tt_cluster_next_ids(tt_cmd_spread_pieces(len));
+}
+
+/* Whether c uses a buffer in host memory of Tutti's in a job of several ranks
+ * (tt_plan_direct_memory): bytes leave from that memory, or arrive there, once the commands
+ * they must follow are complete, which their own events tell at once. A marker enqueued
+ * behind such a command only when a transfer needs it is reached 36-44 us later on a 16-core
+ * host, even after the program's clFinish covered the command (PoCL: the marker waits for a
+ * worker thread), and the send or the receive waits for it. */
+bool tt_cmd_uses_direct(const struct tt_cmd *c)
+{
+  return c->actual && c->nuses && tt_cluster_distributed() &&
+         tt_plan_direct_memory(c->ctx, c->dom);
+}
+
+/* Where the native command puts its event: only asked for when the user wants one, the
+ * call blocks, the bytes go on to other ranks, windows are used, it is a split launch's
+ * part or it uses bytes that may move between ranks (uses_direct); the plan makes markers for
+ * the rest when needed (runtime/order/order.h: a marker follows every command of its queue so far,
+ * so an eviction, or a halo received into bytes a part read, ordered by one would wait for
+ * the kernels queued since, not overlap them). */
+cl_event *tt_cmd_want_event(const struct tt_cmd *c, cl_event *slot, cl_event *user, bool blocking)
+{
+  /* A gated command's event is held by its gate (runtime/order/order.h). */
+  return user || blocking || c->spread || tt_trace_on || c->deps.gate || c->windowed || c->part ||
+                 tt_cmd_uses_direct(c)
+             ? slot
+             : NULL;
+}
+
+/* The native command the backend refused on the device's rank after every rank had planned
+ * it (the launch and argument checks, decided alike everywhere, let it through): the other
+ * ranks hold it as enqueued, so here too it is, and it fails through its event with the
+ * backend's error on every rank (its bytes stay as they were); a read reaching every rank
+ * sends this rank's host memory as it was and completes (its failure is not passed on).
+ * With one rank the backend's error is the call's. */
+cl_int tt_cmd_issued(struct tt_cmd *c, cl_int err, cl_event *ev)
+{
+  if (err == CL_SUCCESS || !tt_cluster_distributed())
+    return err;
+  cl_int e = CL_SUCCESS;
+  cl_event failed = c->d->clCreateUserEvent(c->ctx->domains[c->dom].native, &e);
+  if (!failed)
+    return err;
+  TT_WARN("%s refused command #%llu (%s) on device %u: %s; %s", c->q->device->backend,
+          (unsigned long long)c->seq, c->label, c->q->device->index, tt_error_name(err),
+          c->spread ? "every rank receives this rank's host memory as it was"
+                    : "it fails through its event on every rank");
+  c->d->clSetUserEventStatus(failed, err < 0 ? err : CL_OUT_OF_RESOURCES);
+  *ev = failed;
+  c->refused = true;
+  c->on_host = true; /* nothing reached the queue */
+  return CL_SUCCESS;
+}
+
+/* TUTTI_REFUSE: commands of that name are refused as their backend could refuse them. */
+bool tt_cmd_refuse_now(const struct tt_cmd *c)
+{
+  return tt_env()->refuse && !strcmp(c->label, tt_env()->refuse);
+}
+
+/* Issues a native command through tt_cmd_issued(). */
+
+/* What became of a command (TUTTI_DEBUG=sched) and, in traces, the enqueue on the host track
+ * and the native command on its device's track. */
+static void note_cmd(const struct tt_cmd *c, cl_event native, cl_command_type type, bool dropped)
+{
+  if (c->actual && c->on_host && !c->refused)
+    TT_LOG(TT_LOG_SCHED, "command #%llu (%s) done by Tutti for device %u (%s), nothing issued",
+           (unsigned long long)c->seq, c->label, c->q->device->index, c->q->device->backend);
+  else if (c->actual)
+    TT_LOG(TT_LOG_SCHED, "command #%llu (%s) issued on device %u (%s)", (unsigned long long)c->seq,
+           c->label, c->q->device->index, c->q->device->backend);
+  else
+    TT_LOG(TT_LOG_SCHED, "command #%llu (%s) %s device %u of rank %d", (unsigned long long)c->seq,
+           c->label, dropped ? "dropped (queueing optimization) for" : "planned for",
+           c->q->device->index, c->rank);
+  if (!tt_trace_on)
+    return;
+  bool kernel = type == CL_COMMAND_NDRANGE_KERNEL || type == CL_COMMAND_TASK;
+  tt_trace_enqueue(c->q->device, c->label, c->seq, c->actual, dropped);
+  if (c->actual && native)
+    tt_trace_command(c->q->device, c->label, kernel ? TT_TRACE_KERNEL : TT_TRACE_COMMAND, c->seq,
+                     native, c->d);
+}
+
+struct spread;
+struct spread_piece {
+  struct spread *s;
+  size_t index;
+};
+
+struct spread {
+  cl_event done; /* managed: complete when this rank is through with every piece */
+  cl_event sent; /* native, or NULL: set then too (struct tt_cmd, send_from) */
+  char *ptr;
+  size_t len;
+  uint64_t id;         /* of piece 0; piece i has id + i */
+  int next;            /* the rank this one forwards to along the chain, or -1 */
+  bool chain;
+  atomic_int pending;  /* sends and receives of this rank still under way */
+  cl_int status;
+  struct spread_piece *pieces;
+};
+
+static void spread_op_done(struct spread *s, int ok)
+{
+  if (!ok)
+    s->status = CL_OUT_OF_RESOURCES;
+  if (atomic_fetch_sub(&s->pending, 1) == 1) {
+    if (s->sent)
+      tt_user_event_end(s->sent, true); /* ordering only: later commands may touch the bytes */
+    tt_event_complete(s->done, s->status);
+    TT_RELEASE(s->done);
+    free(s->pieces);
+    free(s);
+  }
+}
+
+static void spread_sent(void *arg, int ok)
+{
+  spread_op_done(((struct spread_piece *)arg)->s, ok);
+}
+
+/* Sends piece i on from this rank: to the next rank of the chain, or from the owner of a
+ * direct spread to every other rank. */
+static void spread_send_piece(struct spread *s, size_t i)
+{
+  struct spread_piece *p = &s->pieces[i];
+  size_t off, len;
+  piece_bounds(s->len, i, &off, &len);
+  int me = tt_cluster_rank(), n = tt_cluster_size();
+  /* s may be gone once the last send is done. */
+  bool chain = s->chain;
+  int next = s->next;
+  char *from = s->ptr + off;
+  uint64_t id = s->id + i;
+  for (int r = 0; r < n; r++) {
+    bool to = chain ? r == next : r != me;
+    if (to && tt_transport_isend(TT_CH_HOST, from, len, r, id, spread_sent, p) != 0) {
+      TT_WARN("sending %zu bytes of host memory to rank %d failed", len, r);
+      spread_op_done(s, 0);
+    }
+  }
+}
+
+/* Owner: the native read that fills piece i is done. */
+static void CL_CALLBACK spread_piece_ready(cl_event native, cl_int status, void *arg)
+{
+  struct spread_piece *p = arg;
+  struct spread *s = p->s;
+  if (status < 0)
+    s->status = status;
+  spread_send_piece(s, p->index);
+  tt_transport_promise(-1);
+}
+
+/* Elsewhere: piece i arrived; along a chain it goes on to the next rank. */
+static void spread_piece_received(void *arg, int ok)
+{
+  struct spread_piece *p = arg;
+  struct spread *s = p->s;
+  if (ok && s->next >= 0) {
+    spread_send_piece(s, p->index);
+    tt_transport_promise(-1);
+  } else if (s->next >= 0) {
+    spread_op_done(s, 0); /* the forward that will not happen */
+    tt_transport_promise(-1);
+  }
+  spread_op_done(s, ok);
+}
+
+/* The event of a command whose bytes spread over the ranks: the owner sends them once its
+ * native command (or each piece's read) is done, the others receive them. Takes over
+ * `native`; the piece events of c stay the caller's. */
+static cl_event spread_event(struct tt_cmd *c, cl_event native, cl_command_type type)
+{
+  cl_event e = tt_event_new_managed(c->ctx, c->q, type, c->rank);
+  if (!e) {
+    if (native)
+      c->d->clReleaseEvent(native);
+    return NULL;
+  }
+  e->spread = true;
+  e->seq = c->seq;
+  /* Every later host wait on the queue waits for these bytes too (runtime/order/event.h). */
+  tt_event_spread_pending(e);
+  struct spread *s = calloc(1, sizeof *s);
+  size_t npieces = tt_cmd_spread_pieces(c->host_len);
+  struct spread_piece *pieces = s ? calloc(npieces, sizeof *pieces) : NULL;
+  if (!pieces) {
+    free(s);
+    TT_WARN("out of memory spreading %zu bytes of a read", c->host_len);
+    tt_event_complete(e, CL_OUT_OF_HOST_MEMORY);
+    if (native)
+      e->prof = native;
+    return e;
+  }
+  int me = tt_cluster_rank(), n = tt_cluster_size();
+  TT_RETAIN(e);
+  *s = (struct spread){.done = e, .ptr = c->host_ptr, .len = c->host_len, .id = c->spread_id,
+                       .next = -1, .status = CL_COMPLETE, .pieces = pieces};
+  for (size_t i = 0; i < npieces; i++)
+    pieces[i] = (struct spread_piece){s, i};
+  /* The chain runs owner, owner + 1, ... (mod n); its last rank forwards nothing. */
+  s->chain = tt_cmd_spread_chains(c->host_len);
+  int pos = (me - c->rank + n) % n;
+  if (s->chain && pos < n - 1)
+    s->next = (me + 1) % n;
+  int prev = (me - 1 + n) % n;
+  if (c->actual) {
+    int sends = s->chain ? 1 : n - 1;
+    atomic_init(&s->pending, (int)npieces * sends);
+    if (c->send_from) {
+      /* The bytes are at hand: every piece leaves now (tt_cmd_end copies them beside). */
+      s->ptr = (char *)c->send_from;
+      s->sent = c->sent;
+      c->sent = NULL;
+      for (size_t i = 0; i < npieces; i++)
+        spread_send_piece(s, i);
+      e->prof = native;
+      return e;
+    }
+    for (size_t i = 0; i < npieces; i++) {
+      cl_event ready = c->npiece_ev ? c->piece_ev[i < c->npiece_ev ? i : c->npiece_ev - 1] : native;
+      tt_transport_promise(1);
+      if (tt_native_callback(ready, CL_COMPLETE, spread_piece_ready, &pieces[i]) != CL_SUCCESS) {
+        c->d->clWaitForEvents(1, &ready);
+        spread_piece_ready(ready, CL_COMPLETE, &pieces[i]);
+      }
+    }
+    e->prof = native; /* its status and profiling times answer for every rank */
+  } else {
+    int from = s->chain ? prev : c->rank;
+    atomic_init(&s->pending, (int)npieces * (s->next >= 0 ? 2 : 1));
+    for (size_t i = 0; i < npieces; i++) {
+      size_t off, len;
+      piece_bounds(s->len, i, &off, &len);
+      if (s->next >= 0)
+        tt_transport_promise(1);
+      if (tt_transport_irecv(TT_CH_HOST, s->ptr + off, len, from, s->id + i,
+                             spread_piece_received, &pieces[i]) != 0) {
+        TT_WARN("receiving %zu bytes of host memory from rank %d failed", len, from);
+        spread_piece_received(&pieces[i], 0);
+      }
+    }
+  }
+  return e;
+}
+
+const cl_event *tt_cmd_wait_list(struct tt_cmd *c)
+{
+  return c->deps.n ? c->deps.ev : NULL;
+}
+
+/* The event handed to the program for command c: it joins its queue's status batches. */
+cl_event tt_cmd_handed(const struct tt_cmd *c, cl_event e)
+{
+  if (e) {
+    e->seq = c->seq;
+    /* Every rank tracks the same events: those the program asked for on each of them. */
+    if (!c->own_event)
+      tt_event_track(e);
+  }
+  return e;
+}
+
+/* After a blocking command of a job of several ranks: the reads before it on its queue
+ * have their bytes here, and the events of its wait list are complete on every rank (each
+ * rank learns their statuses from their owners). */
+static cl_int blocking_done(const struct tt_cmd *c, cl_int err)
+{
+  if (!tt_cluster_distributed())
+    return err;
+  for (cl_uint i = 0; i < c->nwait; i++)
+    tt_event_share_with_all(c->wait[i]);
+  tt_event_wait_spreads(c->q, c->seq);
+  for (cl_uint i = 0; i < c->nwait; i++)
+    /* CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if the operation is blocking and the
+     * execution status of any of the events in event_wait_list is a negative integer. */
+    if (tt_event_wait(c->wait[i]) < 0)
+      err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+  return err;
+}
+
+/* Records the accesses (when the native command was issued), drops the lock, makes the
+ * user's event, and for blocking commands waits. Returns the command's result. */
+cl_int tt_cmd_end(struct tt_cmd *c, cl_int err, cl_event native, cl_command_type type,
+                      cl_event *event, bool blocking)
+{
+  bool may_fail = c->locked && c->actual && err == CL_SUCCESS ? tt_plan_may_fail(&c->deps, c->nq)
+                                                                : c->deps.may_fail;
+  may_fail |= c->refused;
+  if (err == CL_SUCCESS)
+    for (cl_uint i = 0; i < c->nuses && !c->brings; i++) {
+      tt_plan_record(c->uses[i].mem, c->uses[i].off, c->uses[i].len, c->uses[i].writes, c->dom,
+                     c->nq, native, may_fail);
+      if (c->uses[i].writes)
+        tt_plan_write_back(c->uses[i].mem, c->uses[i].off, c->uses[i].len, c->dom);
+    }
+  /* What followed this command's windows last time comes back while it runs. */
+  if (c->locked && err == CL_SUCCESS && c->ctx->nwindowed)
+    tt_window_prefetch(c->ctx, c->dom, c->ahead, c->nahead);
+  if (c->locked)
+    tt_plan_unlock();
+  struct tt_fail *fail = NULL;
+  if (err == CL_SUCCESS) {
+    tt_deps_hold(&c->deps, native);
+    fail = tt_deps_fail(&c->deps);
+  }
+  tt_deps_release(&c->deps);
+  if (c->uses != c->inline_uses)
+    free(c->uses);
+  if (err != CL_SUCCESS) {
+    if (native)
+      c->d->clReleaseEvent(native);
+    return err;
+  }
+  if (!native || !c->actual || c->spread) {
+    tt_fail_put(fail);
+    fail = NULL;
+  }
+  if (c->actual && !c->on_host)
+    atomic_fetch_add_explicit(&c->nq->issued, 1, memory_order_release);
+  note_cmd(c, native, type, false);
+  if (c->spread) {
+    cl_event e = spread_event(c, native, type);
+    if (c->sent)
+      tt_user_event_end(c->sent, true); /* not taken (out of memory): the queue goes on */
+    if (!e)
+      return CL_OUT_OF_HOST_MEMORY;
+    if (c->send_from) {
+      /* The owner's own bytes, while the sends move the same ones. */
+      uint64_t t0 = tt_stats_now_ns();
+      memcpy(c->host_ptr, c->send_from, c->host_len);
+      atomic_fetch_add_explicit(&tt_stats.wait_ns, tt_stats_now_ns() - t0, memory_order_relaxed);
+    }
+    if (blocking && tt_event_wait(e) < 0)
+      err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    if (blocking)
+      err = blocking_done(c, err);
+    if (event)
+      *event = tt_cmd_handed(c, e);
+    else
+      TT_RELEASE(e);
+    return err;
+  }
+  if (!c->actual) {
+    /* A virtual command: its owner runs it; the event completes when the owner says so. */
+    if (event && !(*event = tt_cmd_handed(c, tt_event_new_managed(c->ctx, c->q, type, c->rank))))
+      return CL_OUT_OF_HOST_MEMORY;
+    return blocking ? blocking_done(c, err) : err;
+  }
+  if (!native)
+    return blocking ? blocking_done(c, err) : err;
+  if (blocking) {
+    tt_check_sync();
+    uint64_t t0 = tt_stats_now_ns();
+    c->d->clWaitForEvents(1, &native);
+    atomic_fetch_add_explicit(&tt_stats.wait_ns, tt_stats_now_ns() - t0, memory_order_relaxed);
+    cl_int st = CL_COMPLETE;
+    c->d->clGetEventInfo(native, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+    /* CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if the operation is blocking and the
+     * execution status of any of the events in event_wait_list is a negative integer. */
+    if ((st < 0 && !c->refused) || (fail && atomic_load(&fail->status) < 0))
+      err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    err = blocking_done(c, err);
+  }
+  if (event) {
+    *event = tt_cmd_handed(c, tt_event_new(c->ctx, c->q, type, c->dom, native));
+    if (!*event) {
+      tt_fail_put(fail);
+      return CL_OUT_OF_HOST_MEMORY;
+    }
+    (*event)->may_fail = may_fail;
+    (*event)->fail = fail;
+  } else {
+    c->d->clReleaseEvent(native);
+    tt_fail_put(fail);
+  }
+  return err;
+}
+
+/* The queueing optimization (SnuCL-D 3.7): a virtual command with no wait list whose
+ * buffers are all attached to devices of other ranks changes nothing here, so it is
+ * discarded in its clEnqueue call (reads to host memory never are: their bytes come here).
+ * Its event, if asked for, still exists and completes when its owner says so. */
+bool tt_cmd_discard(struct tt_cmd *c, cl_uint nwait, const cl_event *wait, const cl_mem *mems,
+                        cl_uint n, cl_command_type type, cl_event *event, cl_int *err)
+{
+  /* A wait list, even a malformed one, is the plan's to check: every rank answers alike. */
+  if (c->actual || nwait || wait || c->spread)
+    return false;
+  for (cl_uint i = 0; i < n; i++) {
+    cl_mem r = mems[i] ? mems[i]->root : NULL;
+    if (r && (r->attached == TT_NOT_ATTACHED || c->ctx->domains[r->attached].local))
+      return false;
+  }
+  *err = CL_SUCCESS;
+  note_cmd(c, NULL, type, true);
+  if (event && !(*event = tt_cmd_handed(c, tt_event_new_managed(c->ctx, c->q, type, c->rank))))
+    *err = CL_OUT_OF_HOST_MEMORY;
+  return true;
+}
+
+/* The owner's part of a large read reaching every rank: one native read per piece (in order
+ * on the command's queue), so that each piece leaves for the other ranks as soon as it is
+ * read. *ev: the last piece's event, which completes last. */
+cl_int tt_cmd_read_in_pieces(struct tt_cmd *c, cl_mem native, size_t offset, size_t size, void *ptr,
+                             cl_event *ev)
+{
+  size_t n = tt_cmd_spread_pieces(size);
+  c->piece_ev = calloc(n, sizeof *c->piece_ev);
+  if (!c->piece_ev)
+    return CL_OUT_OF_HOST_MEMORY;
+  cl_int err = CL_SUCCESS;
+  for (size_t i = 0; i < n && err == CL_SUCCESS; i++) {
+    size_t at, len;
+    piece_bounds(size, i, &at, &len);
+    /* The first read waits for the command's dependencies; the queue orders the rest. */
+    err = TT_CMD_ISSUE(c, &c->piece_ev[i],
+                c->d->clEnqueueReadBuffer(c->nq->native, native, CL_FALSE, offset + at, len,
+                                          (char *)ptr + at, i ? 0 : c->deps.n,
+                                          i ? NULL : tt_cmd_wait_list(c), &c->piece_ev[i]));
+    if (err == CL_SUCCESS)
+      c->npiece_ev = i + 1;
+  }
+  if (err == CL_SUCCESS) {
+    c->d->clFlush(c->nq->native);
+    c->d->clRetainEvent(c->piece_ev[n - 1]);
+    *ev = c->piece_ev[n - 1];
+  }
+  return err;
+}
