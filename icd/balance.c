@@ -14,6 +14,8 @@
  * goes). TUTTI_BALANCE=off turns it off. */
 #include "icd/icd.h"
 
+#include "annotations/partition.h"
+
 #include "runtime/job/check.h"
 #include "runtime/job/cluster.h"
 #include "runtime/base/env.h"
@@ -111,20 +113,8 @@ bool tt_balance_bounds(cl_kernel k, cl_uint nq, const cl_command_queue *qs, size
   pthread_mutex_lock(&lock);
   struct tt_balance *b = k->balance;
   bool weighted = same_devices(b, nq, qs) && b->w && G >= nq;
-  if (weighted) {
-    uint64_t cum = 0;
-    bounds[0] = 0;
-    for (cl_uint q = 0; q < nq; q++) {
-      cum += b->w[q];
-      size_t e = q + 1 == nq ? G : (size_t)((unsigned __int128)G * cum / ONE);
-      /* At least one group each: a device given none would never be measured again. */
-      if (e < bounds[q] + 1)
-        e = bounds[q] + 1;
-      if (e > G - (nq - q - 1))
-        e = G - (nq - q - 1);
-      bounds[q + 1] = e;
-    }
-  }
+  if (weighted)
+    tt_part_weighted_bounds(nq, b->w, ONE, G, bounds);
   pthread_mutex_unlock(&lock);
   return weighted;
 }

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "annotations/annotation.h"
+#include "annotations/partition.h"
 #include "runtime/job/check.h"
 #include "runtime/command/plan.h"
 #include "runtime/job/stats.h"
@@ -268,69 +269,43 @@ cl_int CL_API_CALL tt_clSetBufferDistributionTUTTI(cl_mem buffer, const cl_tutti
 
 /* --- parts ---------------------------------------------------------------------------------- */
 
-struct part {
-  cl_uint queue;
-  size_t g0, g1; /* work-groups along the split dimension */
-};
-
-/* Field by field: the divergence check hashes the parts' bytes, whose padding stays
- * calloc's zeros. */
-static void part_set(struct part *p, cl_uint queue, size_t g0, size_t g1)
-{
-  p->queue = queue;
-  p->g0 = g0;
-  p->g1 = g1;
-}
-
 /* Parts following a distribution (owner computes): its chunks along axis 0, each given to
- * the queue of its device, as proportional ranges of the G work-groups. Returns the count,
- * 0 when the distribution does not place parts (replicated, or a device without a queue). */
+ * the queue of its device (annotations/partition.h). Returns the count, 0 when the
+ * distribution does not place parts (replicated, or a device without a queue). */
 static size_t parts_from_distribution(const struct tt_distribution *d, cl_uint nq,
-                                      const cl_command_queue *qs, size_t G, struct part **out)
+                                      const cl_command_queue *qs, size_t G,
+                                      struct tt_part **out)
 {
   if (d->kind == CL_TUTTI_DIST_REPLICATED)
     return 0;
-  size_t E = d->extents[0];
-  size_t chunk = d->kind == CL_TUTTI_DIST_BLOCK ? (E + d->ndevices - 1) / d->ndevices : d->chunk[0];
-  size_t nseg = (E + chunk - 1) / chunk;
-  struct part *p = calloc(nseg, sizeof *p);
-  if (!p)
+  int *queue_of = malloc(d->ndevices * sizeof *queue_of);
+  if (!queue_of)
     return 0;
-  size_t n = 0;
-  for (size_t s = 0; s < nseg; s++) {
-    cl_device_id dev = d->devices[s % d->ndevices];
-    cl_uint q = 0;
-    while (q < nq && qs[q]->device != dev)
-      q++;
-    if (q == nq) {
-      free(p);
-      return 0;
-    }
-    size_t lo = s * chunk, hi = lo + chunk < E ? lo + chunk : E;
-    /* The same rounding for both ends of neighbours: no gap, no overlap. */
-    size_t g0 = (size_t)((unsigned __int128)lo * G / E), g1 = (size_t)((unsigned __int128)hi * G / E);
-    if (g1 > g0)
-      part_set(&p[n++], q, g0, g1);
+  for (cl_uint i = 0; i < d->ndevices; i++) {
+    queue_of[i] = -1;
+    for (cl_uint q = 0; q < nq && queue_of[i] < 0; q++)
+      if (qs[q]->device == d->devices[i])
+        queue_of[i] = (int)q;
   }
-  *out = p;
+  size_t n = tt_part_distribution(d->kind == CL_TUTTI_DIST_BLOCK, d->extents[0], d->chunk[0],
+                                  d->ndevices, queue_of, G, out);
+  free(queue_of);
   return n;
 }
 
 /* Contiguous ranges of the G work-groups, one per queue: equal, or as the kernel's measured
  * weights say (icd/balance.c; *balanced). */
 static size_t parts_weighted(cl_kernel k, cl_uint nq, const cl_command_queue *qs, size_t G,
-                             struct part **out, bool *balanced)
+                             struct tt_part **out, bool *balanced)
 {
-  struct part *p = calloc(nq, sizeof *p);
+  struct tt_part *p = calloc(nq, sizeof *p);
   size_t *bounds = calloc((size_t)nq + 1, sizeof *bounds);
   size_t n = 0;
   if (p && bounds) {
     *balanced = tt_balance_bounds(k, nq, qs, G, bounds);
-    for (cl_uint q = 0; q <= nq && !*balanced; q++)
-      bounds[q] = (size_t)((unsigned __int128)q * G / nq);
-    for (cl_uint q = 0; q < nq; q++)
-      if (bounds[q + 1] > bounds[q])
-        part_set(&p[n++], q, bounds[q], bounds[q + 1]);
+    if (!*balanced)
+      tt_part_equal_bounds(nq, G, bounds);
+    n = tt_part_from_bounds(nq, bounds, p);
   }
   free(bounds);
   if (!n) {
@@ -466,13 +441,13 @@ static bool writes_overlap(struct write *w, size_t n)
 struct split {
   cl_kernel k;
   size_t nparts;
-  struct part *parts;
+  struct tt_part *parts;
   struct uses *uses;            /* per part */
   struct tt_ann_ranges *reduce; /* per part and reduce rule: [part * nrules + rule] */
   size_t nrules;
   char why[256];                /* why the launch runs whole, when it does */
   struct tt_split_memo *memo;   /* the arrays above are the kernel's memo's (memo_done) */
-  struct part *given;           /* the parts before their edges went first, or NULL */
+  struct tt_part *given;           /* the parts before their edges went first, or NULL */
   size_t ngiven;
 };
 
@@ -650,7 +625,7 @@ static size_t shared_reads(const struct uses *a, const struct uses *b, cl_mem m,
  * reads: half of what both read, in p's work-groups of reading; 0 when they share nothing. */
 static size_t edge_groups(const struct split *s, const cl_command_queue *qs, size_t p)
 {
-  const struct part *a = &s->parts[p], *b = &s->parts[p + 1];
+  const struct tt_part *a = &s->parts[p], *b = &s->parts[p + 1];
   if (a->g1 != b->g0 || qs[a->queue]->domain == qs[b->queue]->domain)
     return 0;
   size_t e = 0;
@@ -673,7 +648,7 @@ static size_t edge_groups(const struct split *s, const cl_command_queue *qs, siz
 static int edges_first(struct split *s, const struct tt_ann_launch *l, const cl_command_queue *qs)
 {
   size_t n = s->nparts, *top = calloc(n + 1, sizeof *top), *bottom = calloc(n + 1, sizeof *bottom);
-  struct part *np = calloc(3 * n, sizeof *np);
+  struct tt_part *np = calloc(3 * n, sizeof *np);
   int rc = top && bottom && np ? 0 : -2;
   bool any = false;
   for (size_t p = 0; p + 1 < n && !rc; p++) {
@@ -687,20 +662,20 @@ static int edges_first(struct split *s, const struct tt_ann_launch *l, const cl_
   }
   size_t m = 0;
   for (size_t p = 0; p < n && any && !rc; p++) {
-    const struct part *a = &s->parts[p];
+    const struct tt_part *a = &s->parts[p];
     size_t t = top[p], b = bottom[p];
     if (t + b >= a->g1 - a->g0)
       t = b = 0; /* too thin to split: the whole part goes first */
     if (t || !b)
-      part_set(&np[m++], a->queue, a->g0, t ? a->g0 + t : a->g1);
+      tt_part_set(&np[m++], a->queue, a->g0, t ? a->g0 + t : a->g1);
     if (b)
-      part_set(&np[m++], a->queue, a->g1 - b, a->g1);
+      tt_part_set(&np[m++], a->queue, a->g1 - b, a->g1);
     top[p] = t, bottom[p] = b;
   }
   for (size_t p = 0; p < n && any && !rc; p++) {
-    const struct part *a = &s->parts[p];
+    const struct tt_part *a = &s->parts[p];
     if ((top[p] || bottom[p]) && a->g0 + top[p] < a->g1 - bottom[p])
-      part_set(&np[m++], a->queue, a->g0 + top[p], a->g1 - bottom[p]);
+      tt_part_set(&np[m++], a->queue, a->g0 + top[p], a->g1 - bottom[p]);
   }
   free(top);
   free(bottom);
@@ -779,7 +754,7 @@ static bool memo_take(cl_kernel k, struct split *s, const struct tt_ann_launch *
   if (!m || m->busy || !same_launch(&m->l, l))
     return false;
   /* The parts as given, before their edges went first. */
-  const struct part *given = m->s.given ? m->s.given : m->s.parts;
+  const struct tt_part *given = m->s.given ? m->s.given : m->s.parts;
   if ((m->s.given ? m->s.ngiven : m->s.nparts) != s->nparts)
     return false;
   for (long i = 0; i < k->nparams; i++)

@@ -1,0 +1,42 @@
+/* Partitioning a split launch's work-groups over queues (doc/split.md, "Parts"): the ranges
+ * of groups along the split dimension that each queue runs, from equal shares, measured
+ * weights (icd/balance.c) or a buffer's distribution. Pure functions of numbers, no OpenCL
+ * or MPI: every rank computes the same parts from the same inputs (icd/split.c). */
+#ifndef TUTTI_PARTITION_H
+#define TUTTI_PARTITION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Groups [g0, g1) along the split dimension, run on queue `queue`. */
+struct tt_part {
+  unsigned queue;
+  size_t g0, g1;
+};
+
+/* Sets *p field by field: the divergence check hashes the parts' bytes, whose padding stays
+ * calloc's zeros. */
+void tt_part_set(struct tt_part *p, unsigned queue, size_t g0, size_t g1);
+
+/* Equal shares: bounds[0 .. nq] of G groups over nq queues (bounds[q] = q * G / nq). */
+void tt_part_equal_bounds(unsigned nq, size_t G, size_t *bounds);
+
+/* Shares in proportion to weights w[0 .. nq) that add up to `one`: bounds[0 .. nq], the last
+ * bound G, each share at least one group (G >= nq). */
+void tt_part_weighted_bounds(unsigned nq, const uint64_t *w, uint64_t one, size_t G,
+                             size_t *bounds);
+
+/* The parts of bounds[0 .. nq] (out: room for nq), empty shares left out. Returns the count. */
+size_t tt_part_from_bounds(unsigned nq, const size_t *bounds, struct tt_part *out);
+
+/* Parts that follow a block or cyclic distribution of E elements along axis 0 over ndev
+ * devices (block: ceil(E / ndev) elements a chunk; cyclic: `chunk` each, chunk s on device
+ * s % ndev), device d's queue being queue_of[d] (-1: none): each chunk's proportional range
+ * of the G groups, rounded alike at both ends of neighbours (no gap, no overlap), empty
+ * ones left out. Returns the count and *out (calloc'd); 0 when a chunk's device has no
+ * queue, E or chunk is 0, or memory ran out. */
+size_t tt_part_distribution(bool block, size_t E, size_t chunk, unsigned ndev,
+                            const int *queue_of, size_t G, struct tt_part **out);
+
+#endif

@@ -1,0 +1,152 @@
+/* Unit test of the partitioning of split launches (annotations/partition.h): tables of
+ * equal and weighted shares, parts from bounds, and parts that follow block and cyclic
+ * distributions, edges (extents that do not divide) included. No OpenCL, no MPI. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "annotations/partition.h"
+#include "tests/unit.h"
+
+/* Parts written as "queue:g0-g1 ...", for comparisons. */
+static const char *show(const struct tt_part *p, size_t n, char *buf, size_t cap)
+{
+  size_t at = 0;
+  buf[0] = 0;
+  for (size_t i = 0; i < n && at + 40 < cap; i++)
+    at += (size_t)snprintf(buf + at, cap - at, "%s%u:%zu-%zu", i ? " " : "", p[i].queue,
+                           p[i].g0, p[i].g1);
+  return buf;
+}
+
+static const char *show_bounds(const size_t *b, unsigned nq, char *buf, size_t cap)
+{
+  size_t at = 0;
+  buf[0] = 0;
+  for (unsigned q = 0; q <= nq && at + 24 < cap; q++)
+    at += (size_t)snprintf(buf + at, cap - at, "%s%zu", q ? "," : "", b[q]);
+  return buf;
+}
+
+static void equal_shares(void)
+{
+  static const struct {
+    unsigned nq;
+    size_t G;
+    const char *want;
+  } t[] = {
+      {1, 7, "0,7"},          {2, 8, "0,4,8"},         {3, 10, "0,3,6,10"},
+      {4, 2, "0,0,1,1,2"},    {3, 0, "0,0,0,0"},       {5, 1000003, "0,200000,400001,600001,800002,1000003"},
+  };
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    size_t b[8];
+    char buf[256];
+    tt_part_equal_bounds(t[i].nq, t[i].G, b);
+    if (strcmp(show_bounds(b, t[i].nq, buf, sizeof buf), t[i].want)) {
+      fprintf(stderr, "equal %u x %zu: %s, want %s\n", t[i].nq, t[i].G, buf, t[i].want);
+      failures++;
+    }
+  }
+}
+
+static void weighted_shares(void)
+{
+  const uint64_t one = (uint64_t)1 << 32;
+  static const struct {
+    unsigned nq;
+    uint64_t w[4]; /* in 1/8ths of one */
+    size_t G;
+    const char *want;
+  } t[] = {
+      {2, {4, 4}, 8, "0,4,8"},
+      {2, {2, 6}, 8, "0,2,8"},       /* a quarter and three quarters */
+      {2, {0, 8}, 4, "0,1,4"},       /* a device weighted nothing still gets one group */
+      {2, {8, 0}, 4, "0,3,4"},       /* and so does the last */
+      {3, {1, 6, 1}, 3, "0,1,2,3"},  /* as many groups as queues: one each */
+      {4, {1, 1, 3, 3}, 16, "0,2,4,10,16"},
+      {3, {3, 3, 2}, 10, "0,3,7,10"}, /* rounding down, the last one up to G */
+  };
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    uint64_t w[4];
+    size_t b[8];
+    char buf[256];
+    for (unsigned q = 0; q < t[i].nq; q++)
+      w[q] = t[i].w[q] * (one / 8);
+    tt_part_weighted_bounds(t[i].nq, w, one, t[i].G, b);
+    if (strcmp(show_bounds(b, t[i].nq, buf, sizeof buf), t[i].want)) {
+      fprintf(stderr, "weighted case %zu: %s, want %s\n", i, buf, t[i].want);
+      failures++;
+    }
+    /* Every share at least one group, in order, ending at G. */
+    for (unsigned q = 0; q < t[i].nq; q++)
+      CHECK(b[q + 1] > b[q]);
+    CHECK(b[0] == 0 && b[t[i].nq] == t[i].G);
+  }
+}
+
+static void parts_of_bounds(void)
+{
+  size_t b[] = {0, 3, 3, 7, 7};
+  struct tt_part p[4];
+  char buf[256];
+  size_t n = tt_part_from_bounds(4, b, p);
+  CHECK(n == 2);
+  CHECK(!strcmp(show(p, n, buf, sizeof buf), "0:0-3 2:3-7"));
+}
+
+static void distributions(void)
+{
+  static const struct {
+    bool block;
+    size_t E, chunk;
+    unsigned ndev;
+    int queue_of[4];
+    size_t G;
+    const char *want; /* NULL: no parts */
+  } t[] = {
+      /* block: ceil(10 / 3) = 4 elements a chunk, the last one short */
+      {true, 10, 0, 3, {0, 1, 2}, 10, "0:0-4 1:4-8 2:8-10"},
+      /* fewer groups than elements: proportional, rounded alike at both ends */
+      {true, 10, 0, 3, {0, 1, 2}, 5, "0:0-2 1:2-4 2:4-5"},
+      /* devices listed in another order than the queues */
+      {true, 8, 0, 2, {1, 0}, 8, "1:0-4 0:4-8"},
+      /* cyclic chunks of 2 over 2 devices */
+      {false, 8, 2, 2, {0, 1}, 8, "0:0-2 1:2-4 0:4-6 1:6-8"},
+      /* cyclic with a short last chunk */
+      {false, 7, 3, 2, {0, 1}, 7, "0:0-3 1:3-6 0:6-7"},
+      /* more chunks than groups: empty ranges left out */
+      {false, 8, 1, 2, {0, 1}, 2, "1:0-1 1:1-2"},
+      /* a device without a queue: no parts */
+      {true, 8, 0, 2, {0, -1}, 8, NULL},
+      /* nothing to split */
+      {true, 0, 0, 2, {0, 1}, 8, NULL},
+      {false, 8, 0, 2, {0, 1}, 8, NULL},
+  };
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    struct tt_part *p = NULL;
+    char buf[256];
+    size_t n = tt_part_distribution(t[i].block, t[i].E, t[i].chunk, t[i].ndev, t[i].queue_of,
+                                    t[i].G, &p);
+    const char *got = n ? show(p, n, buf, sizeof buf) : NULL;
+    if (t[i].want ? !got || strcmp(got, t[i].want) : got != NULL) {
+      fprintf(stderr, "distribution case %zu: %s, want %s\n", i, got ? got : "(none)",
+              t[i].want ? t[i].want : "(none)");
+      failures++;
+    }
+    /* Parts never overlap and cover [0, G) in order when chunks are contiguous blocks. */
+    for (size_t k = 1; n && k < n; k++)
+      CHECK(p[k].g0 >= p[k - 1].g1);
+    free(p);
+  }
+}
+
+int main(void)
+{
+  equal_shares();
+  weighted_shares();
+  parts_of_bounds();
+  distributions();
+  printf(failures ? "unit_partition: FAILED\n" : "unit_partition: passed\n");
+  return failures != 0;
+}
