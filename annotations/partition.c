@@ -44,6 +44,51 @@ size_t tt_part_from_bounds(unsigned nq, const size_t *bounds, struct tt_part *ou
   return n;
 }
 
+size_t tt_part_edge_width(size_t both, size_t len, size_t groups)
+{
+  if (!both || !len || !groups)
+    return 0;
+  size_t per = (len + groups - 1) / groups;
+  size_t g = (both / 2 + per - 1) / per;
+  return g ? g : 1; /* a single shared byte still makes an edge */
+}
+
+size_t tt_part_edges_first(const struct tt_part *parts, size_t n, const size_t *edge,
+                           struct tt_part *out)
+{
+  size_t *top = calloc(n + 1, sizeof *top), *bottom = calloc(n + 1, sizeof *bottom);
+  size_t m = 0;
+  bool any = false;
+  for (size_t p = 0; p + 1 < n && top && bottom; p++) {
+    size_t e = edge[p];
+    /* Both sides of the boundary split off an edge as wide (p + 1's reads alike). */
+    size_t room_a = parts[p].g1 - parts[p].g0, room_b = parts[p + 1].g1 - parts[p + 1].g0;
+    if (e && e < room_a && e < room_b) {
+      bottom[p] = top[p + 1] = e;
+      any = true;
+    }
+  }
+  for (size_t p = 0; p < n && any; p++) {
+    const struct tt_part *a = &parts[p];
+    size_t t = top[p], b = bottom[p];
+    if (t + b >= a->g1 - a->g0)
+      t = b = 0; /* too thin to split: the whole part goes first */
+    if (t || !b)
+      tt_part_set(&out[m++], a->queue, a->g0, t ? a->g0 + t : a->g1);
+    if (b)
+      tt_part_set(&out[m++], a->queue, a->g1 - b, a->g1);
+    top[p] = t, bottom[p] = b;
+  }
+  for (size_t p = 0; p < n && any; p++) {
+    const struct tt_part *a = &parts[p];
+    if ((top[p] || bottom[p]) && a->g0 + top[p] < a->g1 - bottom[p])
+      tt_part_set(&out[m++], a->queue, a->g0 + top[p], a->g1 - bottom[p]);
+  }
+  free(top);
+  free(bottom);
+  return m;
+}
+
 size_t tt_part_distribution(bool block, size_t E, size_t chunk, unsigned ndev,
                             const int *queue_of, size_t G, struct tt_part **out)
 {

@@ -39,4 +39,18 @@ size_t tt_part_from_bounds(unsigned nq, const size_t *bounds, struct tt_part *ou
 size_t tt_part_distribution(bool block, size_t E, size_t chunk, unsigned ndev,
                             const int *queue_of, size_t G, struct tt_part **out);
 
+/* Edges first (doc/split.md, "Edges first"): how many work-groups at the edge of a part of
+ * `groups` groups that reads len bytes, both of which its neighbour reads too: half of the
+ * shared bytes, in the part's groups of reading, rounded up; at least one when anything is
+ * shared, 0 when nothing is (or the part reads nothing). */
+size_t tt_part_edge_width(size_t both, size_t len, size_t groups);
+
+/* parts[0 .. n) with an edge of edge[p] groups on both sides of each boundary p (between
+ * parts p and p + 1; 0: none, and none where it is not narrower than both parts) split into
+ * their edges, which come first, then their interiors; a part too thin for both of its
+ * edges goes whole among the edges. out: room for 3 n. Returns the count, 0 when no
+ * boundary has an edge (the parts stay as they are). */
+size_t tt_part_edges_first(const struct tt_part *parts, size_t n, const size_t *edge,
+                           struct tt_part *out);
+
 #endif

@@ -632,12 +632,8 @@ static size_t edge_groups(const struct split *s, const cl_command_queue *qs, siz
   for (size_t i = 0; i < s->uses[p].n; i++) {
     cl_mem m = s->uses[p].u[i].mem;
     size_t len, both = shared_reads(&s->uses[p], &s->uses[p + 1], m, &len);
-    if (both && len) {
-      size_t per = (len + (a->g1 - a->g0) - 1) / (a->g1 - a->g0);
-      size_t g = (both / 2 + per - 1) / per;
-      g = g ? g : 1; /* a single shared byte still makes an edge */
-      e = g > e ? g : e;
-    }
+    size_t g = tt_part_edge_width(both, len, a->g1 - a->g0);
+    e = g > e ? g : e;
   }
   return e;
 }
@@ -647,41 +643,20 @@ static size_t edge_groups(const struct split *s, const cl_command_queue *qs, siz
  * s is unchanged where no part has a halo. */
 static int edges_first(struct split *s, const struct tt_ann_launch *l, const cl_command_queue *qs)
 {
-  size_t n = s->nparts, *top = calloc(n + 1, sizeof *top), *bottom = calloc(n + 1, sizeof *bottom);
+  size_t n = s->nparts, *edge = calloc(n, sizeof *edge);
   struct tt_part *np = calloc(3 * n, sizeof *np);
-  int rc = top && bottom && np ? 0 : -2;
-  bool any = false;
-  for (size_t p = 0; p + 1 < n && !rc; p++) {
-    size_t e = edge_groups(s, qs, p);
-    /* Both sides of the boundary split off an edge as wide (p + 1's reads alike). */
-    size_t room_a = s->parts[p].g1 - s->parts[p].g0, room_b = s->parts[p + 1].g1 - s->parts[p + 1].g0;
-    if (e && e < room_a && e < room_b) {
-      bottom[p] = top[p + 1] = e;
-      any = true;
-    }
-  }
-  size_t m = 0;
-  for (size_t p = 0; p < n && any && !rc; p++) {
-    const struct tt_part *a = &s->parts[p];
-    size_t t = top[p], b = bottom[p];
-    if (t + b >= a->g1 - a->g0)
-      t = b = 0; /* too thin to split: the whole part goes first */
-    if (t || !b)
-      tt_part_set(&np[m++], a->queue, a->g0, t ? a->g0 + t : a->g1);
-    if (b)
-      tt_part_set(&np[m++], a->queue, a->g1 - b, a->g1);
-    top[p] = t, bottom[p] = b;
-  }
-  for (size_t p = 0; p < n && any && !rc; p++) {
-    const struct tt_part *a = &s->parts[p];
-    if ((top[p] || bottom[p]) && a->g0 + top[p] < a->g1 - bottom[p])
-      tt_part_set(&np[m++], a->queue, a->g0 + top[p], a->g1 - bottom[p]);
-  }
-  free(top);
-  free(bottom);
-  if (rc || !any) {
+  if (!edge || !np) {
+    free(edge);
     free(np);
-    return rc;
+    return -2;
+  }
+  for (size_t p = 0; p + 1 < n; p++)
+    edge[p] = edge_groups(s, qs, p);
+  size_t m = tt_part_edges_first(s->parts, n, edge, np);
+  free(edge);
+  if (!m) {
+    free(np);
+    return 0;
   }
   /* The plan again, for the new parts; the given ones kept for the memo's comparison. */
   uses_free(s);

@@ -1,6 +1,7 @@
 /* Unit test of the partitioning of split launches (annotations/partition.h): tables of
- * equal and weighted shares, parts from bounds, and parts that follow block and cyclic
- * distributions, edges (extents that do not divide) included. No OpenCL, no MPI. */
+ * equal and weighted shares, parts from bounds, parts that follow block and cyclic
+ * distributions (extents that do not divide included), and edges first (edge widths, edges
+ * before interiors, parts too thin to split). No OpenCL, no MPI. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,8 +142,51 @@ static void distributions(void)
   }
 }
 
+static void edges(void)
+{
+  /* Widths: half the shared bytes in the part's groups of reading, rounded up, at least 1. */
+  CHECK(tt_part_edge_width(0, 4096, 8) == 0);
+  CHECK(tt_part_edge_width(1024, 0, 8) == 0);
+  CHECK(tt_part_edge_width(2048, 8192, 8) == 1);  /* 1024 bytes a group, 1024 shared each way */
+  CHECK(tt_part_edge_width(4096, 8192, 8) == 2);
+  CHECK(tt_part_edge_width(4098, 8192, 8) == 3);  /* rounded up */
+  CHECK(tt_part_edge_width(1, 8192, 8) == 1);     /* a single shared byte still makes an edge */
+
+  static const struct {
+    size_t n;
+    struct tt_part in[4];
+    size_t edge[4];
+    const char *want; /* NULL: unchanged (no edge) */
+  } t[] = {
+      /* two parts, an edge of 2 each side: both edges first, then the interiors */
+      {2, {{0, 0, 10}, {1, 10, 20}}, {2}, "0:8-10 1:10-12 0:0-8 1:12-20"},
+      /* three parts: the middle one has two edges */
+      {3, {{0, 0, 10}, {1, 10, 20}, {2, 20, 30}}, {1, 1},
+       "0:9-10 1:10-11 1:19-20 2:20-21 0:0-9 1:11-19 2:21-30"},
+      /* an edge not narrower than a part: none there */
+      {2, {{0, 0, 2}, {1, 2, 20}}, {2}, NULL},
+      /* the middle part too thin for both its edges goes whole among the edges */
+      {3, {{0, 0, 10}, {1, 10, 13}, {2, 13, 30}}, {2, 2},
+       "0:8-10 1:10-13 2:13-15 0:0-8 2:15-30"},
+      /* no edges at all */
+      {2, {{0, 0, 10}, {1, 10, 20}}, {0}, NULL},
+  };
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    struct tt_part out[12];
+    char buf[256];
+    size_t m = tt_part_edges_first(t[i].in, t[i].n, t[i].edge, out);
+    const char *got = m ? show(out, m, buf, sizeof buf) : NULL;
+    if (t[i].want ? !got || strcmp(got, t[i].want) : got != NULL) {
+      fprintf(stderr, "edges case %zu: %s, want %s\n", i, got ? got : "(none)",
+              t[i].want ? t[i].want : "(none)");
+      failures++;
+    }
+  }
+}
+
 int main(void)
 {
+  edges();
   equal_shares();
   weighted_shares();
   parts_of_bounds();
