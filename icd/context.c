@@ -118,7 +118,7 @@ static void destroy_context(struct tt_object *o)
     struct tt_domain *dm = &c->domains[i];
     if (!dm->local)
       continue;
-    tt_plan_domain_release(dm);
+    tt_transfer_domain_release(dm);
     if (dm->native_ctx)
       native_put(dm->native_ctx);
   }

@@ -101,7 +101,7 @@ static cl_uint deps_pending(const struct tt_cmd *c, cl_event *last)
 }
 
 /* A read of up to a piece of a buffer that lives in host memory of Tutti's
- * (tt_plan_direct_memory), on a queue with nothing issued since it was last empty and with
+ * (tt_domain_direct_memory), on a queue with nothing issued since it was last empty and with
  * nothing left to wait for, is a copy: no command of the backend (whose blocking read of a
  * few bytes costs more than the whole read reaching every rank otherwise). Its event is a
  * user event, complete; not on queues that profile.
@@ -613,7 +613,7 @@ cl_int CL_API_CALL tt_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl
     c.rank = c.ctx->domains[c.dom].rank;
     c.d = c.actual ? c.ctx->domains[c.dom].bp->d : NULL;
     c.nq = NULL;
-    cl_int e = c.actual ? tt_plan_internal_queue(c.ctx, c.dom, &c.nq) : CL_SUCCESS;
+    cl_int e = c.actual ? tt_order_internal_queue(c.ctx, c.dom, &c.nq) : CL_SUCCESS;
     if (e != CL_SUCCESS) {
       keep_map(memobj, rec);
       return e;
@@ -917,7 +917,7 @@ static cl_int after_last_part(struct tt_cmd *c)
   cl_event ev = lp->ev;
   if (lp->may_fail) {
     /* Ordering only: a failure of the part before is not this one's. */
-    cl_int err = tt_plan_bridge(c->ctx, c->dom, lp->ev, true, &ev);
+    cl_int err = tt_order_bridge(c->ctx, c->dom, lp->ev, true, &ev);
     if (err != CL_SUCCESS)
       return err;
   } else {
@@ -936,7 +936,7 @@ static void note_last_part(struct tt_cmd *c, cl_event ev)
   last_part_drop(dm, lp);
   dm->bp->d->clRetainEvent(ev);
   tt_nqueue_ref(c->nq);
-  *lp = (struct tt_last_part){ev, c->nq, tt_plan_may_fail(&c->deps, c->nq) || c->refused};
+  *lp = (struct tt_last_part){ev, c->nq, tt_order_may_fail(&c->deps, c->nq) || c->refused};
 }
 
 cl_int tt_enqueue_launch(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,

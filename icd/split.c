@@ -1179,7 +1179,7 @@ static cl_int check_split(cl_uint nq, const cl_command_queue *qs, cl_kernel kern
   /* CL_INVALID_KERNEL if kernel is not a valid kernel object. */
   TT_RETURN_IF(!tt_object_valid(kernel, TT_KERNEL), CL_INVALID_KERNEL);
   /* The wait list, as clEnqueueNDRangeKernel checks it, before any part is planned. */
-  return tt_plan_check_wait_list(qs[0]->context, nwait, wait);
+  return tt_order_check_wait_list(qs[0]->context, nwait, wait);
 }
 
 cl_int CL_API_CALL tt_clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues,

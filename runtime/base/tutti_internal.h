@@ -103,7 +103,7 @@ struct tt_domain {
   struct tt_staging *staging; /* pinned host memory for transfers (device-memory backends) */
   int host_unified;           /* -1 unknown, else CL_DEVICE_HOST_UNIFIED_MEMORY */
   int direct;                 /* -1 unknown, else whether buffers live in host memory Tutti
-                               * allocates (tt_plan_direct_memory) */
+                               * allocates (tt_domain_direct_memory) */
   cl_device_id first_device;  /* Tutti device used for the internal queue */
   int cuda;                   /* first_device->cuda: its buffers live in CUDA memory (a
                                * domain of one device), or -1 */
@@ -203,7 +203,7 @@ struct _cl_mem {
                       * follow its windows (runtime/memory/window.c) */
   cl_mem *native;    /* one per domain of the context */
   void **direct;     /* buffers: per domain, the host memory its native buffer lives in when
-                      * Tutti allocated it (tt_plan_direct_memory), or NULL; whole array NULL
+                      * Tutti allocated it (tt_domain_direct_memory), or NULL; whole array NULL
                       * when none */
   /* Consistency and ordering state: only in roots, guarded by the plan lock. */
   struct tt_rangemap *latest;   /* which domains hold the newest bytes of each range */

@@ -49,8 +49,8 @@ cl_int tt_cmd_begin(struct tt_cmd *c, cl_uint nwait, const cl_event *wait)
   c->locked = true;
   c->nwait = nwait;
   c->wait = wait;
-  tt_plan_command(c->seq, c->label, c->q->device, c->part);
-  cl_int err = tt_plan_wait_list(&c->deps, c->ctx, c->dom, nwait, wait);
+  tt_order_command(c->seq, c->label, c->q->device, c->part);
+  cl_int err = tt_order_wait_list(&c->deps, c->ctx, c->dom, nwait, wait);
   /* A command before it on the queue that the backend never saw (migrate_in_place). */
   return err == CL_SUCCESS && c->actual ? tt_nqueue_after_lazy(&c->deps, c->nq) : err;
 }
@@ -132,7 +132,7 @@ void tt_cmd_spread(struct tt_cmd *c, void *ptr, size_t len)
 }
 
 /* Whether c uses a buffer in host memory of Tutti's in a job of several ranks
- * (tt_plan_direct_memory): bytes leave from that memory, or arrive there, once the commands
+ * (tt_domain_direct_memory): bytes leave from that memory, or arrive there, once the commands
  * they must follow are complete, which their own events tell at once. A marker enqueued
  * behind such a command only when a transfer needs it is reached 36-44 us later on a 16-core
  * host, even after the program's clFinish covered the command (PoCL: the marker waits for a
@@ -140,7 +140,7 @@ void tt_cmd_spread(struct tt_cmd *c, void *ptr, size_t len)
 bool tt_cmd_uses_direct(const struct tt_cmd *c)
 {
   return c->actual && c->nuses && tt_cluster_distributed() &&
-         tt_plan_direct_memory(c->ctx, c->dom);
+         tt_domain_direct_memory(c->ctx, c->dom);
 }
 
 /* Where the native command puts its event: only asked for when the user wants one, the
@@ -418,12 +418,12 @@ static cl_int blocking_done(const struct tt_cmd *c, cl_int err)
 cl_int tt_cmd_end(struct tt_cmd *c, cl_int err, cl_event native, cl_command_type type,
                       cl_event *event, bool blocking)
 {
-  bool may_fail = c->locked && c->actual && err == CL_SUCCESS ? tt_plan_may_fail(&c->deps, c->nq)
+  bool may_fail = c->locked && c->actual && err == CL_SUCCESS ? tt_order_may_fail(&c->deps, c->nq)
                                                                 : c->deps.may_fail;
   may_fail |= c->refused;
   if (err == CL_SUCCESS)
     for (cl_uint i = 0; i < c->nuses && !c->brings; i++) {
-      tt_plan_record(c->uses[i].mem, c->uses[i].off, c->uses[i].len, c->uses[i].writes, c->dom,
+      tt_window_record(c->uses[i].mem, c->uses[i].off, c->uses[i].len, c->uses[i].writes, c->dom,
                      c->nq, native, may_fail);
       if (c->uses[i].writes)
         tt_plan_write_back(c->uses[i].mem, c->uses[i].off, c->uses[i].len, c->dom);

@@ -102,7 +102,7 @@ cl_int tt_plan_use(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqu
       return f.err;
   }
   /* A virtual command waits for nothing here: its owner orders it. */
-  return actual ? tt_plan_order_after(d, ctx, dom, nq, root, off, len, writes) : CL_SUCCESS;
+  return actual ? tt_order_after(d, ctx, dom, nq, root, off, len, writes) : CL_SUCCESS;
 }
 
 
@@ -113,7 +113,7 @@ static cl_int bring(cl_mem root, size_t off, size_t len, cl_uint dom, int from)
   cl_context ctx = root->context;
   struct tt_domain *dm = &ctx->domains[dom];
   struct tt_nqueue *q = NULL;
-  cl_int err = dm->local ? tt_plan_internal_queue(ctx, dom, &q) : CL_SUCCESS;
+  cl_int err = dm->local ? tt_order_internal_queue(ctx, dom, &q) : CL_SUCCESS;
   if (err != CL_SUCCESS)
     return err;
   struct tt_deps deps;
@@ -148,16 +148,16 @@ cl_int tt_plan_attach(cl_mem root, cl_uint dom)
       tt_deps_init(&deps);
       cl_event ev = NULL;
       static const cl_uchar zero = 0;
-      err = tt_plan_internal_queue(ctx, dom, &q);
+      err = tt_order_internal_queue(ctx, dom, &q);
       if (err == CL_SUCCESS)
-        err = tt_plan_order_after(&deps, ctx, dom, q, root, 0, root->size, true);
+        err = tt_order_after(&deps, ctx, dom, q, root, 0, root->size, true);
       if (err == CL_SUCCESS)
         err = dm->bp->d->clEnqueueFillBuffer(q->native, place.native, &zero, 1, 0,
                                              root->size, deps.n, deps.n ? deps.ev : NULL, &ev);
       tt_deps_release(&deps);
       if (ev) {
-        tt_plan_trace_internal(dm, false, "attach: zeros", ev, tt_plan_cur.cmd);
-        tt_plan_access_record(root, 0, root->size, true, dom, q, ev, false);
+        tt_order_trace_internal(dm, false, "attach: zeros", ev, tt_plan_cur.cmd);
+        tt_order_access_record(root, 0, root->size, true, dom, q, ev, false);
         dm->bp->d->clReleaseEvent(ev);
         dm->bp->d->clFlush(q->native);
       }
@@ -183,7 +183,7 @@ cl_int tt_plan_write_back(cl_mem m, size_t off, size_t len, cl_uint dom)
 
 void tt_plan_forget(cl_mem root)
 {
-  tt_plan_accesses_free(root);
+  tt_order_accesses_free(root);
   tt_rangemap_free(root->latest);
   root->latest = NULL;
 }

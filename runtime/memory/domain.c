@@ -25,7 +25,7 @@ static bool device_memory(cl_context ctx, cl_uint dom)
   return !dm->host_unified;
 }
 
-bool tt_plan_device_memory(cl_context ctx, cl_uint dom)
+bool tt_domain_device_memory(cl_context ctx, cl_uint dom)
 {
   return device_memory(ctx, dom);
 }
@@ -70,7 +70,7 @@ static bool probe_direct(struct tt_domain *dm)
   return ok;
 }
 
-bool tt_plan_direct_memory(cl_context ctx, cl_uint dom)
+bool tt_domain_direct_memory(cl_context ctx, cl_uint dom)
 {
   struct tt_domain *dm = &ctx->domains[dom];
   if (dm->direct >= 0)
@@ -91,10 +91,10 @@ bool tt_plan_direct_memory(cl_context ctx, cl_uint dom)
 /* len bytes of the domain's pinned host memory: a CL_MEM_ALLOC_HOST_PTR buffer (*buffer), mapped
  * on the unmaps' queue, behind which nothing ever waits (the internal queue may hold commands
  * waiting for other ranks). NULL with *err on failure. */
-void *tt_plan_pinned_map(struct tt_domain *dm, size_t len, cl_mem *buffer, cl_int *err)
+void *tt_domain_pinned_map(struct tt_domain *dm, size_t len, cl_mem *buffer, cl_int *err)
 {
   *buffer = NULL;
-  *err = tt_plan_queue_make(dm, &dm->unmaps);
+  *err = tt_order_queue_make(dm, &dm->unmaps);
   cl_mem b = *err == CL_SUCCESS
                  ? dm->bp->d->clCreateBuffer(dm->native, CL_MEM_ALLOC_HOST_PTR, len, NULL, err)
                  : NULL;
@@ -109,21 +109,21 @@ void *tt_plan_pinned_map(struct tt_domain *dm, size_t len, cl_mem *buffer, cl_in
   return p;
 }
 
-void *tt_plan_pinned_new(cl_context ctx, cl_uint dom, size_t len, cl_mem *buffer)
+void *tt_domain_pinned_new(cl_context ctx, cl_uint dom, size_t len, cl_mem *buffer)
 {
   struct tt_domain *dm = &ctx->domains[dom];
   *buffer = NULL;
   if (!device_memory(ctx, dom))
     return NULL;
   cl_int err;
-  void *p = tt_plan_pinned_map(dm, len, buffer, &err);
+  void *p = tt_domain_pinned_map(dm, len, buffer, &err);
   if (!p)
     TT_LOG(TT_LOG_MM, "no pinned memory of %zu bytes on %s: %s", len, dm->bp->short_name,
            tt_error_name(err));
   return p;
 }
 
-void tt_plan_pinned_free(struct tt_domain *dm, cl_mem buffer, void *p)
+void tt_domain_pinned_free(struct tt_domain *dm, cl_mem buffer, void *p)
 {
   if (dm->unmaps)
     dm->bp->d->clEnqueueUnmapMemObject(dm->unmaps->native, buffer, p, 0, NULL, NULL);

@@ -45,7 +45,7 @@ struct tt_spill *tt_spill_new(size_t len, struct tt_stats_device *st, cl_context
   size_t before = atomic_fetch_add(&host_held, len);
   bool fits = !limit || before + len <= limit;
   /* Pinned memory where the device has its own: its reads and writes overlap kernels. */
-  if (fits && ctx && (sp->mem = tt_plan_pinned_new(ctx, dom, len, &sp->pinned)))
+  if (fits && ctx && (sp->mem = tt_domain_pinned_new(ctx, dom, len, &sp->pinned)))
     return sp;
   if (fits && (sp->mem = malloc(len)))
     return sp;
@@ -82,7 +82,7 @@ void tt_spill_free(struct tt_domain *dm, struct tt_spill *sp)
     munmap(sp->mem, sp->len);
   } else {
     if (sp->pinned)
-      tt_plan_pinned_free(dm, sp->pinned, sp->mem);
+      tt_domain_pinned_free(dm, sp->pinned, sp->mem);
     else
       free(sp->mem);
     atomic_fetch_sub(&host_held, sp->len);
@@ -118,7 +118,7 @@ static void spill_free_at(struct tt_spill *sp, cl_event ev)
 void tt_spill_release(cl_context ctx, cl_uint dom, struct tt_spill *sp, cl_event ev,
                       bool queued)
 {
-  if (!sp->pinned && (!queued || sp->file || tt_plan_device_memory(ctx, dom))) {
+  if (!sp->pinned && (!queued || sp->file || tt_domain_device_memory(ctx, dom))) {
     spill_free_at(sp, ev ? ev : sp->read);
     return;
   }

@@ -58,7 +58,7 @@ cl_mem tt_window_native_new(cl_context ctx, cl_uint dom, cl_mem root, cl_mem_fla
   /* Tutti reads and writes its native buffers for transfers and eviction whatever the
    * program said of its own access (checked at Tutti's entry points). */
   flags &= ~(cl_mem_flags)(CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS);
-  if ((flags & CL_MEM_USE_HOST_PTR) || !tt_plan_direct_memory(ctx, dom))
+  if ((flags & CL_MEM_USE_HOST_PTR) || !tt_domain_direct_memory(ctx, dom))
     return dm->bp->d->clCreateBuffer(dm->native, flags, size, host_ptr, err);
   /* The buffer lives in memory of Tutti's: transfers between ranks move it directly. */
   void *mem = aligned_alloc(HOST_ALIGN, (size + HOST_ALIGN - 1) & ~(HOST_ALIGN - 1));
@@ -178,12 +178,12 @@ static int spill_run(void *arg, size_t off, size_t len, tt_holders holders)
   struct tt_deps deps;
   tt_deps_init(&deps);
   if (!m->q) {
-    m->err = tt_plan_internal_queue(ctx, m->dom, &m->q);
+    m->err = tt_order_internal_queue(ctx, m->dom, &m->q);
     if (m->err == CL_SUCCESS && !m->sp &&
         !(m->sp = tt_spill_new(m->len, tt_win_stats_of(ctx, m->dom), ctx, m->dom)))
       m->err = CL_OUT_OF_HOST_MEMORY;
     if (m->err == CL_SUCCESS)
-      m->err = tt_plan_order_after(&deps, ctx, m->dom, m->q, m->root, m->lo, m->len, true);
+      m->err = tt_order_after(&deps, ctx, m->dom, m->q, m->root, m->lo, m->len, true);
   }
   cl_event ev = NULL;
   unsigned char *host = m->err == CL_SUCCESS ? m->sp->mem + (off - m->spill_lo) : NULL;
@@ -197,12 +197,12 @@ static int spill_run(void *arg, size_t off, size_t len, tt_holders holders)
   tt_deps_release(&deps);
   if (m->err != CL_SUCCESS)
     return 1;
-  tt_plan_trace(dm, m->ahead ? "prefetch" : m->back ? "evicted bytes back" : "evict: write back",
+  tt_order_trace(dm, m->ahead ? "prefetch" : m->back ? "evicted bytes back" : "evict: write back",
                 ev);
   if (m->back)
-    tt_plan_record_order(m->root, off, len, m->dom, m->q, ev);
+    tt_order_record(m->root, off, len, m->dom, m->q, ev);
   else /* later writers of these bytes wait for the read */
-    tt_plan_record(m->root, off, len, false, m->dom, m->q, ev, false);
+    tt_window_record(m->root, off, len, false, m->dom, m->q, ev, false);
   if (m->last)
     dm->bp->d->clReleaseEvent(m->last);
   m->last = ev;
@@ -517,16 +517,16 @@ static cl_int issue_ordered(cl_mem root, cl_uint dom, size_t lo, size_t len, int
   struct tt_deps deps;
   tt_deps_init(&deps);
   cl_event ev = NULL;
-  cl_int err = tt_plan_internal_queue(ctx, dom, &q);
+  cl_int err = tt_order_internal_queue(ctx, dom, &q);
   if (err == CL_SUCCESS)
-    err = tt_plan_order_after(&deps, ctx, dom, q, root, lo, len, true);
+    err = tt_order_after(&deps, ctx, dom, q, root, lo, len, true);
   if (err == CL_SUCCESS)
     err = issue(dm, q->native, &deps, arg, &ev);
   tt_deps_release(&deps);
   if (err != CL_SUCCESS)
     return err;
   dm->bp->d->clFlush(q->native);
-  tt_plan_record_order(root, lo, len, dom, q, ev);
+  tt_order_record(root, lo, len, dom, q, ev);
   if (out)
     *out = ev; /* the caller's reference */
   else
@@ -714,7 +714,7 @@ cl_int tt_win_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool ahead,
    * half speed, where one more eviction reads them into pinned memory for good. */
   if (err == CL_SUCCESS && j == i + 1 && !s->w[i].resident && s->w[i].spill && dm->local &&
       s->w[i].lo == w.lo && s->w[i].hi == w.hi &&
-      (s->w[i].spill->pinned || s->w[i].spill->file || !tt_plan_device_memory(ctx, dom))) {
+      (s->w[i].spill->pinned || s->w[i].spill->file || !tt_domain_device_memory(ctx, dom))) {
     w.spill = s->w[i].spill;
     w.spill_lo = s->w[i].spill_lo;
     w.clean = held_by(root, dom, w.lo, w.hi);
@@ -819,7 +819,7 @@ cl_int tt_window_place(cl_mem m, cl_uint dom, size_t off, size_t len, struct tt_
 
 /* Records what a command did (runtime/memory/window.h): a write leaves only its domain
  * holding the newest bytes. */
-void tt_plan_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
+void tt_window_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
                     struct tt_nqueue *nq, cl_event ev, bool may_fail)
 {
   cl_mem root = m->root;
@@ -836,5 +836,5 @@ void tt_plan_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
     tt_window_written(root, dom, off, len);
   }
   if (nq)
-    tt_plan_access_record(root, off, len, writes, dom, nq, ev, may_fail);
+    tt_order_access_record(root, off, len, writes, dom, nq, ev, may_fail);
 }

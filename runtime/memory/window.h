@@ -38,7 +38,7 @@ struct tt_place {
   cl_mem native;        /* the native buffer holding them */
   size_t off;           /* their offset in it */
   unsigned char *host;  /* their address when the native buffer lives in Tutti's memory
-                         * (tt_plan_direct_memory), else NULL */
+                         * (tt_domain_direct_memory), else NULL */
   size_t window_lo;     /* windowed roots: where the window starts in the buffer, else 0 */
 };
 
@@ -111,7 +111,7 @@ void tt_window_domain_release(struct tt_domain *dm);
  * then gets a marker enqueued on nq (commands of an in-order queue finish in order), so the
  * common case of one queue creates no event at all. ev is not taken over: the plan retains
  * what it keeps. Caller holds the plan lock. */
-void tt_plan_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
+void tt_window_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
                     struct tt_nqueue *nq, cl_event ev, bool may_fail);
 
 #endif

@@ -136,7 +136,7 @@ cl_int tt_event_native_in(cl_event e, cl_uint dom, cl_event *out)
       *out = e->native;
       return CL_SUCCESS;
     }
-    return tt_plan_bridge(e->context, dom, e->native, false, out);
+    return tt_order_bridge(e->context, dom, e->native, false, out);
   }
   /* A user event: one native user event per domain, set when the user sets ours. */
   cl_int err = CL_SUCCESS;

@@ -22,7 +22,7 @@ static pthread_mutex_t plan_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 uint64_t tt_plan_epoch;
 
-void tt_plan_command(uint64_t seq, const char *name, cl_device_id device, bool part)
+void tt_order_command(uint64_t seq, const char *name, cl_device_id device, bool part)
 {
   tt_plan_epoch++;
   tt_plan_cur = (struct tt_plan_current){seq, name, device, part};
@@ -56,7 +56,7 @@ struct tt_plan_current tt_plan_cur = {0, "a command", NULL, false};
 
 /* Traces: a command Tutti issued to move bytes, on the device of its queue (the internal
  * queue's, or the command's own when it runs on the command's queue). */
-void tt_plan_trace_internal(struct tt_domain *dm, bool own_queue, const char *what, cl_event ev,
+void tt_order_trace_internal(struct tt_domain *dm, bool own_queue, const char *what, cl_event ev,
                             uint64_t cmd)
 {
   if (!tt_trace_on || !ev)
@@ -67,9 +67,9 @@ void tt_plan_trace_internal(struct tt_domain *dm, bool own_queue, const char *wh
     tt_trace_command(dev, what, TT_TRACE_INTERNAL, cmd, ev, dm->bp->d);
 }
 
-void tt_plan_trace(struct tt_domain *dm, const char *what, cl_event ev)
+void tt_order_trace(struct tt_domain *dm, const char *what, cl_event ev)
 {
-  tt_plan_trace_internal(dm, false, what, ev, tt_plan_cur.cmd);
+  tt_order_trace_internal(dm, false, what, ev, tt_plan_cur.cmd);
 }
 
 struct tt_nqueue *tt_nqueue_new(const cl_icd_dispatch *d, cl_command_queue native)
@@ -380,7 +380,7 @@ void tt_deps_release(struct tt_deps *d)
   tt_deps_init(d);
 }
 
-cl_int tt_plan_check_wait_list(cl_context ctx, cl_uint n, const cl_event *list)
+cl_int tt_order_check_wait_list(cl_context ctx, cl_uint n, const cl_event *list)
 {
   /* CL_INVALID_EVENT_WAIT_LIST if event_wait_list is NULL and num_events_in_wait_list > 0,
    * or event_wait_list is not NULL and num_events_in_wait_list is 0, or if event objects in
@@ -395,10 +395,10 @@ cl_int tt_plan_check_wait_list(cl_context ctx, cl_uint n, const cl_event *list)
   return CL_SUCCESS;
 }
 
-cl_int tt_plan_wait_list(struct tt_deps *d, cl_context ctx, cl_uint dom, cl_uint n,
+cl_int tt_order_wait_list(struct tt_deps *d, cl_context ctx, cl_uint dom, cl_uint n,
                          const cl_event *list)
 {
-  cl_int err = tt_plan_check_wait_list(ctx, n, list);
+  cl_int err = tt_order_check_wait_list(ctx, n, list);
   if (err != CL_SUCCESS)
     return err;
   for (cl_uint i = 0; i < n; i++) {
@@ -426,7 +426,7 @@ cl_int tt_plan_wait_list(struct tt_deps *d, cl_context ctx, cl_uint dom, cl_uint
   return CL_SUCCESS;
 }
 
-cl_int tt_plan_queue_make(struct tt_domain *dm, struct tt_nqueue **slot)
+cl_int tt_order_queue_make(struct tt_domain *dm, struct tt_nqueue **slot)
 {
   if (!*slot) {
     cl_int err = CL_SUCCESS;
@@ -442,10 +442,10 @@ cl_int tt_plan_queue_make(struct tt_domain *dm, struct tt_nqueue **slot)
   return CL_SUCCESS;
 }
 
-cl_int tt_plan_internal_queue(cl_context ctx, cl_uint dom, struct tt_nqueue **out)
+cl_int tt_order_internal_queue(cl_context ctx, cl_uint dom, struct tt_nqueue **out)
 {
   struct tt_domain *dm = &ctx->domains[dom];
-  cl_int err = tt_plan_queue_make(dm, &dm->internal);
+  cl_int err = tt_order_queue_make(dm, &dm->internal);
   if (err != CL_SUCCESS) {
     TT_LOG(TT_LOG_ERR, "cannot make the internal queue of %s: %s", dm->bp->short_name,
            tt_error_name(err));
@@ -468,14 +468,14 @@ static void CL_CALLBACK bridge_absorb(cl_event src, cl_int status, void *data)
   bridge_fire(src, CL_COMPLETE, data);
 }
 
-bool tt_plan_may_fail(const struct tt_deps *d, struct tt_nqueue *nq)
+bool tt_order_may_fail(const struct tt_deps *d, struct tt_nqueue *nq)
 {
   if (d->may_fail && nq)
     nq->may_fail = true;
   return d->may_fail || (nq && nq->may_fail);
 }
 
-cl_int tt_plan_bridge(cl_context ctx, cl_uint dom, cl_event src, bool absorb, cl_event *out)
+cl_int tt_order_bridge(cl_context ctx, cl_uint dom, cl_event src, bool absorb, cl_event *out)
 {
   struct tt_backend_platform *bp = ctx->domains[dom].bp;
   cl_int err = CL_SUCCESS;
@@ -511,7 +511,7 @@ static cl_int depend_on(struct tt_deps *d, cl_context ctx, cl_uint dom, struct t
     ev = a->ev;
   } else {
     /* Ordering only: a failure of the earlier command is not this one's. */
-    err = tt_plan_bridge(ctx, dom, a->ev, true, &ev);
+    err = tt_order_bridge(ctx, dom, a->ev, true, &ev);
     if (err != CL_SUCCESS)
       return err;
   }
@@ -551,7 +551,7 @@ static cl_int order_after(struct tt_deps *d, cl_context ctx, cl_uint dom, struct
   return CL_SUCCESS;
 }
 
-cl_int tt_plan_order_after(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
+cl_int tt_order_after(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
                            cl_mem root, size_t off, size_t len, bool writes)
 {
   return order_after(d, ctx, dom, nq, root, off, len, writes);
@@ -600,7 +600,7 @@ static void prune(cl_mem root)
 }
 
 /* Keeps an access for conflict ordering (without touching the latest holders). */
-void tt_plan_access_record(cl_mem root, size_t off, size_t len, bool writes, cl_uint dom,
+void tt_order_access_record(cl_mem root, size_t off, size_t len, bool writes, cl_uint dom,
                            struct tt_nqueue *nq, cl_event ev, bool may_fail)
 {
   if (writes) {
@@ -648,13 +648,13 @@ void tt_plan_access_record(cl_mem root, size_t off, size_t len, bool writes, cl_
   acc[at] = (struct tt_access){off, len, writes, dom, nq, ev, may_fail || nq->may_fail};
 }
 
-void tt_plan_record_order(cl_mem root, size_t off, size_t len, cl_uint dom,
+void tt_order_record(cl_mem root, size_t off, size_t len, cl_uint dom,
                           struct tt_nqueue *nq, cl_event ev)
 {
-  tt_plan_access_record(root, off, len, true, dom, nq, ev, false);
+  tt_order_access_record(root, off, len, true, dom, nq, ev, false);
 }
 
-void tt_plan_accesses_free(cl_mem root)
+void tt_order_accesses_free(cl_mem root)
 {
   for (size_t i = 0; i < root->naccesses; i++)
     drop_access(&root->accesses[i]);

@@ -62,49 +62,50 @@ void tt_nqueue_wait_lazy(struct tt_nqueue *q);
 void tt_plan_lock(void);
 /* Names the command being planned (under the lock), for messages about its transfers; part:
  * it is a part of a split launch (the bytes it fetches count as halo bytes). */
-void tt_plan_command(uint64_t seq, const char *name, cl_device_id device, bool part);
+void tt_order_command(uint64_t seq, const char *name, cl_device_id device, bool part);
 void tt_plan_unlock(void);
-/* Counts tt_plan_command calls: what was used since the last one belongs to the command
+/* Counts tt_order_command calls: what was used since the last one belongs to the command
  * being planned (its windows stay on the device until it is issued). Plan lock. */
 extern uint64_t tt_plan_epoch;
 /* Traces a command Tutti issued on dom's internal queue for the command being planned. */
-void tt_plan_trace(struct tt_domain *dm, const char *what, cl_event ev);
+void tt_order_trace(struct tt_domain *dm, const char *what, cl_event ev);
 
 /* Adds the user's wait list of a command of domain `domain` (owned by that domain's rank),
  * translated into native events when the command is actual; the owners of the events that
  * are elsewhere will send it their completion. Checks each event (valid, same context):
  * CL_INVALID_EVENT_WAIT_LIST or CL_INVALID_CONTEXT. */
-cl_int tt_plan_wait_list(struct tt_deps *d, cl_context ctx, cl_uint domain, cl_uint n,
+cl_int tt_order_wait_list(struct tt_deps *d, cl_context ctx, cl_uint domain, cl_uint n,
                          const cl_event *list);
 /* Those checks alone (commands made of several, checked before any is planned). */
-cl_int tt_plan_check_wait_list(cl_context ctx, cl_uint n, const cl_event *list);
+cl_int tt_order_check_wait_list(cl_context ctx, cl_uint n, const cl_event *list);
 
 /* Adds to d the events of earlier accesses to [off, off+len) of root that conflict with a
  * command of queue nq in domain dom (reading, or writing when writes). Plan lock held. */
-cl_int tt_plan_order_after(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
+cl_int tt_order_after(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
                            cl_mem root, size_t off, size_t len, bool writes);
 
 /* Records a command of Tutti's that rewrote [off, off+len) of root in domain dom without
  * changing the bytes (a window widened): later commands on them wait for it, the latest
  * holders stay. Plan lock held. */
-void tt_plan_record_order(cl_mem root, size_t off, size_t len, cl_uint dom,
+void tt_order_record(cl_mem root, size_t off, size_t len, cl_uint dom,
                           struct tt_nqueue *nq, cl_event ev);
 
 /* After an actual command with dependencies d was issued on nq: whether it may fail (and
  * its queue is marked so). */
-bool tt_plan_may_fail(const struct tt_deps *d, struct tt_nqueue *nq);
+bool tt_order_may_fail(const struct tt_deps *d, struct tt_nqueue *nq);
 
 /* The native queue used for Tutti's own commands in a domain (made on first use). */
-cl_int tt_plan_internal_queue(cl_context ctx, cl_uint dom, struct tt_nqueue **out);
+cl_int tt_order_internal_queue(cl_context ctx, cl_uint dom, struct tt_nqueue **out);
 
 /* A native event of domain `dom` that completes when `src` (a native event of another
  * domain) completes: a user event of dom set by a callback on src. Returns it retained.
  * With absorb, it completes also when src failed (Tutti's own ordering); else it takes
  * src's error. */
-cl_int tt_plan_bridge(cl_context ctx, cl_uint dom, cl_event src, bool absorb, cl_event *out);
+cl_int tt_order_bridge(cl_context ctx, cl_uint dom, cl_event src, bool absorb, cl_event *out);
 
-/* The command being planned (runtime/order/order.c; set by tt_plan_command): named in messages about its
- * transfers, its device's track in traces, its halo bytes counted when it is a part. */
+/* The command being planned (runtime/order/order.c; set by tt_order_command): named in
+ * messages about its transfers, its device's track in traces, its halo bytes counted when it
+ * is a part. */
 struct tt_plan_current {
   uint64_t cmd;
   const char *name;
@@ -115,15 +116,15 @@ extern struct tt_plan_current tt_plan_cur;
 
 /* Traces: a command Tutti issued to move bytes, on the device of its queue (the internal
  * queue's, or the command's own when own_queue). */
-void tt_plan_trace_internal(struct tt_domain *dm, bool own_queue, const char *what, cl_event ev,
+void tt_order_trace_internal(struct tt_domain *dm, bool own_queue, const char *what, cl_event ev,
                             uint64_t cmd);
 
 /* runtime/order/order.c: keeps an access for ordering later commands after it (without touching
  * the newest holders); drops every access of a buffer. */
-void tt_plan_access_record(cl_mem root, size_t off, size_t len, bool writes, cl_uint dom,
+void tt_order_access_record(cl_mem root, size_t off, size_t len, bool writes, cl_uint dom,
                            struct tt_nqueue *nq, cl_event ev, bool may_fail);
-void tt_plan_accesses_free(cl_mem root);
+void tt_order_accesses_free(cl_mem root);
 /* Makes *slot, a queue of Tutti's own on the domain's first device, unless made already. */
-cl_int tt_plan_queue_make(struct tt_domain *dm, struct tt_nqueue **slot);
+cl_int tt_order_queue_make(struct tt_domain *dm, struct tt_nqueue **slot);
 
 #endif

@@ -187,12 +187,12 @@ static cl_event gpu_side(struct fetch *f, cl_uint dom, size_t off, size_t len, b
 {
   struct tt_domain *dm = &f->ctx->domains[dom];
   cl_event ev = NULL;
-  if ((f->err = tt_plan_queue_make(dm, &dm->unmaps)) == CL_SUCCESS)
+  if ((f->err = tt_order_queue_make(dm, &dm->unmaps)) == CL_SUCCESS)
     ev = dm->bp->d->clCreateUserEvent(dm->native, &f->err);
   if (!ev)
     return NULL;
   /* No queue: every conflicting access is waited for (NULL matches none). */
-  f->err = tt_plan_order_after(deps, f->ctx, dom, NULL, f->root, off, len, writes);
+  f->err = tt_order_after(deps, f->ctx, dom, NULL, f->root, off, len, writes);
   return ev;
 }
 
@@ -203,8 +203,8 @@ static void gpu_record(struct fetch *f, cl_uint dom, size_t off, size_t len, boo
   struct tt_domain *dm = &f->ctx->domains[dom];
   if (!ev)
     return;
-  tt_plan_access_record(f->root, off, len, writes, dom, dm->unmaps, ev, false);
-  tt_plan_trace_internal(dm, writes, writes ? "GPU copy: write" : "GPU copy: read", ev,
+  tt_order_access_record(f->root, off, len, writes, dom, dm->unmaps, ev, false);
+  tt_order_trace_internal(dm, writes, writes ? "GPU copy: write" : "GPU copy: read", ev,
                          tt_plan_cur.cmd);
 }
 

@@ -82,18 +82,18 @@ static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
   cl_event read_ev = NULL, bridge = NULL, write_ev = NULL;
   size_t sat = 0, dat = 0;
   cl_mem sn = NULL, dn = NULL;
-  f->err = staging ? tt_plan_internal_queue(f->ctx, src, &sq) : CL_OUT_OF_HOST_MEMORY;
+  f->err = staging ? tt_order_internal_queue(f->ctx, src, &sq) : CL_OUT_OF_HOST_MEMORY;
   if (f->err == CL_SUCCESS && (sn = tt_xfer_placed(f, src, off, len, &sat, NULL)))
     dn = tt_xfer_placed(f, f->dom, off, len, &dat, NULL);
   if (f->err == CL_SUCCESS)
-    f->err = tt_plan_order_after(&sdeps, f->ctx, src, sq, f->root, off, len, false);
+    f->err = tt_order_after(&sdeps, f->ctx, src, sq, f->root, off, len, false);
   if (f->err == CL_SUCCESS)
     f->err = sd->bp->d->clEnqueueReadBuffer(sq->native, sn, CL_FALSE, sat, len,
                                             staging, sdeps.n, sdeps.n ? sdeps.ev : NULL, &read_ev);
   tt_deps_release(&sdeps);
   if (f->err == CL_SUCCESS) {
     sd->bp->d->clFlush(sq->native);
-    f->err = tt_plan_bridge(f->ctx, f->dom, read_ev, true, &bridge);
+    f->err = tt_order_bridge(f->ctx, f->dom, read_ev, true, &bridge);
   }
   if (f->err == CL_SUCCESS)
     f->err = dd->bp->d->clEnqueueWriteBuffer(f->nq->native, dn, CL_FALSE, dat, len, staging, 1,
@@ -122,11 +122,11 @@ static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
     dd->bp->d->clWaitForEvents(1, &write_ev);
     free(staging);
   }
-  tt_plan_trace_internal(sd, false, "copy through host: read", read_ev, tt_plan_cur.cmd);
-  tt_plan_trace_internal(dd, true, "copy through host: write", write_ev, tt_plan_cur.cmd);
+  tt_order_trace_internal(sd, false, "copy through host: read", read_ev, tt_plan_cur.cmd);
+  tt_order_trace_internal(dd, true, "copy through host: write", write_ev, tt_plan_cur.cmd);
   /* The read must stay ordered before later writers of these bytes in the source. */
-  tt_plan_access_record(f->root, off, len, false, src, sq, read_ev, false);
-  tt_plan_access_record(f->root, off, len, true, f->dom, f->nq, write_ev, false);
+  tt_order_access_record(f->root, off, len, false, src, sq, read_ev, false);
+  tt_order_access_record(f->root, off, len, true, f->dom, f->nq, write_ev, false);
   sd->bp->d->clReleaseEvent(read_ev);
   f->err = tt_deps_take(f->deps, write_ev);
   return f->err != CL_SUCCESS;
@@ -234,9 +234,9 @@ static struct piece *map_piece(struct fetch *f, cl_uint dom, size_t off, size_t 
 {
   struct tt_domain *dm = &f->ctx->domains[dom];
   struct tt_nqueue *q;
-  f->err = tt_plan_internal_queue(f->ctx, dom, &q);
+  f->err = tt_order_internal_queue(f->ctx, dom, &q);
   if (f->err == CL_SUCCESS)
-    f->err = tt_plan_queue_make(dm, &dm->unmaps);
+    f->err = tt_order_queue_make(dm, &dm->unmaps);
   if (f->err != CL_SUCCESS)
     return NULL;
   struct piece *p = calloc(1, sizeof *p);
@@ -264,7 +264,7 @@ static struct piece *map_piece(struct fetch *f, cl_uint dom, size_t off, size_t 
   size_t at = 0;
   p->buffer = tt_xfer_placed(f, dom, off, n, &at, NULL);
   if (f->err == CL_SUCCESS)
-    f->err = tt_plan_order_after(&deps, f->ctx, dom, q, f->root, off, n, writes);
+    f->err = tt_order_after(&deps, f->ctx, dom, q, f->root, off, n, writes);
   if (f->err == CL_SUCCESS)
     p->ptr = dm->bp->d->clEnqueueMapBuffer(
         q->native, p->buffer, CL_FALSE, writes ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ,
@@ -277,13 +277,13 @@ static struct piece *map_piece(struct fetch *f, cl_uint dom, size_t off, size_t 
     return NULL;
   }
   p->device = dm->first_device;
-  tt_plan_trace_internal(dm, false, writes ? "piece: map for receiving" : "piece: map for sending",
+  tt_order_trace_internal(dm, false, writes ? "piece: map for receiving" : "piece: map for sending",
                          *map_ev, tt_plan_cur.cmd);
   dm->bp->d->clRetainMemObject(p->buffer);
   /* The piece is through when its user event says so, not when the map (a command of the
    * internal queue) is: recorded under the unmaps' queue, so that no command of the internal
    * queue takes it as already ordered. */
-  tt_plan_access_record(f->root, off, n, writes, dom, dm->unmaps, p->done, false);
+  tt_order_access_record(f->root, off, n, writes, dom, dm->unmaps, p->done, false);
   return p;
 }
 
@@ -328,7 +328,8 @@ static int staging_slot(cl_context ctx, cl_uint dom, struct tt_staging **out)
   if (!dm->staging) {
     struct tt_staging *st = calloc(1, sizeof *st);
     cl_int err = CL_OUT_OF_HOST_MEMORY;
-    if (!st || !(st->host = tt_plan_pinned_map(dm, staging_slots() * PIECE_BYTES, &st->buffer, &err))) {
+    if (!st ||
+        !(st->host = tt_domain_pinned_map(dm, staging_slots() * PIECE_BYTES, &st->buffer, &err))) {
       TT_LOG(TT_LOG_MM, "no pinned staging on %s: %s", dm->bp->short_name, tt_error_name(err));
       free(st);
       dm->host_unified = 1; /* do not try again: maps it is */
@@ -450,17 +451,17 @@ static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool
     struct tt_nqueue *q;
     struct tt_deps deps;
     tt_deps_init(&deps);
-    f->err = tt_plan_internal_queue(f->ctx, dom, &q);
+    f->err = tt_order_internal_queue(f->ctx, dom, &q);
     if (f->err == CL_SUCCESS)
-      f->err = tt_plan_order_after(&deps, f->ctx, dom, q, f->root, off, n, false);
+      f->err = tt_order_after(&deps, f->ctx, dom, q, f->root, off, n, false);
     if (f->err == CL_SUCCESS)
       f->err = dm->bp->d->clEnqueueReadBuffer(q->native, native, CL_FALSE, at, n, slot_ptr(s), deps.n, deps.n ? deps.ev : NULL, &ev);
     tt_deps_release(&deps);
     if (f->err == CL_SUCCESS) {
-      tt_plan_trace_internal(dm, false,
+      tt_order_trace_internal(dm, false,
                              own ? "host copy: read for sending" : "staging: read for sending",
                              ev, tt_plan_cur.cmd);
-      tt_plan_access_record(f->root, off, n, false, dom, q, ev, false);
+      tt_order_access_record(f->root, off, n, false, dom, q, ev, false);
       tt_transport_promise(1);
       if (tt_native_callback(ev, CL_COMPLETE, staged_read, s) != CL_SUCCESS) {
         dm->bp->d->clWaitForEvents(1, &ev);
@@ -473,11 +474,11 @@ static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool
       f->err = dm->bp->d->clEnqueueWriteBuffer(f->nq->native, native, CL_FALSE, at, n,
                                                slot_ptr(s), 1, &s->mirror, &ev);
     if (f->err == CL_SUCCESS) {
-      tt_plan_trace_internal(dm, true,
+      tt_order_trace_internal(dm, true,
                              own ? "host copy: write of received bytes"
                                  : "staging: write of received bytes",
                              ev, tt_plan_cur.cmd);
-      tt_plan_access_record(f->root, off, n, true, dom, f->nq, ev, false);
+      tt_order_access_record(f->root, off, n, true, dom, f->nq, ev, false);
       dm->bp->d->clRetainEvent(ev);
       f->err = tt_deps_take(f->deps, ev);
       if (tt_native_callback(ev, CL_COMPLETE, staged_written, s) != CL_SUCCESS)
@@ -502,7 +503,7 @@ static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool
   return f->err != CL_SUCCESS;
 }
 
-void tt_plan_domain_release(struct tt_domain *dm)
+void tt_transfer_domain_release(struct tt_domain *dm)
 {
   if (dm->staging) {
     struct tt_staging *st = dm->staging;
@@ -529,7 +530,7 @@ void tt_plan_domain_release(struct tt_domain *dm)
   dm->internal = dm->unmaps = NULL;
 }
 
-/* Buffers in host memory of Tutti's (tt_plan_direct_memory): the transport sends from and
+/* Buffers in host memory of Tutti's (tt_domain_direct_memory): the transport sends from and
  * receives into the buffer's memory itself, once the commands the transfer must follow are
  * complete (callbacks on their events, nothing on any queue); a user event of the domain
  * stands for the transfer in the buffer's accesses, set when every piece has moved. */
@@ -624,7 +625,7 @@ static int direct_run(struct fetch *f, cl_uint dom, size_t off, size_t len, bool
 {
   struct tt_domain *dm = &f->ctx->domains[dom];
   struct direct *x = calloc(1, sizeof *x);
-  f->err = x ? tt_plan_queue_make(dm, &dm->unmaps) : CL_OUT_OF_HOST_MEMORY;
+  f->err = x ? tt_order_queue_make(dm, &dm->unmaps) : CL_OUT_OF_HOST_MEMORY;
   if (f->err == CL_SUCCESS)
     x->done = dm->bp->d->clCreateUserEvent(dm->native, &f->err);
   if (f->err != CL_SUCCESS) {
@@ -642,7 +643,7 @@ static int direct_run(struct fetch *f, cl_uint dom, size_t off, size_t len, bool
   struct tt_deps deps;
   tt_deps_init(&deps);
   /* No queue: every conflicting access is waited for (NULL matches none). */
-  f->err = tt_plan_order_after(&deps, f->ctx, dom, NULL, f->root, off, len, !send);
+  f->err = tt_order_after(&deps, f->ctx, dom, NULL, f->root, off, len, !send);
   if (f->err != CL_SUCCESS) {
     tt_deps_release(&deps);
     tt_user_event_end(x->done, false);
@@ -651,7 +652,7 @@ static int direct_run(struct fetch *f, cl_uint dom, size_t off, size_t len, bool
     return 1;
   }
   /* Recorded under the unmaps' queue, as pieces are: no command takes it as ordered. */
-  tt_plan_access_record(f->root, off, len, !send, dom, dm->unmaps, x->done, false);
+  tt_order_access_record(f->root, off, len, !send, dom, dm->unmaps, x->done, false);
   if (send) {
     tt_transport_promise(1);
   } else {
@@ -664,7 +665,7 @@ static int direct_run(struct fetch *f, cl_uint dom, size_t off, size_t len, bool
   atomic_store(&x->waiting, 1);
   tt_xfer_wait_for(&deps, &x->waiting, direct_ready, x);
   tt_deps_release(&deps);
-  tt_plan_trace_internal(dm, !send,
+  tt_order_trace_internal(dm, !send,
                          send ? "direct: send from the buffer" : "direct: receive into the buffer",
                          x->done, tt_plan_cur.cmd);
   if (atomic_fetch_sub(&x->waiting, 1) == 1)
@@ -717,8 +718,9 @@ int tt_transfer_remote(struct fetch *f, cl_uint src, size_t off, size_t len, int
       send ? piece_mapped_for_send : piece_mapped_for_recv;
   for (size_t at = 0; !direct && at < len && f->err == CL_SUCCESS; at += PIECE_BYTES, id++) {
     size_t n = len - at < PIECE_BYTES ? len - at : PIECE_BYTES;
-    if (tt_plan_device_memory(f->ctx, dom) || (n == len && tt_env()->staging < 0)) {
-      int r = staged_piece(f, dom, off + at, n, send, peer, id, !tt_plan_device_memory(f->ctx, dom));
+    if (tt_domain_device_memory(f->ctx, dom) || (n == len && tt_env()->staging < 0)) {
+      int r = staged_piece(f, dom, off + at, n, send, peer, id,
+                           !tt_domain_device_memory(f->ctx, dom));
       if (r >= 0)
         continue;
     }

@@ -30,6 +30,6 @@ int tt_transfer_remote(struct fetch *f, cl_uint src, size_t off, size_t len, int
 uint64_t tt_transfer_pieces(size_t len);
 
 /* Releases what a context's domain holds for transfers (before its native context goes). */
-void tt_plan_domain_release(struct tt_domain *dm);
+void tt_transfer_domain_release(struct tt_domain *dm);
 
 #endif
