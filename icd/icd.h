@@ -166,7 +166,7 @@ cl_int tt_aggregate_launch(cl_command_queue q, cl_kernel kernel, cl_uint work_di
                            const size_t *offset, const size_t *gws, const size_t *lws,
                            cl_uint nwait, const cl_event *wait, cl_event *event);
 
-/* Kernel launches (icd/enqueue.c): the checks of clEnqueueNDRangeKernel for one queue, and a
+/* Kernel launches (icd/launch.c): the checks of clEnqueueNDRangeKernel for one queue, and a
  * launch whose buffer uses are given (NULL: every buffer argument whole, read-only when
  * const) once the checks passed. */
 struct tt_launch_use {
@@ -224,8 +224,8 @@ cl_int tt_device_info(cl_device_id device, cl_device_info param_name, size_t par
                       void *param_value, size_t *param_value_size_ret);
 
 /* clEnqueueCopyBuffer, clEnqueueFillBuffer and clEnqueueNDRangeKernel (on the aggregate
- * device's queue too) once their arguments were checked (icd/enqueue.c): the collectives'
- * copies and reductions, the split launches' partial results. */
+ * device's queue too) once their arguments were checked (icd/enqueue.c, icd/launch.c): the
+ * collectives' copies and reductions, the split launches' partial results. */
 cl_int tt_enqueue_copy(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer,
                        size_t src_offset, size_t dst_offset, size_t size,
                        cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
@@ -248,7 +248,7 @@ cl_int tt_split_enqueue(cl_uint num_queues, const cl_command_queue *queues, cl_k
                         cl_event *event);
 
 /* A marker on q after the n events of list (clEnqueueMarkerWithWaitList once its queue was
- * checked: Tutti's own markers, icd/split.c and icd/collective.c). */
+ * checked, icd/marker.c: Tutti's own markers, icd/split.c and icd/collective.c). */
 cl_int tt_enqueue_marker(cl_command_queue q, cl_uint n, const cl_event *list, cl_event *event);
 
 /* A buffer of context, flags and size as clCreateBuffer checked them (icd/mem.c); spread:
@@ -273,9 +273,13 @@ cl_int tt_program_build(cl_program program, cl_uint num_devices, const cl_device
                         void *user_data);
 cl_kernel tt_kernel_new(cl_program program, const char *kernel_name, cl_int *errcode_ret);
 
-/* clFinish's marker on q (a job of several ranks): clEnqueueMarkerWithWaitList on every rank
+/* clFinish's marker on q (icd/marker.c; a job of several ranks): clEnqueueMarkerWithWaitList on every rank
  * alike; on the owner, when it returns, the native queue is finished and the marker complete. */
 cl_int tt_enqueue_finish_marker(cl_command_queue q, cl_event *event);
+
+/* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue (the enqueue entry
+ * points: icd/enqueue.c, icd/launch.c, icd/marker.c). */
+#define CHECK_QUEUE(q) TT_RETURN_IF(!tt_object_valid((q), TT_QUEUE), CL_INVALID_COMMAND_QUEUE)
 
 /* Slots Tutti does not implement (images, samplers, GL/D3D sharing, OpenCL 2.x). */
 cl_int tt_unsupported(const char *name);
