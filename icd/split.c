@@ -10,7 +10,7 @@
  * copy per part, filled with op's identity and combined into the buffer in part order. */
 #include "config.h"
 
-#include "icd/icd.h"
+#include "icd/split_impl.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -26,248 +26,6 @@
 /* Reads with more rows than this are fetched as their hull (never writes: a write records
  * exactly what it names). */
 #define READ_RANGES_MAX 64
-
-struct tt_distribution {
-  cl_uint kind, ndims;
-  size_t elem_size, extents[3], chunk[3];
-  cl_uint ndevices;
-  cl_device_id *devices;
-};
-
-enum variant_kind { VARIANT_SHAPE, VARIANT_COMBINE };
-
-/* A program built for a kernel's split launches: the prelude's variant for one launch shape,
- * or the kernel combining the partial results of one reduce rule. */
-struct tt_variant {
-  struct tt_variant *next;
-  enum variant_kind kind;
-  cl_uint work_dim;
-  size_t off[3], gws[3], lws[3];
-  bool prelude;    /* answers the whole launch's builtins */
-  uint64_t rebase; /* parameters taking windows (bit i: parameter i) */
-  size_t rule;
-  cl_program program;
-  cl_kernel kernel;
-};
-
-/* --- annotations ---------------------------------------------------------------------------- */
-
-/* The pragma annotation of kernel `name` in program p, or NULL. */
-static const struct tt_ann_pragma *pragma_of(cl_program p, const char *name)
-{
-  for (size_t i = 0; i < p->npragmas; i++)
-    if (p->pragmas[i].kernel && !strcmp(p->pragmas[i].kernel, name))
-      return &p->pragmas[i];
-  return NULL;
-}
-
-cl_int tt_split_check_pragmas(cl_program p, const char *options, char **error)
-{
-  *error = NULL;
-  if (!p->npragmas)
-    return CL_SUCCESS;
-  struct tt_ann_macro *macros;
-  size_t nmacros = tt_ann_macros(options, &macros);
-  char msg[512] = "";
-  for (size_t i = 0; i < p->npragmas && !msg[0]; i++) {
-    const struct tt_ann_pragma *pr = &p->pragmas[i];
-    if (!pr->kernel) {
-      snprintf(msg, sizeof msg, "line %d: #pragma tutti names no kernel and no kernel follows it",
-               pr->line);
-      break;
-    }
-    if (pragma_of(p, pr->kernel) != pr) {
-      snprintf(msg, sizeof msg, "#pragma tutti of kernel '%s', line %d: the kernel's second "
-               "annotation (the first is on line %d)", pr->kernel, pr->line,
-               pragma_of(p, pr->kernel)->line);
-      break;
-    }
-    struct tt_ann_param *params;
-    long n = tt_ann_kernel_params(p->stripped, pr->kernel, &params);
-    if (n < 0) {
-      snprintf(msg, sizeof msg, "#pragma tutti of kernel '%s', line %d: the source defines no "
-               "such kernel", pr->kernel, pr->line);
-      break;
-    }
-    char err[256];
-    struct tt_ann *a = tt_ann_parse(pr->text, params, (size_t)n, macros, nmacros, err, sizeof err);
-    if (!a) {
-      /* "column N: ..." of the annotation, made a column of the source line. */
-      int col = 0;
-      const char *rest = err;
-      if (sscanf(err, "column %d:", &col) == 1 && (rest = strchr(err, ':')))
-        rest += 2;
-      snprintf(msg, sizeof msg, "#pragma tutti of kernel '%s', line %d, column %d: %s",
-               pr->kernel, pr->line, pr->column + (col > 0 ? col - 1 : 0), rest);
-    }
-    tt_ann_free(a);
-    free(params);
-  }
-  free(macros);
-  if (msg[0]) {
-    size_t len = strlen(msg);
-    *error = malloc(len + 2);
-    if (!*error)
-      return CL_OUT_OF_HOST_MEMORY;
-    snprintf(*error, len + 2, "%s\n", msg);
-  }
-  return CL_SUCCESS;
-}
-
-/* Parses text for kernel k (caller holds k's lock). */
-static struct tt_ann *parse_for(cl_kernel k, const char *text, char *err, size_t errlen)
-{
-  struct tt_ann_macro *macros;
-  size_t nmacros = tt_ann_macros(k->program->options, &macros);
-  struct tt_ann *a = tt_ann_parse(text, k->params, (size_t)k->nparams, macros, nmacros, err, errlen);
-  free(macros);
-  return a;
-}
-
-void tt_split_kernel_init(cl_kernel k)
-{
-  cl_program p = k->program;
-  k->nparams = -1;
-  if (!p->stripped)
-    return;
-  k->nparams = tt_ann_kernel_params(p->stripped, k->name, &k->params);
-  /* A signature the scan reads otherwise than the backend (macros in it): no annotations. */
-  if (k->nparams >= 0 && (cl_uint)k->nparams != k->nargs) {
-    free(k->params);
-    k->params = NULL;
-    k->nparams = -1;
-  }
-  const struct tt_ann_pragma *pr = pragma_of(p, k->name);
-  if (!pr || k->nparams < 0)
-    return;
-  char err[256];
-  k->ann = parse_for(k, pr->text, err, sizeof err);
-  k->ann_text = k->ann ? strdup(pr->text) : NULL;
-}
-
-static void memo_drop(cl_kernel k);
-
-static void variants_free(struct tt_variant *v)
-{
-  while (v) {
-    struct tt_variant *next = v->next;
-    if (v->kernel)
-      TT_RELEASE(v->kernel);
-    if (v->program)
-      TT_RELEASE(v->program);
-    free(v);
-    v = next;
-  }
-}
-
-void tt_split_kernel_free(cl_kernel k)
-{
-  memo_drop(k);
-  tt_balance_kernel_free(k);
-  variants_free(k->variants);
-  tt_ann_free(k->ann);
-  free(k->ann_text);
-  free(k->params);
-}
-
-cl_int CL_API_CALL tt_clSetKernelAnnotationTUTTI(cl_kernel kernel, const char *annotation)
-{
-  TT_CHECK(tt_check_id(kernel), tt_check_bytes(annotation, annotation ? strlen(annotation) : 0),
-           annotation != NULL);
-  /* CL_INVALID_KERNEL if kernel is not a valid kernel object. */
-  TT_RETURN_IF(!tt_object_valid(kernel, TT_KERNEL), CL_INVALID_KERNEL);
-  char *text = annotation ? strdup(annotation) : NULL;
-  TT_RETURN_IF(annotation && !text, CL_OUT_OF_HOST_MEMORY);
-  pthread_mutex_lock(&kernel->obj.lock);
-  struct tt_ann *a = NULL;
-  char err[256] = "";
-  /* Without source (a program from binaries) the parameters are unknown: the text is kept,
-   * and launches run whole. */
-  if (annotation && kernel->nparams >= 0 && !(a = parse_for(kernel, annotation, err, sizeof err))) {
-    pthread_mutex_unlock(&kernel->obj.lock);
-    free(text);
-    TT_LOG(TT_LOG_ERR, "clSetKernelAnnotationTUTTI: kernel '%s', %s", kernel->name, err);
-    /* CL_INVALID_VALUE for an annotation that does not parse (syntax, unknown parameter,
-     * non-affine index). */
-    return CL_INVALID_VALUE;
-  }
-  memo_drop(kernel);
-  tt_ann_free(kernel->ann);
-  free(kernel->ann_text);
-  kernel->ann = a;
-  kernel->ann_text = text;
-  pthread_mutex_unlock(&kernel->obj.lock);
-  return CL_SUCCESS;
-}
-
-/* --- distributions -------------------------------------------------------------------------- */
-
-void tt_split_mem_free(cl_mem m)
-{
-  if (m->dist)
-    free(m->dist->devices);
-  free(m->dist);
-  m->dist = NULL;
-}
-
-cl_int CL_API_CALL tt_clSetBufferDistributionTUTTI(cl_mem buffer, const cl_tutti_distribution *d)
-{
-  TT_CHECK(tt_check_id(buffer), d ? d->kind : 0, d ? d->ndims : 0, d ? d->elem_size : 0,
-           tt_check_bytes(d ? d->extents : NULL, d ? sizeof d->extents : 0),
-           tt_check_bytes(d ? d->chunk : NULL, d ? sizeof d->chunk : 0),
-           d ? tt_check_ids(d->devices, d->num_devices) : 0);
-  /* CL_INVALID_MEM_OBJECT if buffer is not a valid buffer object, or is a sub-buffer. */
-  TT_RETURN_IF(!tt_object_valid(buffer, TT_MEM) || buffer->parent, CL_INVALID_MEM_OBJECT);
-  if (!d) {
-    tt_plan_lock();
-    tt_split_mem_free(buffer);
-    tt_plan_unlock();
-    return CL_SUCCESS;
-  }
-  /* CL_INVALID_VALUE for an unknown kind, ndims outside 1..3, a zero element size, extents
-   * whose product times elem_size is not the buffer's size, a zero CYCLIC chunk, or devices
-   * NULL with num_devices > 0. */
-  TT_RETURN_IF(d->kind != CL_TUTTI_DIST_BLOCK && d->kind != CL_TUTTI_DIST_CYCLIC &&
-                   d->kind != CL_TUTTI_DIST_REPLICATED,
-               CL_INVALID_VALUE);
-  TT_RETURN_IF(d->ndims < 1 || d->ndims > 3 || d->elem_size == 0, CL_INVALID_VALUE);
-  size_t bytes = d->elem_size;
-  for (cl_uint i = 0; i < d->ndims; i++) {
-    TT_RETURN_IF(d->extents[i] == 0 || bytes > SIZE_MAX / d->extents[i], CL_INVALID_VALUE);
-    bytes *= d->extents[i];
-    TT_RETURN_IF(d->kind == CL_TUTTI_DIST_CYCLIC && d->chunk[i] == 0, CL_INVALID_VALUE);
-  }
-  TT_RETURN_IF(bytes != buffer->size, CL_INVALID_VALUE);
-  TT_RETURN_IF(d->num_devices > 0 && d->devices == NULL, CL_INVALID_VALUE);
-  /* CL_INVALID_DEVICE if a device is not a device of the buffer's context. */
-  for (cl_uint i = 0; i < d->num_devices; i++)
-    TT_RETURN_IF(!tt_object_valid(d->devices[i], TT_DEVICE) ||
-                     !tt_context_has_device(buffer->context, d->devices[i]),
-                 CL_INVALID_DEVICE);
-  struct tt_distribution *t = calloc(1, sizeof *t);
-  cl_uint n = d->num_devices ? d->num_devices : buffer->context->ndevices;
-  cl_device_id *devs = malloc(n * sizeof *devs);
-  if (!t || !devs) {
-    free(t);
-    free(devs);
-    return CL_OUT_OF_HOST_MEMORY;
-  }
-  memcpy(devs, d->num_devices ? d->devices : buffer->context->devices, n * sizeof *devs);
-  *t = (struct tt_distribution){d->kind, d->ndims, d->elem_size, {0}, {0}, n, devs};
-  for (cl_uint i = 0; i < d->ndims; i++) {
-    t->extents[i] = d->extents[i];
-    t->chunk[i] = d->chunk[i];
-  }
-  tt_plan_lock();
-  tt_split_mem_free(buffer);
-  buffer->dist = t;
-  /* A device then holds windows of it, not all of it (when it holds nothing yet). */
-  tt_window_enable(buffer);
-  tt_plan_unlock();
-  return CL_SUCCESS;
-}
-
-/* --- parts ---------------------------------------------------------------------------------- */
 
 /* Parts following a distribution (owner computes): its chunks along axis 0, each given to
  * the queue of its device (annotations/partition.h). Returns the count, 0 when the
@@ -695,7 +453,7 @@ static void memo_free(struct tt_split_memo *m)
 }
 
 /* Drops k's memo (its annotation changed, it is released). */
-static void memo_drop(cl_kernel k)
+void tt_split_memo_drop(cl_kernel k)
 {
   struct tt_split_memo *m = k->split_memo;
   k->split_memo = NULL;
@@ -774,7 +532,7 @@ static void memo_keep(cl_kernel k, struct split *s, const struct tt_ann_launch *
     free(values);
     return;
   }
-  memo_drop(k);
+  tt_split_memo_drop(k);
   for (cl_uint i = 0; i < k->nargs; i++)
     ids[i] = arg_id(&k->args[i]);
   for (size_t p = 0; p < s->nparts; p++)
@@ -799,193 +557,6 @@ static void memo_done(cl_kernel k, struct split *s)
   if (m->stale)
     memo_free(m);
   pthread_mutex_unlock(&k->obj.lock);
-}
-
-/* --- programs built for split launches ------------------------------------------------------ */
-
-static bool uses_whole_launch_builtins(const char *src)
-{
-  return strstr(src, "get_group_id") || strstr(src, "get_global_size") ||
-         strstr(src, "get_num_groups") || strstr(src, "get_global_offset");
-}
-
-/* Builds a program from src for the kernel's program devices and makes kernel `name`. */
-static cl_int build_variant(cl_kernel k, const char *src, const char *options, const char *name,
-                            struct tt_variant *v)
-{
-  cl_int err = CL_SUCCESS;
-  cl_program orig = k->program;
-  v->program = tt_program_with_source(k->context, 1, &src, NULL, &err);
-  if (v->program)
-    err = tt_program_build(v->program, orig->ndevices, orig->devices, options, NULL, NULL);
-  if (err == CL_SUCCESS)
-    v->kernel = tt_kernel_new(v->program, name, &err);
-  if (err != CL_SUCCESS)
-    TT_WARN("building the split-launch %s of kernel '%s' failed (%s)",
-            v->kind == VARIANT_SHAPE ? "variant" : "combining kernel", k->name, tt_error_name(err));
-  return err;
-}
-
-/* The kernel's variant for its parts: with prelude, the program with a prelude that
- * answers get_global_offset, get_global_size, get_num_groups and get_group_id for the whole
- * launch of this shape (a part runs with the global offset of its first work-group, so
- * get_global_id is right natively); with *rebase, its parameters flagged there take windows
- * (tt_ann_rebase; *rebase becomes 0, for this and later launches, when the source cannot be
- * edited so); k itself when neither is left. Built once per shape and parameters; every rank
- * builds it at the same step. */
-static cl_int variant(cl_kernel k, cl_uint dim, const size_t *off, const size_t *gws,
-                      const size_t *lws, bool prelude, uint64_t *rebase, cl_kernel *out)
-{
-  static const size_t none[3] = {0, 0, 0};
-  if (k->rebase_refused)
-    *rebase = 0;
-  if (!prelude && !*rebase) {
-    *out = k;
-    return CL_SUCCESS;
-  }
-  if (!prelude) {
-    dim = 0;
-    off = gws = lws = none;
-  }
-  for (struct tt_variant *v = k->variants; v; v = v->next)
-    if (v->kind == VARIANT_SHAPE && v->prelude == prelude && v->rebase == *rebase &&
-        v->work_dim == dim && !memcmp(v->off, off, sizeof v->off) &&
-        !memcmp(v->gws, gws, sizeof v->gws) && !memcmp(v->lws, lws, sizeof v->lws)) {
-      *out = v->kernel;
-      return CL_SUCCESS;
-    }
-  const char *src = k->program->stripped;
-  char *edited = NULL;
-  if (*rebase) {
-    bool flags[64] = {false};
-    for (cl_uint i = 0; i < k->nargs && i < 64; i++)
-      flags[i] = *rebase >> i & 1;
-    edited = tt_ann_rebase(src, k->name, flags, k->nargs);
-    if (!edited) {
-      TT_LOG(TT_LOG_PLAN, "kernel '%s': its parameters cannot take windows (the source's "
-             "parameter list is not plain): its parts use whole buffers", k->name);
-      k->rebase_refused = true;
-      return variant(k, dim, off, gws, lws, prelude, rebase, out);
-    }
-    src = edited;
-  }
-  struct tt_variant *v = calloc(1, sizeof *v);
-  size_t len = strlen(src) + 2048;
-  char *text = malloc(len);
-  if (!v || !text) {
-    free(v);
-    free(text);
-    free(edited);
-    return CL_OUT_OF_HOST_MEMORY;
-  }
-  *v = (struct tt_variant){.kind = VARIANT_SHAPE, .work_dim = dim, .prelude = prelude,
-                           .rebase = *rebase};
-  memcpy(v->off, off, sizeof v->off);
-  memcpy(v->gws, gws, sizeof v->gws);
-  memcpy(v->lws, lws, sizeof v->lws);
-  if (!prelude)
-    snprintf(text, len, "%s", src);
-  else
-    snprintf(text, len,
-           "size_t __tutti_global_offset(uint d) { return d == 0 ? %zuUL : d == 1 ? %zuUL : "
-           "d == 2 ? %zuUL : 0; }\n"
-           "size_t __tutti_global_size(uint d) { return d == 0 ? %zuUL : d == 1 ? %zuUL : "
-           "d == 2 ? %zuUL : 1; }\n"
-           "size_t __tutti_num_groups(uint d) { return __tutti_global_size(d) / "
-           "get_local_size(d); }\n"
-           "size_t __tutti_group_id(uint d) { return (get_global_id(d) - get_local_id(d) - "
-           "__tutti_global_offset(d)) / get_local_size(d); }\n"
-           "#define get_global_offset(d) __tutti_global_offset(d)\n"
-           "#define get_global_size(d) __tutti_global_size(d)\n"
-           "#define get_num_groups(d) __tutti_num_groups(d)\n"
-           "#define get_group_id(d) __tutti_group_id(d)\n"
-           "#line 1\n%s",
-           off[0], off[1], off[2], gws[0], gws[1], gws[2], src);
-  free(edited);
-  cl_int err = build_variant(k, text, k->program->options, k->name, v);
-  free(text);
-  v->next = k->variants;
-  k->variants = v;
-  *out = v->kernel;
-  return err;
-}
-
-static const char *op_expr(enum tt_ann_op op, bool floating)
-{
-  switch (op) {
-  case TT_ANN_ADD:
-    return "a + b";
-  case TT_ANN_MIN:
-    return floating ? "fmin(a, b)" : "min(a, b)";
-  case TT_ANN_MAX:
-    return floating ? "fmax(a, b)" : "max(a, b)";
-  case TT_ANN_AND:
-    return "a & b";
-  case TT_ANN_OR:
-    return "a | b";
-  case TT_ANN_XOR:
-    return "a ^ b";
-  }
-  return "a";
-}
-
-/* The kernel combining partial results of reduce rule r: dst[i] = op(dst[i], src[i]). */
-static cl_int combine_kernel(cl_kernel k, size_t r, cl_kernel *out)
-{
-  for (struct tt_variant *v = k->variants; v; v = v->next)
-    if (v->kind == VARIANT_COMBINE && v->rule == r) {
-      *out = v->kernel;
-      return CL_SUCCESS;
-    }
-  struct tt_ann_rule_info ri = tt_ann_rule(k->ann, r);
-  const struct tt_ann_param *prm = &k->params[ri.param];
-  struct tt_variant *v = calloc(1, sizeof *v);
-  TT_RETURN_IF(!v, CL_OUT_OF_HOST_MEMORY);
-  *v = (struct tt_variant){.kind = VARIANT_COMBINE, .rule = r};
-  char text[1024];
-  snprintf(text, sizeof text,
-           "%s#define OP(a, b) (%s)\n"
-           "__kernel void tutti_combine(__global %s *dst, __global const %s *src, ulong first)\n"
-           "{ size_t i = first + get_global_id(0); %s a = dst[i], b = src[i]; dst[i] = OP(a, b); }\n",
-           strcmp(prm->type, "double") ? "" : "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n",
-           op_expr(ri.op, prm->floating), prm->type, prm->type, prm->type);
-  cl_int err = build_variant(k, text, "", "tutti_combine", v);
-  v->next = k->variants;
-  k->variants = v;
-  *out = v->kernel;
-  return err;
-}
-
-/* op's identity for the parameter's type, as a fill pattern of prm->size bytes. */
-static void identity(const struct tt_ann_param *prm, enum tt_ann_op op, unsigned char *out)
-{
-  bool is64 = prm->size == 8;
-  union {
-    int32_t i32;
-    uint32_t u32;
-    int64_t i64;
-    uint64_t u64;
-    float f;
-    double d;
-  } v = {.u64 = 0};
-  if (op == TT_ANN_AND) {
-    v.u64 = UINT64_MAX;
-  } else if (op == TT_ANN_MIN || op == TT_ANN_MAX) {
-    bool lo = op == TT_ANN_MAX; /* max starts from the lowest value */
-    if (prm->floating && is64)
-      v.d = lo ? -INFINITY : INFINITY;
-    else if (prm->floating)
-      v.f = lo ? -INFINITY : INFINITY;
-    else if (prm->is_signed && is64)
-      v.i64 = lo ? INT64_MIN : INT64_MAX;
-    else if (prm->is_signed)
-      v.i32 = lo ? INT32_MIN : INT32_MAX;
-    else if (is64)
-      v.u64 = lo ? 0 : UINT64_MAX;
-    else
-      v.u32 = lo ? 0 : UINT32_MAX;
-  }
-  memcpy(out, &v, prm->size);
 }
 
 /* Sets argument i of kernel `to` as k's argument i is set. */
@@ -1030,8 +601,8 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
         es && es <= 128 && !(es & (es - 1)) && reduce_rule_of(k->ann, i) == SIZE_MAX)
       rebase |= (uint64_t)1 << i;
   }
-  bool prelude = !whole && uses_whole_launch_builtins(k->program->stripped);
-  err = variant(k, dim, off3, gws3, lws3, prelude, &rebase, &run);
+  bool prelude = !whole && tt_split_whole_builtins(k->program->stripped);
+  err = tt_split_variant(k, dim, off3, gws3, lws3, prelude, &rebase, &run);
   for (cl_uint i = 0; i < k->nargs && err == CL_SUCCESS && run != k; i++)
     err = copy_arg(k, run, i);
   /* Each rebased parameter's offset: the argument after the kernel's own ones, set for each
@@ -1088,7 +659,7 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
         tt_plan_unlock();
       }
       unsigned char pattern[8];
-      identity(&k->params[ri.param], ri.op, pattern);
+      tt_split_identity(&k->params[ri.param], ri.op, pattern);
       for (size_t j = 0; j < rg->n && err == CL_SUCCESS; j++)
         err = tt_enqueue_fill(q, m, pattern, k->params[ri.param].size, rg->r[j].off,
                               rg->r[j].len, 0, NULL, NULL);
@@ -1134,7 +705,7 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
     cl_kernel ck = NULL;
     cl_mem dst = own[r];
     size_t es = k->params[ri.param].size;
-    err = combine_kernel(k, r, &ck);
+    err = tt_split_combine_kernel(k, r, &ck);
     if (err == CL_SUCCESS)
       err = tt_kernel_arg_set(ck, 0, sizeof dst, &dst);
     for (size_t p = 0; p < s->nparts && err == CL_SUCCESS; p++) {
@@ -1164,46 +735,13 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
   return err;
 }
 
-/* The split entry point's own checks, before anything is planned. */
-static cl_int check_split(cl_uint nq, const cl_command_queue *qs, cl_kernel kernel,
-                          cl_uint nwait, const cl_event *wait)
-{
-  /* CL_INVALID_VALUE if num_queues is 0 or queues is NULL. */
-  TT_RETURN_IF(nq == 0 || qs == NULL, CL_INVALID_VALUE);
-  /* CL_INVALID_COMMAND_QUEUE if a queue is not a valid command-queue. */
-  for (cl_uint i = 0; i < nq; i++)
-    TT_RETURN_IF(!tt_object_valid(qs[i], TT_QUEUE), CL_INVALID_COMMAND_QUEUE);
-  /* CL_INVALID_CONTEXT if the queues are not all of one context. */
-  for (cl_uint i = 1; i < nq; i++)
-    TT_RETURN_IF(qs[i]->context != qs[0]->context, CL_INVALID_CONTEXT);
-  /* CL_INVALID_KERNEL if kernel is not a valid kernel object. */
-  TT_RETURN_IF(!tt_object_valid(kernel, TT_KERNEL), CL_INVALID_KERNEL);
-  /* The wait list, as clEnqueueNDRangeKernel checks it, before any part is planned. */
-  return tt_order_check_wait_list(qs[0]->context, nwait, wait);
-}
-
-cl_int CL_API_CALL tt_clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues,
-                                                       const cl_command_queue *queues,
-                                                       cl_kernel kernel, cl_uint work_dim,
-                                                       const size_t *global_work_offset,
-                                                       const size_t *global_work_size,
-                                                       const size_t *local_work_size,
-                                                       cl_uint num_events_in_wait_list,
-                                                       const cl_event *event_wait_list,
-                                                       cl_event *event)
-{
-  return tt_split_enqueue(num_queues, queues, kernel, work_dim, global_work_offset,
-                          global_work_size, local_work_size, num_events_in_wait_list,
-                          event_wait_list, event);
-}
-
 cl_int tt_split_enqueue(cl_uint num_queues, const cl_command_queue *queues, cl_kernel kernel,
                         cl_uint work_dim, const size_t *global_work_offset,
                         const size_t *global_work_size, const size_t *local_work_size,
                         cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
                         cl_event *event)
 {
-  cl_int err = check_split(num_queues, queues, kernel, num_events_in_wait_list, event_wait_list);
+  cl_int err = tt_split_check(num_queues, queues, kernel, num_events_in_wait_list, event_wait_list);
   if (err != CL_SUCCESS)
     return err;
   /* Everything clEnqueueNDRangeKernel checks, for every queue. */
@@ -1342,11 +880,3 @@ cl_int tt_split_enqueue(cl_uint num_queues, const cl_command_queue *queues, cl_k
   split_free(&s);
   return err;
 }
-
-/* Exported for programs that link libtutti itself: the entry points under their names. */
-TT_API __typeof__(tt_clSetKernelAnnotationTUTTI) clSetKernelAnnotationTUTTI
-    __attribute__((alias("tt_clSetKernelAnnotationTUTTI")));
-TT_API __typeof__(tt_clSetBufferDistributionTUTTI) clSetBufferDistributionTUTTI
-    __attribute__((alias("tt_clSetBufferDistributionTUTTI")));
-TT_API __typeof__(tt_clEnqueueSplitNDRangeKernelTUTTI) clEnqueueSplitNDRangeKernelTUTTI
-    __attribute__((alias("tt_clEnqueueSplitNDRangeKernelTUTTI")));

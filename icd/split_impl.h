@@ -1,0 +1,59 @@
+/* What the files of cl_tutti_split share (icd/split.c: planning and running a split launch;
+ * icd/split_api.c: the extension's entry points, annotations, distributions and the launch's
+ * checks; icd/split_variant.c: programs built for split launches). Nothing else includes it:
+ * the rest of Tutti calls the functions icd/icd.h declares. */
+#ifndef TUTTI_SPLIT_IMPL_H
+#define TUTTI_SPLIT_IMPL_H
+
+#include "icd/icd.h"
+
+#include "annotations/annotation.h"
+
+struct tt_distribution {
+  cl_uint kind, ndims;
+  size_t elem_size, extents[3], chunk[3];
+  cl_uint ndevices;
+  cl_device_id *devices;
+};
+
+enum variant_kind { VARIANT_SHAPE, VARIANT_COMBINE };
+
+/* A program built for a kernel's split launches: the prelude's variant for one launch shape,
+ * or the kernel combining the partial results of one reduce rule. */
+struct tt_variant {
+  struct tt_variant *next;
+  enum variant_kind kind;
+  cl_uint work_dim;
+  size_t off[3], gws[3], lws[3];
+  bool prelude;    /* answers the whole launch's builtins */
+  uint64_t rebase; /* parameters taking windows (bit i: parameter i) */
+  size_t rule;
+  cl_program program;
+  cl_kernel kernel;
+};
+
+/* The checks of a split launch's queues, kernel and wait list (icd/split_api.c). */
+cl_int tt_split_check(cl_uint nq, const cl_command_queue *qs, cl_kernel kernel, cl_uint nwait,
+                      const cl_event *wait);
+
+/* A kernel's kept plan let go (icd/split.c; the kernel's lock), and its variants freed. */
+void tt_split_memo_drop(cl_kernel k);
+void tt_split_variants_free(struct tt_variant *v);
+
+/* Whether a program's source uses the whole launch's builtins (group id, global size, number
+ * of groups, global offset): its parts then run a variant whose prelude answers them. */
+bool tt_split_whole_builtins(const char *src);
+
+/* The kernel a part runs for launch shape (dim, off, gws, lws) with windows taken by the
+ * parameters of `rebase` (icd/split_variant.c): the kernel itself, or a variant built once
+ * per shape. */
+cl_int tt_split_variant(cl_kernel k, cl_uint dim, const size_t *off, const size_t *gws,
+                        const size_t *lws, bool prelude, uint64_t *rebase, cl_kernel *out);
+
+/* The kernel that combines the partial results of reduce rule r into the buffer. */
+cl_int tt_split_combine_kernel(cl_kernel k, size_t r, cl_kernel *out);
+
+/* The identity of op for parameter prm's element type, as its bytes. */
+void tt_split_identity(const struct tt_ann_param *prm, enum tt_ann_op op, unsigned char *out);
+
+#endif
