@@ -18,6 +18,7 @@
 #include <CL/tutti.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,18 +298,22 @@ static void jacobi_reference(float *ref, float *tmp, int w, int h, int iters)
   if ((size_t)w * h < ((size_t)1 << 20))
     nt = 1;
   pthread_t t[32];
+  bool started[32];
   struct sweep_rows r[32];
   for (int it = 0; it < iters; it++) {
     const float *in = it % 2 ? tmp : ref;
     float *out = it % 2 ? ref : tmp;
     for (int k = 0; k < nt; k++) {
-      r[k] = (struct sweep_rows){in, out, w, h, (int)((long)h * k / nt), (int)((long)h * (k + 1) / nt)};
-      if (k > 0 && pthread_create(&t[k], NULL, sweep_rows, &r[k]) != 0)
-        sweep_rows(&r[k]), t[k] = 0;
+      r[k] = (struct sweep_rows){in, out, w, h, (int)((long)h * k / nt),
+                                 (int)((long)h * (k + 1) / nt)};
+      /* Rows of a thread that could not start are swept here. */
+      started[k] = k > 0 && pthread_create(&t[k], NULL, sweep_rows, &r[k]) == 0;
+      if (k > 0 && !started[k])
+        sweep_rows(&r[k]);
     }
     sweep_rows(&r[0]);
     for (int k = 1; k < nt; k++)
-      if (t[k])
+      if (started[k])
         pthread_join(t[k], NULL);
   }
   if (iters % 2)

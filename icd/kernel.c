@@ -426,6 +426,9 @@ static enum tt_arg_kind arg_kind(const struct tt_kernel_arg *a, size_t arg_size,
   return a->kind;
 }
 
+static cl_int arg_set(cl_kernel kernel, cl_uint arg_index, enum tt_arg_kind kind,
+                      size_t arg_size, const void *arg_value);
+
 cl_int CL_API_CALL tt_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
                                      const void *arg_value)
 {
@@ -437,7 +440,8 @@ cl_int CL_API_CALL tt_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t
   struct tt_kernel_arg *a = &kernel->args[arg_index];
   cl_context ctx = kernel->context;
   cl_mem mem = NULL;
-  switch (arg_kind(a, arg_size, arg_value)) {
+  enum tt_arg_kind kind = arg_kind(a, arg_size, arg_value);
+  switch (kind) {
   case TT_ARG_MEM:
     /* CL_INVALID_ARG_SIZE if arg_size does not match the size of the data type for an
      * argument that is a memory object. */
@@ -473,15 +477,22 @@ cl_int CL_API_CALL tt_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t
     TT_RETURN_IF(a->size && arg_size != a->size, CL_INVALID_ARG_SIZE);
     break;
   }
-  return tt_kernel_arg_set(kernel, arg_index, arg_size, arg_value);
+  return arg_set(kernel, arg_index, kind, arg_size, arg_value);
 }
 
 cl_int tt_kernel_arg_set(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
                          const void *arg_value)
 {
+  return arg_set(kernel, arg_index, arg_kind(&kernel->args[arg_index], arg_size, arg_value),
+                 arg_size, arg_value);
+}
+
+/* Argument arg_index of kernel, of kind `kind`, set natively in every domain and recorded. */
+static cl_int arg_set(cl_kernel kernel, cl_uint arg_index, enum tt_arg_kind kind,
+                      size_t arg_size, const void *arg_value)
+{
   struct tt_kernel_arg *a = &kernel->args[arg_index];
   cl_context ctx = kernel->context;
-  enum tt_arg_kind kind = arg_kind(a, arg_size, arg_value);
   cl_mem mem = kind == TT_ARG_MEM && arg_value ? *(const cl_mem *)arg_value : NULL;
   cl_int err = CL_SUCCESS;
   for (cl_uint i = 0; i < ctx->ndomains && err == CL_SUCCESS; i++) {

@@ -29,7 +29,8 @@ struct native_cb {
   void *data;
   cl_event native;    /* retained while due */
   atomic_int fired;   /* by the backend or by the sweep, whichever came first */
-  atomic_int refs;    /* the backend's call to come, and the list's (then the sweep's) */
+  atomic_int refs;    /* the backend's call to come, the list's (then whoever runs it), and
+                       * the poller's while it watches (tt_backend_polled) */
   cl_int swept;       /* the failed status the sweep found */
   cl_int type;        /* the status it waits for */
   struct native_cb *prev, *next;
@@ -57,24 +58,29 @@ static void due_unlink(struct native_cb *c)
   c->prev = c->next = NULL;
 }
 
-static void CL_CALLBACK native_fired(cl_event native, cl_int status, void *data)
+/* Runs c's callback with status, once c->fired was taken here: off the due list, and the
+ * list's references (to c and its event) let go. */
+static void fire(struct native_cb *c, cl_int status)
 {
-  struct native_cb *c = data;
-  if (atomic_exchange(&c->fired, 1)) {
-    native_cb_put(c); /* the sweep took it: it runs it and lets go of it */
-    return;
-  }
   pthread_mutex_lock(&due_lock);
   due_unlink(c);
   pthread_mutex_unlock(&due_lock);
   if (status < 0)
     tt_native_note_failure();
   tt_reaper_enter();
-  c->fn(native, status, c->data);
-  TT_NATIVE_DISPATCH(native)->clReleaseEvent(native);
+  c->fn(c->native, status, c->data);
+  TT_NATIVE_DISPATCH(c->native)->clReleaseEvent(c->native);
   tt_reaper_leave();
   native_cb_put(c);
-  native_cb_put(c);
+}
+
+static void CL_CALLBACK native_fired(cl_event native, cl_int status, void *data)
+{
+  (void)native; /* c->native */
+  struct native_cb *c = data;
+  if (!atomic_exchange(&c->fired, 1))
+    fire(c, status);
+  native_cb_put(c); /* the backend's reference (the sweep or the poller may have run it) */
 }
 
 /* Progress thread: after a failure, runs the due callbacks of failed commands. */
@@ -147,16 +153,7 @@ static bool poll_one(struct native_cb *c)
       return true;
     if (!atomic_exchange(&c->fired, 1)) {
       atomic_fetch_add_explicit(&tt_stats.poll_fired, 1, memory_order_relaxed);
-      pthread_mutex_lock(&due_lock);
-      due_unlink(c);
-      pthread_mutex_unlock(&due_lock);
-      if (st < 0)
-        tt_native_note_failure();
-      tt_reaper_enter();
-      c->fn(c->native, st < 0 ? st : c->type, c->data);
-      TT_NATIVE_DISPATCH(c->native)->clReleaseEvent(c->native); /* the list's */
-      tt_reaper_leave();
-      native_cb_put(c);
+      fire(c, st < 0 ? st : c->type);
     }
   }
   TT_NATIVE_DISPATCH(c->native)->clReleaseEvent(c->native); /* the poller's */
@@ -243,7 +240,8 @@ cl_int tt_native_callback(cl_event native, cl_int type,
   c->type = type;
   bool polled = tt_backend_polled(TT_VENDOR_DISPATCH(native));
   bool only = tt_env()->event_poll == 2; /* the poller alone runs it */
-  atomic_init(&c->refs, only ? 2 : polled ? 3 : 2);
+  /* The list's, and the backend's call to come or (only) the poller's, and the poller's. */
+  atomic_init(&c->refs, polled && !only ? 3 : 2);
   d->clRetainEvent(native);
   if (polled)
     d->clRetainEvent(native); /* the poller's */
