@@ -12,4 +12,11 @@
  * with a reason in why when it cannot be measured (no libcuda, fewer GPUs, a CUDA error). */
 double cuda_peer_copy(int from, int to, size_t bytes, int rounds, char *why, size_t cap);
 
+/* The same with memory of another kind: cuMemAlloc's (what cuda_peer_copy uses), or
+ * physical allocations mapped for both devices as Tutti makes them (runtime/base/cuda.c):
+ * whether Tutti's kind of memory copies slower than CUDA's usual one. */
+enum cuda_mem_kind { CUDA_MEM_ALLOC, CUDA_MEM_VMM };
+double cuda_peer_copy_of(int from, int to, size_t bytes, int rounds, enum cuda_mem_kind kind,
+                         char *why, size_t cap);
+
 #endif
