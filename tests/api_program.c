@@ -244,7 +244,8 @@ void test_kernel(struct fixture *f)
   CHECK_ERR(CL_INVALID_MEM_OBJECT, clSetKernelArg(k, 2, sizeof junk, &junk));
   CHECK_ERR(CL_INVALID_MEM_OBJECT, clSetKernelArg(k, 2, sizeof(cl_context), &f->ctx));
   CHECK_ERR(CL_INVALID_ARG_SIZE, clSetKernelArg(k, 2, 4, &m));
-  CHECK_ERR(CL_INVALID_ARG_VALUE, clSetKernelArg(k, 0, 16, &m));
+  static const char sixteen[16] = "alike everywhere"; /* the same bytes on every rank */
+  CHECK_ERR(CL_INVALID_ARG_VALUE, clSetKernelArg(k, 0, 16, sixteen));
   CHECK_ERR(CL_INVALID_ARG_SIZE, clSetKernelArg(k, 0, 0, NULL));
   CHECK_ERR(CL_INVALID_KERNEL, clSetKernelArg((cl_kernel)GARBAGE, 0, 16, NULL));
   /* Not every argument set yet. */

@@ -1,7 +1,8 @@
 /* A rank that dies or leaves early: the others must stop with a message naming it, never
- * hang (tests/cluster-failure.test). Usage: die kill|exit|exit-copy  (rank 1 is the one that
- * goes; with exit-copy rank 0 then copies the buffer to its own device, so it waits for buffer
- * bytes from rank 1, not for a read). */
+ * hang (tests/cluster-failure.test). Usage: die kill|exit|exit-copy|exit-build  (rank 1 is the
+ * one that goes; with exit-copy rank 0 then copies the buffer to its own device, so it waits for
+ * buffer bytes from rank 1, not for a read; with exit-build it builds a program, an exchange
+ * of every rank). */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <CL/tutti.h>
@@ -31,6 +32,13 @@ int main(int argc, char **argv)
     if (!strcmp(how, "kill"))
       raise(SIGKILL);
     exit(0);
+  }
+  if (!strcmp(how, "exit-build")) {
+    const char *src = "kernel void k(global int *a) { a[0] = 1; }";
+    cl_program prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
+    err = clBuildProgram(prog, 0, NULL, NULL, NULL, NULL);
+    printf("die: rank %d built the program (%d): the job should have stopped\n", rank, err);
+    return 0;
   }
   if (!strcmp(how, "exit-copy")) {
     cl_command_queue q0 = clCreateCommandQueue(ctx, d[0], 0, &err);

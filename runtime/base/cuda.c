@@ -6,7 +6,9 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -117,12 +119,27 @@ static bool cu_ok(CUresult r, const char *what)
   return r == 0;
 }
 
+/* Why the fast path is not taken: a warning where TUTTI_CUDA=on asked for it, a
+ * TUTTI_DEBUG=backend line under the default (auto). */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (tt_env()->cuda == TT_CUDA_ON)
+    TT_WARN("%s (TUTTI_CUDA=on)", msg);
+  else
+    TT_LOG(TT_LOG_BACKEND, "%s", msg);
+}
+
 static void load(void)
 {
   void *dl = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!dl) {
-    TT_LOG(TT_LOG_BACKEND, "CUDA: no libcuda.so.1 (%s): GPU copies go through host memory",
-           dlerror());
+    say("CUDA: no libcuda.so.1 (%s): GPU copies go through host memory", dlerror());
     return;
   }
   static const struct {
@@ -157,8 +174,7 @@ static void load(void)
   for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
     void *f = dlsym(dl, syms[i].name);
     if (!f) {
-      TT_LOG(TT_LOG_BACKEND, "CUDA: libcuda lacks %s: GPU copies go through host memory",
-             syms[i].name);
+      say("CUDA: libcuda lacks %s: GPU copies go through host memory", syms[i].name);
       return;
     }
     memcpy((char *)&cu + syms[i].at, &f, sizeof f);
@@ -167,8 +183,7 @@ static void load(void)
   if (r == 0)
     r = cu.DeviceGetCount(&ndevices);
   if (r != 0) {
-    TT_LOG(TT_LOG_BACKEND, "CUDA: cuInit failed (%s): GPU copies go through host memory",
-           cu_error(r));
+    say("CUDA: cuInit failed (%s): GPU copies go through host memory", cu_error(r));
     return;
   }
   if (ndevices > MAX_DEVICES)
@@ -207,7 +222,7 @@ static bool enter(int i)
 
 int tt_cuda_device_of(struct tt_backend_platform *bp, cl_device_id native)
 {
-  if (!tt_env()->cuda || strcmp(bp->short_name, "nvidia") != 0)
+  if (tt_env()->cuda == TT_CUDA_OFF || strcmp(bp->short_name, "nvidia") != 0)
     return -1;
   char ext[8192] = "";
   unsigned char uuid[16];
@@ -217,8 +232,8 @@ int tt_cuda_device_of(struct tt_backend_platform *bp, cl_device_id native)
       !bp->d->clCreateBufferWithProperties ||
       TT_NCALL(bp, clGetDeviceInfo, native, CL_DEVICE_UUID_KHR, sizeof uuid, uuid, NULL) !=
           CL_SUCCESS) {
-    TT_LOG(TT_LOG_BACKEND, "CUDA: an NVIDIA device without cl_khr_external_memory_opaque_fd "
-           "or cl_khr_device_uuid: its copies go through host memory");
+    say("CUDA: an NVIDIA device without cl_khr_external_memory_opaque_fd or "
+        "cl_khr_device_uuid: its copies go through host memory");
     return -1;
   }
   bool have = ready();
@@ -226,7 +241,8 @@ int tt_cuda_device_of(struct tt_backend_platform *bp, cl_device_id native)
     if (!memcmp(uuids[i], uuid, sizeof uuid))
       return i;
   if (have)
-    TT_LOG(TT_LOG_BACKEND, "CUDA: no CUDA device has the UUID of an NVIDIA OpenCL device");
+    say("CUDA: no CUDA device has the UUID of an NVIDIA OpenCL device: its copies go through "
+        "host memory");
   return -1;
 }
 
@@ -407,7 +423,9 @@ uint64_t tt_cuda_address(cl_mem native, size_t at)
 /* --- memory of other ranks of the host (copy thread only) ------------------------------ */
 
 /* Imported allocations of peers, most recently used first; the oldest goes beyond PEERS
- * (it may still hold memory its owner released). */
+ * (it may still hold memory its owner released). An import is mapped once and made
+ * reachable from each device of this rank that copies from it, as one first does: a copy
+ * by a device without access fails with "invalid argument". */
 #define PEERS 32
 static struct peer {
   int32_t pid;
@@ -415,6 +433,7 @@ static struct peer {
   CUdeviceptr va;
   size_t size;
   CUmemhandle handle;
+  uint32_t reach; /* bit i: device i may access it */
 } peers[PEERS];
 static int npeers;
 
@@ -425,6 +444,18 @@ static void peer_drop(struct peer *p)
   cu.MemRelease(p->handle);
 }
 
+/* Lets device reach import p (a device of this rank; at most one call per pair). */
+static bool peer_reach(struct peer *p, int device)
+{
+  if (p->reach & (1u << device))
+    return true;
+  CUmemAccessDesc access = {{CU_LOC_DEVICE, device}, CU_PROT_RW};
+  if (!CU_OK(cu.MemSetAccess(p->va, p->size, &access, 1)))
+    return false;
+  p->reach |= 1u << device;
+  return true;
+}
+
 static CUdeviceptr peer_address(const struct tt_cuda_desc *d, int device)
 {
   for (int i = 0; i < npeers; i++)
@@ -432,7 +463,7 @@ static CUdeviceptr peer_address(const struct tt_cuda_desc *d, int device)
       struct peer p = peers[i];
       memmove(&peers[1], &peers[0], (size_t)i * sizeof peers[0]);
       peers[0] = p;
-      return p.va + d->at;
+      return peer_reach(&peers[0], device) ? p.va + d->at : 0;
     }
   int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)d->pid, 0);
   int fd = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, d->fd, 0) : -1;
@@ -444,14 +475,15 @@ static CUdeviceptr peer_address(const struct tt_cuda_desc *d, int device)
             (int)d->pid);
     return 0;
   }
-  struct peer p = {d->pid, d->serial, 0, d->size, 0};
+  struct peer p = {d->pid, d->serial, 0, d->size, 0, 0};
   bool ok = CU_OK(cu.MemImportFromShareableHandle(&p.handle, (void *)(intptr_t)fd, CU_POSIX_FD));
   close(fd);
   ok = ok && CU_OK(cu.MemAddressReserve(&p.va, p.size, 0, 0, 0));
-  ok = ok && CU_OK(cu.MemMap(p.va, p.size, 0, p.handle, 0));
-  CUmemAccessDesc access = {{CU_LOC_DEVICE, device}, CU_PROT_RW};
-  ok = ok && CU_OK(cu.MemSetAccess(p.va, p.size, &access, 1));
+  bool mapped = ok && CU_OK(cu.MemMap(p.va, p.size, 0, p.handle, 0));
+  ok = mapped && peer_reach(&p, device);
   if (!ok) {
+    if (mapped)
+      cu.MemUnmap(p.va, p.size);
     if (p.va)
       cu.MemAddressFree(p.va, p.size);
     if (p.handle)

@@ -246,7 +246,7 @@ static void read_env(void)
   env.balance = choice("TUTTI_BALANCE", (const char *const[]){"on", "off", NULL}, 0) == 0;
   env.edges_first = choice("TUTTI_EDGES_FIRST", (const char *const[]){"on", "off", NULL}, 0) == 0;
   env.evict_lru = choice("TUTTI_EVICT", (const char *const[]){"next-use", "lru", NULL}, 0) == 1;
-  env.cuda = choice("TUTTI_CUDA", (const char *const[]){"off", "on", NULL}, 0) == 1;
+  env.cuda = choice("TUTTI_CUDA", (const char *const[]){"auto", "on", "off", NULL}, TT_CUDA_AUTO);
   env.domains = choice("TUTTI_DOMAINS", (const char *const[]){"auto", "backend", "device", NULL},
                        TT_DOMAINS_AUTO);
 }

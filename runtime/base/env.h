@@ -22,6 +22,8 @@ enum tt_log_category {
 /* TUTTI_DOMAINS: which devices of a rank share memory (icd/icd.h, tt_domain_own). */
 enum { TT_DOMAINS_AUTO, TT_DOMAINS_BACKEND, TT_DOMAINS_DEVICE };
 
+enum { TT_CUDA_AUTO, TT_CUDA_ON, TT_CUDA_OFF };
+
 struct tt_env {
   unsigned debug;             /* TUTTI_DEBUG bitmask */
   const char *backends;       /* TUTTI_BACKENDS: comma list of platform-name substrings */
@@ -31,9 +33,9 @@ struct tt_env {
   const char *backend_libs;   /* TUTTI_BACKEND_LIBS: colon list of vendor library paths */
   cl_device_type device_type; /* TUTTI_DEVICE_TYPE: 0, or the type every device shows */
   int domains;                /* TUTTI_DOMAINS: TT_DOMAINS_AUTO (default), _BACKEND, _DEVICE */
-  bool cuda;                  /* TUTTI_CUDA=on (default off until it passes every GPU check:
-                               * doc/status.md): NVIDIA devices' memory through the CUDA
-                               * driver, shared (runtime/base/cuda.h) */
+  int cuda;                   /* TUTTI_CUDA: TT_CUDA_AUTO (default), _ON, _OFF: NVIDIA devices'
+                               * memory through the CUDA driver, shared (runtime/base/cuda.h);
+                               * auto and on alike but for how loudly its absence is said */
   int event_poll;             /* TUTTI_EVENT_POLL: -1 auto (backends whose callbacks come
                                * late: NVIDIA), 0 off, 1 on (every backend), 2 only (every
                                * backend, its own callbacks never asked for: tests) */

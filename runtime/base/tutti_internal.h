@@ -169,6 +169,9 @@ struct _cl_command_queue {
    * program for this queue's commands since their last status batch, alike on every rank
    * (program order); and this rank's reads whose bytes are still on their way (its own). */
   struct tt_events tracked, spreads;
+  /* Another rank's in-order queue: the user events its commands wait for, directly or
+   * through earlier commands, that this rank's host had not set yet (tt_event_gate). */
+  struct tt_events gates;
   /* A queue of the aggregate device: it is its first member's queue (device), with a queue
    * of its own for every other member; kernels are split over them all (icd/aggregate.c). */
   cl_device_id aggregate;
@@ -357,6 +360,14 @@ struct _cl_event {
    * obj.lock. */
   bool settled;
   cl_int settled_status;
+  /* Another rank's command, on this rank: the user events of this rank it waits for that
+   * were not set when it was enqueued (retained), and how many are still not set. Its
+   * owner's status waits in held_status until they are: the owner may run it once the
+   * owner's host set them, before this host did (tt_event_gate). Guarded by obj.lock. */
+  struct tt_events gates;
+  int holds;
+  bool held;
+  cl_int held_status;
 };
 
 /* The first error among a gated command's dependencies, shared by the gate and the command's

@@ -388,6 +388,8 @@ cl_event tt_cmd_handed(const struct tt_cmd *c, cl_event e)
 {
   if (e) {
     e->seq = c->seq;
+    if (!c->actual)
+      tt_event_gate(c->q, c->nwait, c->wait, e);
     /* Every rank tracks the same events: those the program asked for on each of them. */
     if (!c->own_event)
       tt_event_track(e);
@@ -479,6 +481,8 @@ cl_int tt_cmd_end(struct tt_cmd *c, cl_int err, cl_event native, cl_command_type
     /* A virtual command: its owner runs it; the event completes when the owner says so. */
     if (event && !(*event = tt_cmd_handed(c, tt_event_new_managed(c->ctx, c->q, type, c->rank))))
       return CL_OUT_OF_HOST_MEMORY;
+    if (!event)
+      tt_event_gate(c->q, c->nwait, c->wait, NULL); /* later commands of its queue */
     return blocking ? blocking_done(c, err) : err;
   }
   if (!native)

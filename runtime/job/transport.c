@@ -75,10 +75,39 @@ static int64_t now_ns(void)
   return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
-/* Caller holds the lock. Stops the job when an operation still waits on a rank that left. */
+/* Host threads inside a collective of every rank (MPI on coll), and what it exchanges: a
+ * rank that said goodbye will never enter it (check_departed). */
+static atomic_int in_exchange;
+static const char *_Atomic exchange_what;
+
+static void exchange_begin(const char *what)
+{
+  atomic_store(&exchange_what, what);
+  pthread_mutex_lock(&lock);
+  atomic_fetch_add(&in_exchange, 1);
+  pthread_cond_signal(&wake); /* an idle progress thread starts watching (progress_main) */
+  pthread_mutex_unlock(&lock);
+}
+
+static int exchange_end(int rc)
+{
+  atomic_fetch_sub(&in_exchange, 1);
+  return rc;
+}
+
+/* Caller holds the lock. Stops the job when an operation, or a collective of every rank,
+ * still waits on a rank that left. */
 static void check_departed(void)
 {
   int64_t now = now_ns();
+  for (int r = 0; gone_since && atomic_load(&in_exchange) > 0 && r < nranks; r++)
+    if (gone_since[r] && now - gone_since[r] >= GONE_GRACE_NS) {
+      TT_WARN("rank %d exited while rank %d waits for every rank at an exchange (%s): their "
+              "host programs went different ways (one failed or ended early); stopping the job",
+              r, my_rank, atomic_load(&exchange_what));
+      tt_log_stopping_job();
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
   for (int i = 0; i < nreqs; i++) {
     struct op *o = owners[i];
     if (!o || o->watch || o->peer < 0 || !gone_since || !gone_since[o->peer] ||
@@ -184,8 +213,17 @@ static void *progress_main(void *unused)
   pthread_mutex_lock(&lock);
   for (;;) {
     uint64_t seen = posted;
-    while (nreqs == 0 && !stopping)
-      pthread_cond_wait(&wake, &lock);
+    while (nreqs == 0 && !stopping) {
+      if (atomic_load(&in_exchange) == 0) {
+        pthread_cond_wait(&wake, &lock);
+        continue;
+      }
+      /* A collective with nothing else to test: watched for ranks that left. */
+      int64_t until = now_ns() + 500000000LL;
+      struct timespec ts = {(time_t)(until / 1000000000LL), (long)(until % 1000000000LL)};
+      pthread_cond_timedwait(&wake, &lock, &ts);
+      check_departed();
+    }
     if (stopping && busy_requests() == 0 &&
         (atomic_load(&promises) == 0 || now_ns() > stop_deadline)) {
       if (atomic_load(&promises) > 0)
@@ -573,6 +611,7 @@ int tt_transport_allgatherv(const void *mine, size_t len, void **all, size_t **l
   *lens = malloc(size * sizeof **lens);
   if (!counts || !displs || !*lens)
     return -1;
+  exchange_begin("an allgather");
   int rc = MPI_Allgather(&n, 1, MPI_INT, counts, 1, MPI_INT, coll);
   size_t total = 0;
   for (int i = 0; i < size; i++) {
@@ -583,6 +622,7 @@ int tt_transport_allgatherv(const void *mine, size_t len, void **all, size_t **l
   *all = malloc(total ? total : 1);
   if (rc == MPI_SUCCESS && *all)
     rc = MPI_Allgatherv(mine, n, MPI_BYTE, *all, counts, displs, MPI_BYTE, coll);
+  exchange_end(0);
   free(counts);
   free(displs);
   return rc == MPI_SUCCESS && *all ? 0 : -1;
@@ -590,14 +630,16 @@ int tt_transport_allgatherv(const void *mine, size_t len, void **all, size_t **l
 
 int tt_transport_allgather(const void *mine, size_t len, void *all)
 {
-  return MPI_Allgather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, coll) == MPI_SUCCESS
-             ? 0
-             : -1;
+  exchange_begin("an allgather");
+  return exchange_end(
+      MPI_Allgather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, coll) == MPI_SUCCESS ? 0
+                                                                                           : -1);
 }
 
 int tt_transport_bcast(void *buf, size_t len, int root)
 {
-  return MPI_Bcast(buf, (int)len, MPI_BYTE, root, coll) == MPI_SUCCESS ? 0 : -1;
+  exchange_begin("a broadcast");
+  return exchange_end(MPI_Bcast(buf, (int)len, MPI_BYTE, root, coll) == MPI_SUCCESS ? 0 : -1);
 }
 
 int tt_transport_gatherv(const void *mine, size_t len, void **all, size_t **lens)
@@ -610,6 +652,7 @@ int tt_transport_gatherv(const void *mine, size_t len, void **all, size_t **lens
   int n = (int)len;
   int *counts = me == 0 ? malloc(size * sizeof *counts) : NULL;
   int *displs = me == 0 ? malloc(size * sizeof *displs) : NULL;
+  exchange_begin("a gather");
   int rc = MPI_Gather(&n, 1, MPI_INT, counts, 1, MPI_INT, 0, coll);
   if (me == 0) {
     *lens = malloc(size * sizeof **lens);
@@ -623,6 +666,7 @@ int tt_transport_gatherv(const void *mine, size_t len, void **all, size_t **lens
   }
   if (rc == MPI_SUCCESS)
     rc = MPI_Gatherv(mine, n, MPI_BYTE, *all, counts, displs, MPI_BYTE, 0, coll);
+  exchange_end(0);
   free(counts);
   free(displs);
   return rc == MPI_SUCCESS ? 0 : -1;
@@ -670,7 +714,8 @@ int tt_transport_clock_offset(uint64_t (*now)(void), int64_t *offset)
 int tt_transport_allreduce_min_int(int *v)
 {
   int in = *v;
-  return MPI_Allreduce(&in, v, 1, MPI_INT, MPI_MIN, coll) == MPI_SUCCESS ? 0 : -1;
+  exchange_begin("a reduction");
+  return exchange_end(MPI_Allreduce(&in, v, 1, MPI_INT, MPI_MIN, coll) == MPI_SUCCESS ? 0 : -1);
 }
 
 void tt_transport_promise(int delta)

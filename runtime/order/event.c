@@ -53,6 +53,9 @@ static void destroy_event(struct tt_object *o)
     free(c);
   }
   free(e->notified);
+  for (size_t i = 0; i < e->gates.n; i++)
+    TT_RELEASE(e->gates.ev[i]);
+  free(e->gates.ev);
   pthread_cond_destroy(&e->cond);
   if (e->queue)
     TT_RELEASE(e->queue);
@@ -267,6 +270,13 @@ void tt_event_complete(cl_event e, cl_int status)
     tt_native_note_failure();
   pthread_mutex_lock(&e->obj.lock);
   if (e->user_status <= 0) {
+    pthread_mutex_unlock(&e->obj.lock);
+    return;
+  }
+  if (e->holds > 0) {
+    /* Another rank's command, its status here before this host set its user events. */
+    e->held = true;
+    e->held_status = status;
     pthread_mutex_unlock(&e->obj.lock);
     return;
   }
@@ -721,10 +731,110 @@ void tt_event_release_queue(cl_command_queue q)
 
 void tt_event_forget_queue(cl_command_queue q)
 {
+  for (size_t i = 0; i < q->gates.n; i++)
+    TT_RELEASE(q->gates.ev[i]);
+  free(q->gates.ev);
   for (size_t i = 0; i < q->spreads.n; i++)
     TT_RELEASE(q->spreads.ev[i]);
   for (size_t i = 0; i < q->tracked.n; i++)
     TT_RELEASE(q->tracked.ev[i]);
   free(q->spreads.ev);
   free(q->tracked.ev);
+}
+
+/* --- Other ranks' commands behind this rank's user events ------------------------------ */
+
+static bool user_unset(cl_event u)
+{
+  if (u->type != CL_COMMAND_USER || u->queue || u->native)
+    return false;
+  pthread_mutex_lock(&u->obj.lock);
+  bool unset = u->user_status > 0;
+  pthread_mutex_unlock(&u->obj.lock);
+  return unset;
+}
+
+/* Adds the user events of ev[0..n) not set here yet to g, once each. */
+static void gates_add(struct tt_events *g, const cl_event *ev, size_t n)
+{
+  for (size_t i = 0; i < n; i++) {
+    bool have = false;
+    for (size_t k = 0; k < g->n && !have; k++)
+      have = g->ev[k] == ev[i];
+    if (!have && user_unset(ev[i]))
+      events_push(g, ev[i]);
+  }
+}
+
+/* A copy of e's list (retained), taken under its lock. */
+static struct tt_events gates_of(struct tt_object *o, const struct tt_events *l)
+{
+  struct tt_events c = {NULL, 0, 0};
+  pthread_mutex_lock(&o->lock);
+  for (size_t i = 0; i < l->n; i++)
+    events_push(&c, l->ev[i]);
+  pthread_mutex_unlock(&o->lock);
+  return c;
+}
+
+static void gates_free(struct tt_events *l)
+{
+  for (size_t i = 0; i < l->n; i++)
+    TT_RELEASE(l->ev[i]);
+  free(l->ev);
+  *l = (struct tt_events){NULL, 0, 0};
+}
+
+static void CL_CALLBACK hold_released(cl_event u, cl_int status, void *arg)
+{
+  (void)u;
+  (void)status; /* an error set here shows through the owner's status */
+  cl_event e = arg;
+  pthread_mutex_lock(&e->obj.lock);
+  bool go = --e->holds == 0 && e->held;
+  cl_int s = e->held_status;
+  pthread_mutex_unlock(&e->obj.lock);
+  if (go)
+    tt_event_complete(e, s);
+  TT_RELEASE(e);
+}
+
+void tt_event_gate(cl_command_queue q, cl_uint nwait, const cl_event *wait, cl_event e)
+{
+  if (!tt_cluster_distributed() || !q)
+    return;
+  bool in_order = !(q->props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+  struct tt_events g = {NULL, 0, 0};
+  for (cl_uint i = 0; wait && i < nwait; i++) {
+    gates_add(&g, &wait[i], 1);
+    struct tt_events through = gates_of(&wait[i]->obj, &wait[i]->gates);
+    gates_add(&g, through.ev, through.n);
+    gates_free(&through);
+  }
+  if (in_order) {
+    struct tt_events before = gates_of(&q->obj, &q->gates);
+    gates_add(&g, before.ev, before.n);
+    struct tt_events now = {NULL, 0, 0};
+    for (size_t i = 0; i < g.n; i++)
+      events_push(&now, g.ev[i]);
+    pthread_mutex_lock(&q->obj.lock);
+    struct tt_events old = q->gates;
+    q->gates = now;
+    pthread_mutex_unlock(&q->obj.lock);
+    gates_free(&old);
+    gates_free(&before);
+  }
+  if (!e || e->owner == tt_cluster_rank() || !g.n) {
+    gates_free(&g);
+    return;
+  }
+  pthread_mutex_lock(&e->obj.lock);
+  e->holds = (int)g.n;
+  e->gates = g;
+  pthread_mutex_unlock(&e->obj.lock);
+  for (size_t i = 0; i < g.n; i++) {
+    TT_RETAIN(e);
+    if (tt_event_add_callback(g.ev[i], CL_COMPLETE, hold_released, e) != CL_SUCCESS)
+      hold_released(g.ev[i], CL_OUT_OF_HOST_MEMORY, e);
+  }
 }

@@ -87,6 +87,13 @@ void tt_event_release_queue(cl_command_queue q);
 /* Releases what a queue's lists hold (the queue is going away). */
 void tt_event_forget_queue(cl_command_queue q);
 
+/* A command of queue q with wait list `wait`, enqueued on a rank that does not run it (e:
+ * its event, or NULL). Its owner runs it once the owner's host set the user events it waits
+ * for; this rank's host may set them later. So that no rank sees a command done before its
+ * own host set what it waits for, e completes here only once the user events it waits on,
+ * directly or through earlier commands of its in-order queue, are set here too. */
+void tt_event_gate(cl_command_queue q, cl_uint nwait, const cl_event *wait, cl_event e);
+
 cl_int tt_event_add_callback(cl_event e, cl_int type,
                              void (CL_CALLBACK *fn)(cl_event, cl_int, void *), void *data);
 
