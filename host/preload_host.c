@@ -1,6 +1,6 @@
-/* libtutti-host.so, host part: the determinism layer (SnuCL-D section 3.5). Every rank runs
- * the same host program, which is only correct if every rank sees the same inputs. In a rank
- * of a tutti-run job of several ranks:
+/* libtutti-host.so, host part: the determinism layer (SnuCL-D section 3.5; seeds and random
+ * devices in host/preload_random.c). Every rank runs the same host program, which is only
+ * correct if every rank sees the same inputs. In a rank of a tutti-run job of several ranks:
  *   - seeds: srand, srandom, initstate, srand48, seed48 and lcong48 take rank 0's argument;
  *     getrandom, getentropy, arc4random* and reads of /dev/urandom or /dev/random return
  *     rank 0's bytes;
@@ -39,25 +39,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "host/preload_impl.h"
 #include "runtime/job/host.h"
 
-#define EXPORT __attribute__((visibility("default")))
-
 static int state;    /* 1: the layer works; -1: everything passes through */
-static int rank;     /* from the launcher's environment */
+int rank;            /* from the launcher's environment */
 static int log_fd = -1;
 static const struct tutti_host_ops *ops;
 static int job_size; /* 0 until the job started */
 static __thread int inside; /* this thread is in the layer or in Tutti: pass through */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Files the job opened for writing (absolute, normalized paths). */
 static char **written;
 static size_t nwritten, capwritten;
-
-/* Descriptors open on /dev/urandom or /dev/random. */
-#define MAXFD 4096
-static unsigned char random_fd[MAXFD / 8];
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
@@ -224,15 +219,10 @@ static bool from_runtime(void)
   return false;
 }
 
-static bool active(void)
+bool active(void)
 {
   return state == 1 && !inside && !from_runtime();
 }
-
-#define REAL(name)                                                                                \
-  static __typeof__(name) *real_##name;                                                           \
-  if (!real_##name)                                                                               \
-    real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
 
 /* Loads Tutti (the same libtutti.so the ICD loader will load: the one beside this library)
  * and starts the job; its size, 1 when nothing can be agreed on. */
@@ -268,7 +258,7 @@ static int job(void)
 }
 
 /* Rank 0's len bytes at buf on every rank (collective). False: a job of one rank. */
-static bool share(const char *what, void *buf, size_t len)
+bool share(const char *what, void *buf, size_t len)
 {
   if (job() <= 1)
     return false;
@@ -283,7 +273,7 @@ static bool share(const char *what, void *buf, size_t len)
 }
 
 /* Before rank 0 changes the file system: every rank has reached this call (collective). */
-static void arrive(const char *what)
+void arrive(const char *what)
 {
   if (job() <= 1)
     return;
@@ -299,7 +289,7 @@ static void arrive(const char *what)
 /* The outcome of a call made on rank 0 only (its result, errno and, when the result is a
  * positive length, the bytes it put in buf). Other ranks pass their ret and err unset;
  * false: a job of one rank (the caller then makes the call itself). */
-static bool agree(const char *what, int64_t *ret, int *err, void *buf, size_t cap)
+bool agree(const char *what, int64_t *ret, int *err, void *buf, size_t cap)
 {
   struct {
     int64_t ret;
@@ -314,206 +304,6 @@ static bool agree(const char *what, int64_t *ret, int *err, void *buf, size_t ca
   return true;
 }
 
-/* Returns rank 0's outcome of `call` (made on rank 0 only), with the bytes it put in buf, on
- * every rank; in a job of one rank, the call's own. */
-#define RETURN_AGREED(type, what, buf, cap, call)                                                 \
-  do {                                                                                            \
-    int64_t ret_ = 0;                                                                             \
-    int err_ = 0;                                                                                 \
-    arrive(what);                                                                                 \
-    if (rank == 0) {                                                                              \
-      ret_ = (call);                                                                              \
-      err_ = errno;                                                                               \
-    }                                                                                             \
-    if (!agree(what, &ret_, &err_, buf, cap))                                                     \
-      return (call);                                                                              \
-    errno = err_;                                                                                 \
-    return (type)ret_;                                                                            \
-  } while (0)
-
-/* --- seeds ------------------------------------------------------------------------------- */
-
-static void agree_seed(const char *what, void *seed, size_t len)
-{
-  if (active())
-    share(what, seed, len);
-}
-
-EXPORT void srand(unsigned seed)
-{
-  agree_seed("srand", &seed, sizeof seed);
-  REAL(srand);
-  real_srand(seed);
-}
-
-EXPORT void srandom(unsigned seed)
-{
-  agree_seed("srandom", &seed, sizeof seed);
-  REAL(srandom);
-  real_srandom(seed);
-}
-
-EXPORT char *initstate(unsigned seed, char *statebuf, size_t n)
-{
-  agree_seed("initstate", &seed, sizeof seed);
-  REAL(initstate);
-  return real_initstate(seed, statebuf, n);
-}
-
-EXPORT void srand48(long seed)
-{
-  agree_seed("srand48", &seed, sizeof seed);
-  REAL(srand48);
-  real_srand48(seed);
-}
-
-EXPORT unsigned short *seed48(unsigned short seed[3])
-{
-  unsigned short s[3] = {seed[0], seed[1], seed[2]};
-  agree_seed("seed48", s, sizeof s);
-  REAL(seed48);
-  return real_seed48(s);
-}
-
-EXPORT void lcong48(unsigned short param[7])
-{
-  unsigned short p[7];
-  memcpy(p, param, sizeof p);
-  agree_seed("lcong48", p, sizeof p);
-  REAL(lcong48);
-  real_lcong48(p);
-}
-
-EXPORT ssize_t getrandom(void *buf, size_t len, unsigned flags)
-{
-  REAL(getrandom);
-  if (!active())
-    return real_getrandom(buf, len, flags);
-  RETURN_AGREED(ssize_t, "getrandom", buf, len, real_getrandom(buf, len, flags));
-}
-
-EXPORT int getentropy(void *buf, size_t len)
-{
-  REAL(getentropy);
-  if (!active())
-    return real_getentropy(buf, len);
-  int64_t ret = 0;
-  int err = 0;
-  if (rank == 0) {
-    ret = real_getentropy(buf, len);
-    err = errno;
-  }
-  if (!agree("getentropy", &ret, &err, NULL, 0))
-    return real_getentropy(buf, len);
-  if (ret == 0)
-    share("getentropy", buf, len);
-  errno = err;
-  return (int)ret;
-}
-
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 36)
-EXPORT void arc4random_buf(void *buf, size_t n)
-{
-  REAL(arc4random_buf);
-  bool on = active();
-  if (rank == 0 || !on)
-    real_arc4random_buf(buf, n);
-  if (on)
-    share("arc4random_buf", buf, n);
-}
-
-EXPORT uint32_t arc4random(void)
-{
-  REAL(arc4random);
-  uint32_t v = 0;
-  bool on = active();
-  if (rank == 0 || !on)
-    v = real_arc4random();
-  if (on)
-    share("arc4random", &v, sizeof v);
-  return v;
-}
-
-EXPORT uint32_t arc4random_uniform(uint32_t bound)
-{
-  REAL(arc4random_uniform);
-  uint32_t v = 0;
-  bool on = active();
-  if (rank == 0 || !on)
-    v = real_arc4random_uniform(bound);
-  if (on)
-    share("arc4random_uniform", &v, sizeof v);
-  return v;
-}
-#endif
-
-/* --- random devices ---------------------------------------------------------------------- */
-
-static bool is_random_device(const char *path)
-{
-  return !strcmp(path, "/dev/urandom") || !strcmp(path, "/dev/random");
-}
-
-static void mark_random(int fd, bool on)
-{
-  if (fd < 0 || fd >= MAXFD)
-    return;
-  pthread_mutex_lock(&lock);
-  if (on)
-    random_fd[fd / 8] |= (unsigned char)(1u << (fd % 8));
-  else
-    random_fd[fd / 8] &= (unsigned char)~(1u << (fd % 8));
-  pthread_mutex_unlock(&lock);
-}
-
-static bool marked_random(int fd)
-{
-  return fd >= 0 && fd < MAXFD && (random_fd[fd / 8] & (1u << (fd % 8)));
-}
-
-/* A read of a random device: rank 0's bytes. */
-static ssize_t shared_read(int fd, void *buf, size_t n)
-{
-  REAL(read);
-  RETURN_AGREED(ssize_t, "read", buf, n, real_read(fd, buf, n));
-}
-
-EXPORT ssize_t read(int fd, void *buf, size_t n)
-{
-  REAL(read);
-  if (marked_random(fd) && active())
-    return shared_read(fd, buf, n);
-  return real_read(fd, buf, n);
-}
-
-EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
-{
-  if (n > buflen)
-    abort(); /* what the fortified read does: a buffer overflow */
-  REAL(read);
-  if (marked_random(fd) && active())
-    return shared_read(fd, buf, n);
-  return real_read(fd, buf, n);
-}
-
-EXPORT int close(int fd)
-{
-  REAL(close);
-  if (marked_random(fd))
-    mark_random(fd, false);
-  return real_close(fd);
-}
-
-static ssize_t cookie_read(void *c, char *buf, size_t n)
-{
-  return shared_read((int)(intptr_t)c, buf, n);
-}
-
-static int cookie_close(void *c)
-{
-  REAL(close);
-  return real_close((int)(intptr_t)c);
-}
 
 /* --- files ------------------------------------------------------------------------------- */
 
@@ -703,10 +493,10 @@ static int open_agreed(const char *what, int dirfd, const char *path, int flags,
 static int host_open(const char *what, int dirfd, const char *path, int flags, mode_t mode)
 {
   REAL(openat);
-  if (state == 1 && !inside && path && is_random_device(path) && !opens_for_writing(flags)) {
+  if (state == 1 && !inside && path && host_is_random_device(path) && !opens_for_writing(flags)) {
     int fd = real_openat(dirfd, path, flags, mode);
     if (fd >= 0 && active())
-      mark_random(fd, true);
+      host_mark_random(fd, true);
     return fd;
   }
   char abs[PATH_MAX];
@@ -810,17 +600,8 @@ static FILE *host_fopen(const char *what, const char *path, const char *mode,
   char fdmode[16];
   if (state != 1 || inside || !path || !mode || !mode_flags(mode, &flags, fdmode, sizeof fdmode))
     return real(path, mode);
-  if (is_random_device(path) && !opens_for_writing(flags) && active()) {
-    REAL(openat);
-    int fd = real_openat(AT_FDCWD, path, flags | O_CLOEXEC, 0);
-    if (fd < 0)
-      return NULL;
-    cookie_io_functions_t io = {.read = cookie_read, .close = cookie_close};
-    FILE *f = fopencookie((void *)(intptr_t)fd, "r", io);
-    if (!f)
-      cookie_close((void *)(intptr_t)fd);
-    return f;
-  }
+  if (host_is_random_device(path) && !opens_for_writing(flags) && active())
+    return host_random_stream(path, flags);
   char abs[PATH_MAX];
   if (!agreed_open(AT_FDCWD, path, flags, abs))
     return real(path, mode);

@@ -1,0 +1,61 @@
+/* What the files of the host layer (libtutti-host.so: host/preload_host.c, the core and the
+ * files; host/preload_random.c, seeds and random devices) share. Every symbol here is hidden
+ * (-fvisibility=hidden): the program's own symbols of the same names are never bound to
+ * them. */
+#ifndef TUTTI_HOST_PRELOAD_IMPL_H
+#define TUTTI_HOST_PRELOAD_IMPL_H
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* A function the program calls that the layer takes over. */
+#define EXPORT __attribute__((visibility("default")))
+
+extern int rank;             /* this rank, from the launcher's environment */
+extern pthread_mutex_t lock; /* the layer's tables */
+
+/* Whether a call of the program's is agreed on (a rank of a job of several, not a call of
+ * Tutti's, MPI's or a driver's). */
+bool active(void);
+/* Rank 0's len bytes at buf on every rank (collective). False: a job of one rank. */
+bool share(const char *what, void *buf, size_t len);
+/* Before rank 0 changes the file system: every rank has reached this call (collective). */
+void arrive(const char *what);
+/* The outcome of a call made on rank 0 only, with the bytes it put in buf. */
+bool agree(const char *what, int64_t *ret, int *err, void *buf, size_t cap);
+
+/* Random devices (host/preload_random.c). */
+bool host_is_random_device(const char *path);
+/* fd, open on a random device for reading, gives rank 0's bytes (read) or no longer does. */
+void host_mark_random(int fd, bool on);
+/* A stream on the random device at path whose reads give rank 0's bytes (fopen). */
+FILE *host_random_stream(const char *path, int flags);
+
+#define REAL(name)                                                                                \
+  static __typeof__(name) *real_##name;                                                           \
+  if (!real_##name)                                                                               \
+    real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
+
+/* Returns rank 0's outcome of `call` (made on rank 0 only), with the bytes it put in buf, on
+ * every rank; in a job of one rank, the call's own. */
+#define RETURN_AGREED(type, what, buf, cap, call)                                                 \
+  do {                                                                                            \
+    int64_t ret_ = 0;                                                                             \
+    int err_ = 0;                                                                                 \
+    arrive(what);                                                                                 \
+    if (rank == 0) {                                                                              \
+      ret_ = (call);                                                                              \
+      err_ = errno;                                                                               \
+    }                                                                                             \
+    if (!agree(what, &ret_, &err_, buf, cap))                                                     \
+      return (call);                                                                              \
+    errno = err_;                                                                                 \
+    return (type)ret_;                                                                            \
+  } while (0)
+
+#endif
