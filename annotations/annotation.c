@@ -581,3 +581,11 @@ struct tt_ann_rule_info tt_ann_rule(const struct tt_ann *a, size_t i)
   const struct rule *r = &a->rules[i];
   return (struct tt_ann_rule_info){r->mode, r->op, r->param};
 }
+
+size_t tt_ann_reduce_rule(const struct tt_ann *a, unsigned param)
+{
+  for (size_t r = 0; r < a->nrules; r++)
+    if (a->rules[r].param == param && a->rules[r].mode == TT_ANN_REDUCE)
+      return r;
+  return SIZE_MAX;
+}

@@ -54,6 +54,9 @@ struct tt_ann_rule_info {
 };
 size_t tt_ann_nrules(const struct tt_ann *a);
 struct tt_ann_rule_info tt_ann_rule(const struct tt_ann *a, size_t i);
+/* The rule that reduces parameter `param` (each part then writes a copy of its own, combined
+ * after), or SIZE_MAX when none does. */
+size_t tt_ann_reduce_rule(const struct tt_ann *a, unsigned param);
 
 /* One launch: its shape and the integer values of its scalar parameters (by parameter
  * index; entries of other parameters are ignored). */

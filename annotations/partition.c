@@ -116,3 +116,67 @@ size_t tt_part_distribution(bool block, size_t E, size_t chunk, unsigned ndev,
   *out = p;
   return n;
 }
+
+size_t tt_part_shared_reads(const struct tt_part_range *a, size_t na,
+                            const struct tt_part_range *b, size_t nb, size_t size, size_t *len)
+{
+  size_t both = 0;
+  *len = 0;
+  for (size_t j = 0; j < nb; j++)
+    if (b[j].len == size)
+      return 0;
+  for (size_t i = 0; i < na; i++) {
+    const struct tt_part_range *x = &a[i];
+    if (x->len == size)
+      return 0;
+    *len += x->len;
+    for (size_t j = 0; j < nb; j++) {
+      const struct tt_part_range *y = &b[j];
+      size_t lo = x->off > y->off ? x->off : y->off;
+      size_t hi = x->off + x->len < y->off + y->len ? x->off + x->len : y->off + y->len;
+      both += hi > lo ? hi - lo : 0;
+    }
+  }
+  return both;
+}
+
+static int write_cmp(const void *a, const void *b)
+{
+  const struct tt_part_write *x = a, *y = b;
+  if (x->buffer != y->buffer)
+    return x->buffer < y->buffer ? -1 : 1;
+  return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* A sweep in order of offsets, keeping the two furthest ends of distinct parts. */
+bool tt_part_writes_overlap(struct tt_part_write *w, size_t n)
+{
+  if (n)
+    qsort(w, n, sizeof *w, write_cmp);
+  uint64_t buffer = 0;
+  struct {
+    size_t end, part;
+    bool set;
+  } best = {0, 0, false}, second = {0, 0, false};
+  for (size_t i = 0; i < n; i++) {
+    if (i == 0 || w[i].buffer != buffer) {
+      buffer = w[i].buffer;
+      best.set = second.set = false;
+    }
+    if ((best.set && best.part != w[i].part && w[i].off < best.end) ||
+        (second.set && second.part != w[i].part && w[i].off < second.end))
+      return true;
+    if (!best.set || w[i].end > best.end) {
+      if (best.set && best.part != w[i].part)
+        second = best;
+      best.end = w[i].end;
+      best.part = w[i].part;
+      best.set = true;
+    } else if (w[i].part != best.part && (!second.set || w[i].end > second.end)) {
+      second.end = w[i].end;
+      second.part = w[i].part;
+      second.set = true;
+    }
+  }
+  return false;
+}

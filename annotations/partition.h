@@ -53,4 +53,24 @@ size_t tt_part_edge_width(size_t both, size_t len, size_t groups);
 size_t tt_part_edges_first(const struct tt_part *parts, size_t n, const size_t *edge,
                            struct tt_part *out);
 
+/* The bytes of one buffer that two neighbouring parts both read (their halo), for edges
+ * first: the reads of each (a[0 .. na), b[0 .. nb)) of a buffer of `size` bytes. Returns the
+ * bytes both read, counted pair by pair, and *len the bytes a reads; 0 when either reads
+ * the buffer whole (a replicated input, no halo). */
+struct tt_part_range {
+  size_t off, len;
+};
+size_t tt_part_shared_reads(const struct tt_part_range *a, size_t na,
+                            const struct tt_part_range *b, size_t nb, size_t size, size_t *len);
+
+/* A write of part `part`: bytes [off, end) of buffer `buffer` (an id of its root, offsets in
+ * the root). Whether writes of different parts share a byte (a split launch whose parts
+ * would race runs whole). Sorts w. */
+struct tt_part_write {
+  uint64_t buffer;
+  size_t off, end;
+  size_t part;
+};
+bool tt_part_writes_overlap(struct tt_part_write *w, size_t n);
+
 #endif

@@ -147,54 +147,6 @@ static int use_add(struct uses *s, cl_mem m, size_t off, size_t len, bool reads,
   return 0;
 }
 
-/* A write of one part, in its root buffer, for the overlap check. */
-struct write {
-  uint64_t root;
-  size_t off, end;
-  size_t part;
-};
-
-static int write_cmp(const void *a, const void *b)
-{
-  const struct write *x = a, *y = b;
-  if (x->root != y->root)
-    return x->root < y->root ? -1 : 1;
-  return x->off < y->off ? -1 : x->off > y->off;
-}
-
-/* Whether writes of different parts share a byte: a sweep keeping the two furthest ends of
- * distinct parts. */
-static bool writes_overlap(struct write *w, size_t n)
-{
-  qsort(w, n, sizeof *w, write_cmp);
-  uint64_t root = 0;
-  struct {
-    size_t end, part;
-    bool set;
-  } best = {0, 0, false}, second = {0, 0, false};
-  for (size_t i = 0; i < n; i++) {
-    if (i == 0 || w[i].root != root) {
-      root = w[i].root;
-      best.set = second.set = false;
-    }
-    if ((best.set && best.part != w[i].part && w[i].off < best.end) ||
-        (second.set && second.part != w[i].part && w[i].off < second.end))
-      return true;
-    if (!best.set || w[i].end > best.end) {
-      if (best.set && best.part != w[i].part)
-        second = best;
-      best.end = w[i].end;
-      best.part = w[i].part;
-      best.set = true;
-    } else if (w[i].part != best.part && (!second.set || w[i].end > second.end)) {
-      second.end = w[i].end;
-      second.part = w[i].part;
-      second.set = true;
-    }
-  }
-  return false;
-}
-
 /* The whole plan of one split launch (every rank computes the same). */
 struct split {
   cl_kernel k;
@@ -231,15 +183,6 @@ static void split_free(struct split *s)
   free(s->given);
 }
 
-/* Which rule reduces parameter i, or SIZE_MAX. */
-static size_t reduce_rule_of(const struct tt_ann *a, unsigned i)
-{
-  for (size_t r = 0; r < tt_ann_nrules(a); r++)
-    if (tt_ann_rule(a, r).param == i && tt_ann_rule(a, r).mode == TT_ANN_REDUCE)
-      return r;
-  return SIZE_MAX;
-}
-
 /* Plans the parts' uses (caller holds k's lock). Returns 0, or -1 with s->why set when the
  * launch must run whole, or -2 without memory. */
 static int plan_parts(struct split *s, const struct tt_ann_launch *l)
@@ -249,7 +192,7 @@ static int plan_parts(struct split *s, const struct tt_ann_launch *l)
   s->nrules = tt_ann_nrules(a);
   s->uses = calloc(s->nparts, sizeof *s->uses);
   s->reduce = calloc(s->nparts * s->nrules + 1, sizeof *s->reduce);
-  struct write *w = NULL;
+  struct tt_part_write *w = NULL;
   size_t nw = 0, capw = 0;
   int rc = s->uses && s->reduce ? 0 : -2;
   for (size_t p = 0; p < s->nparts && !rc; p++) {
@@ -285,7 +228,7 @@ static int plan_parts(struct split *s, const struct tt_ann_launch *l)
           rc = -1;
         }
       }
-      if (rc || reduce_rule_of(a, i) != SIZE_MAX) {
+      if (rc || tt_ann_reduce_rule(a, i) != SIZE_MAX) {
         tt_ann_ranges_free(&reads);
         tt_ann_ranges_free(&writes);
         continue;
@@ -319,7 +262,7 @@ static int plan_parts(struct split *s, const struct tt_ann_launch *l)
       for (size_t j = 0; j < writes.n && !rc; j++) {
         if (nw == capw) {
           capw = capw ? capw * 2 : 64;
-          struct write *g = realloc(w, capw * sizeof *w);
+          struct tt_part_write *g = realloc(w, capw * sizeof *w);
           if (!g) {
             rc = -2;
             break;
@@ -327,13 +270,13 @@ static int plan_parts(struct split *s, const struct tt_ann_launch *l)
           w = g;
         }
         size_t o = m->origin + writes.r[j].off;
-        w[nw++] = (struct write){m->root->obj.id, o, o + writes.r[j].len, p};
+        w[nw++] = (struct tt_part_write){m->root->obj.id, o, o + writes.r[j].len, p};
       }
       tt_ann_ranges_free(&reads);
       tt_ann_ranges_free(&writes);
     }
   }
-  if (!rc && s->nparts > 1 && writes_overlap(w, nw)) {
+  if (!rc && s->nparts > 1 && tt_part_writes_overlap(w, nw)) {
     snprintf(s->why, sizeof s->why, "the write regions of its parts overlap");
     rc = -1;
   }
@@ -348,35 +291,16 @@ static int plan_parts(struct split *s, const struct tt_ann_launch *l)
  * Running a part's edge work-groups before its interior, as parts of their own, lets those
  * bytes travel while the interior runs (TUTTI_EDGES_FIRST, split.md "Edges first"). */
 
-/* Whether use x reads m: 0 not, 1 a part of it, -1 all of it. */
-static int reads_of(const struct tt_launch_use *x, cl_mem m)
+/* The byte ranges of m that uses u read (*n of them; NULL with *n 0 when none or out of
+ * memory: no halo then). */
+static struct tt_part_range *reads_of(const struct uses *u, cl_mem m, size_t *n)
 {
-  return x->mem != m || !x->reads ? 0 : x->len == m->size ? -1 : 1;
-}
-
-/* Bytes of one buffer that uses a and b both read, where neither reads it whole; *len: what
- * a reads of it. */
-static size_t shared_reads(const struct uses *a, const struct uses *b, cl_mem m, size_t *len)
-{
-  size_t both = 0;
-  *len = 0;
-  for (size_t i = 0; i < a->n; i++) {
-    const struct tt_launch_use *x = &a->u[i];
-    int rx = reads_of(x, m);
-    if (rx < 0)
-      return 0;
-    *len += rx ? x->len : 0;
-    for (size_t j = 0; j < b->n && rx; j++) {
-      const struct tt_launch_use *y = &b->u[j];
-      int ry = reads_of(y, m);
-      if (ry < 0)
-        return 0;
-      size_t lo = x->off > y->off ? x->off : y->off;
-      size_t hi = x->off + x->len < y->off + y->len ? x->off + x->len : y->off + y->len;
-      both += ry && hi > lo ? hi - lo : 0;
-    }
-  }
-  return both;
+  struct tt_part_range *r = malloc((u->n ? u->n : 1) * sizeof *r);
+  *n = 0;
+  for (size_t i = 0; r && i < u->n; i++)
+    if (u->u[i].mem == m && u->u[i].reads)
+      r[(*n)++] = (struct tt_part_range){u->u[i].off, u->u[i].len};
+  return r;
 }
 
 /* Work-groups at the edge of part p that part p + 1 (beside it, on another memory domain)
@@ -389,7 +313,12 @@ static size_t edge_groups(const struct split *s, const cl_command_queue *qs, siz
   size_t e = 0;
   for (size_t i = 0; i < s->uses[p].n; i++) {
     cl_mem m = s->uses[p].u[i].mem;
-    size_t len, both = shared_reads(&s->uses[p], &s->uses[p + 1], m, &len);
+    size_t na, nb, len = 0;
+    struct tt_part_range *ra = reads_of(&s->uses[p], m, &na);
+    struct tt_part_range *rb = reads_of(&s->uses[p + 1], m, &nb);
+    size_t both = ra && rb ? tt_part_shared_reads(ra, na, rb, nb, m->size, &len) : 0;
+    free(ra);
+    free(rb);
     size_t g = tt_part_edge_width(both, len, a->g1 - a->g0);
     e = g > e ? g : e;
   }
@@ -598,7 +527,7 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
     const struct tt_kernel_arg *a = &k->args[i];
     uint32_t es = k->params[i].size;
     if (a->kind == TT_ARG_MEM && a->mem && tt_windowed(a->mem) && k->params[i].pointer &&
-        es && es <= 128 && !(es & (es - 1)) && reduce_rule_of(k->ann, i) == SIZE_MAX)
+        es && es <= 128 && !(es & (es - 1)) && tt_ann_reduce_rule(k->ann, i) == SIZE_MAX)
       rebase |= (uint64_t)1 << i;
   }
   bool prelude = !whole && tt_split_whole_builtins(k->program->stripped);

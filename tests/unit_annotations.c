@@ -218,6 +218,9 @@ int main(void)
      tt_ann_rule(a, 1).op == TT_ANN_ADD && tt_ann_rule(a, 2).op == TT_ANN_MIN &&
      tt_ann_rule(a, 4).op == TT_ANN_AND && tt_ann_rule(a, 3).op == TT_ANN_MAX &&
      tt_ann_rule(a, 4).param == (unsigned)param("bits"), "reduce operators");
+  ok(a && tt_ann_reduce_rule(a, (unsigned)param("total")) == 1 &&
+     tt_ann_reduce_rule(a, (unsigned)param("bits")) == 4 &&
+     tt_ann_reduce_rule(a, (unsigned)param("a")) == SIZE_MAX, "the rule reducing a parameter");
   tt_ann_free(a);
   a = parse("global i => reduce(|) bits[1]", NULL);
   ok(a && tt_ann_rule(a, 0).op == TT_ANN_OR, "reduce(|)");

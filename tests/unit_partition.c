@@ -1,7 +1,8 @@
 /* Unit test of the partitioning of split launches (annotations/partition.h): tables of
  * equal and weighted shares, parts from bounds, parts that follow block and cyclic
- * distributions (extents that do not divide included), and edges first (edge widths, edges
- * before interiors, parts too thin to split). No OpenCL, no MPI. */
+ * distributions (extents that do not divide included), edges first (edge widths, edges
+ * before interiors, parts too thin to split), the bytes neighbours both read, and whether
+ * parts' writes overlap. No OpenCL, no MPI. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,8 +185,71 @@ static void edges(void)
   }
 }
 
+static void shared_reads(void)
+{
+  static const struct {
+    size_t na, nb;
+    struct tt_part_range a[3], b[3];
+    size_t size, want_both, want_len;
+  } t[] = {
+      /* a stencil's rows: each part reads one row beyond its own on either side */
+      {1, 1, {{0, 110}}, {{90, 110}}, 200, 20, 110},
+      /* nothing shared */
+      {1, 1, {{0, 100}}, {{100, 100}}, 200, 0, 100},
+      /* a replicated input, read whole by either: no halo */
+      {1, 1, {{0, 200}}, {{50, 10}}, 200, 0, 0},
+      {1, 1, {{0, 100}}, {{0, 200}}, 200, 0, 0},
+      /* several ranges (a 2D halo as rows): counted pair by pair */
+      {2, 2, {{0, 50}, {100, 50}}, {{40, 20}, {140, 20}}, 400, 20, 100},
+      /* b reads nothing */
+      {1, 0, {{0, 10}}, {{0, 0}}, 100, 0, 10},
+  };
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    size_t len = 99;
+    size_t both = tt_part_shared_reads(t[i].a, t[i].na, t[i].b, t[i].nb, t[i].size, &len);
+    if (both != t[i].want_both || (both && len != t[i].want_len)) {
+      fprintf(stderr, "shared reads case %zu: %zu of %zu, want %zu of %zu\n", i, both, len,
+              t[i].want_both, t[i].want_len);
+      failures++;
+    }
+  }
+}
+
+static void writes_overlap(void)
+{
+  static const struct {
+    size_t n;
+    struct tt_part_write w[5];
+    bool want;
+  } t[] = {
+      /* parts side by side, in any order */
+      {3, {{1, 20, 30, 2}, {1, 0, 10, 0}, {1, 10, 20, 1}}, false},
+      /* one byte shared */
+      {2, {{1, 0, 11, 0}, {1, 10, 20, 1}}, true},
+      /* the same bytes of two buffers: no overlap */
+      {2, {{1, 0, 10, 0}, {2, 0, 10, 1}}, false},
+      /* one part's writes may overlap each other */
+      {2, {{1, 0, 10, 0}, {1, 5, 15, 0}}, false},
+      /* a long write of part 0 covers part 1's, after a part-0 write that ends first */
+      {3, {{1, 0, 100, 0}, {1, 10, 20, 0}, {1, 50, 60, 1}}, true},
+      /* the second furthest end belongs to another part than the furthest */
+      {4, {{1, 0, 30, 0}, {1, 0, 50, 1}, {1, 40, 45, 1}, {1, 60, 70, 2}}, true},
+      {0, {{0, 0, 0, 0}}, false},
+  };
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    struct tt_part_write w[5];
+    memcpy(w, t[i].w, sizeof w);
+    if (tt_part_writes_overlap(w, t[i].n) != t[i].want) {
+      fprintf(stderr, "writes case %zu: overlap %d, want %d\n", i, !t[i].want, t[i].want);
+      failures++;
+    }
+  }
+}
+
 int main(void)
 {
+  shared_reads();
+  writes_overlap();
   edges();
   equal_shares();
   weighted_shares();
