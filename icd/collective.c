@@ -102,7 +102,7 @@ static cl_int begin(cl_command_queue *qs, cl_uint n, cl_uint nwait, const cl_eve
       seen |= qs[j] == qs[i];
     if (seen)
       continue;
-    cl_int err = tt_enqueue_marker(qs[i], nwait, wait, NULL);
+    cl_int err = tt_cmd_marker(qs[i], nwait, wait, NULL);
     if (err != CL_SUCCESS)
       return err;
   }
@@ -113,7 +113,7 @@ static cl_int begin(cl_command_queue *qs, cl_uint n, cl_uint nwait, const cl_eve
 static cl_int end(cl_command_queue *qs, cl_uint n, cl_event *events, cl_command_type type)
 {
   for (cl_uint j = 0; events && j < n; j++) {
-    cl_int err = tt_enqueue_marker(qs[j], 0, NULL, &events[j]);
+    cl_int err = tt_cmd_marker(qs[j], 0, NULL, &events[j]);
     if (err != CL_SUCCESS)
       return err;
     events[j]->type = type;
@@ -125,7 +125,7 @@ static cl_int copy(cl_command_queue q, cl_mem src, size_t soff, cl_mem dst, size
 {
   if (src == dst && soff == doff)
     return CL_SUCCESS;
-  return tt_enqueue_copy(q, src, dst, soff, doff, cb, 0, NULL, NULL);
+  return tt_cmd_copy(q, src, dst, soff, doff, cb, 0, NULL, NULL);
 }
 
 /* dst[doff..+cb] = sum over i < n of src[i][soff[i] + block..+cb], on q's device: the first

@@ -9,6 +9,8 @@
 #include "runtime/job/cluster.h"
 #include "runtime/base/log.h"
 #include "runtime/base/tutti_internal.h"
+#include "runtime/command/buffer.h"
+#include "runtime/command/launch.h"
 
 #define TUTTI_LINKED
 #include "CL/tutti.h"
@@ -166,14 +168,8 @@ cl_int tt_aggregate_launch(cl_command_queue q, cl_kernel kernel, cl_uint work_di
                            const size_t *offset, const size_t *gws, const size_t *lws,
                            cl_uint nwait, const cl_event *wait, cl_event *event);
 
-/* Kernel launches (icd/launch.c): the checks of clEnqueueNDRangeKernel for one queue, and a
- * launch whose buffer uses are given (NULL: every buffer argument whole, read-only when
- * const) once the checks passed. */
-struct tt_launch_use {
-  cl_mem mem;
-  size_t off, len; /* in mem */
-  bool reads, writes;
-};
+/* Kernel launches (icd/launch.c): the checks of clEnqueueNDRangeKernel for one queue; the
+ * launch itself once they passed is runtime/command/launch.h's. */
 cl_int tt_enqueue_check_launch(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
                                const size_t *global_work_offset, const size_t *global_work_size,
                                const size_t *local_work_size);
@@ -182,33 +178,10 @@ cl_int tt_enqueue_check_launch(cl_command_queue q, cl_kernel kernel, cl_uint wor
  * backend pads them, so that no launch the checks pass runs out of it (icd/kernel.c; the
  * kernel's lock). */
 cl_ulong tt_kernel_local_bytes(cl_kernel k, const struct tt_kernel_device *kd);
-/* Brings the bytes of the reading uses to q's device, as a command of their own (the reads
- * of every part of a split launch are planned before any part's kernel is queued, so that
- * a device sends what others need before it starts its own part). */
-cl_int tt_enqueue_fetch(cl_command_queue q, const struct tt_launch_use *uses, size_t nuses);
 /* clEnqueueNDRangeKernel on the queue itself (an aggregate queue's first member). */
 cl_int tt_enqueue_kernel(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
                          const size_t *global_work_offset, const size_t *global_work_size,
                          const size_t *local_work_size, cl_uint num_events_in_wait_list,
-                         const cl_event *event_wait_list, cl_event *event);
-/* A kernel parameter taking a window of a windowed buffer (runtime/memory/window.h): the argument
- * that gets the window's first element index, and the element's size. */
-struct tt_rebase {
-  cl_uint offset_arg; /* 0: not rebased */
-  uint32_t elem_size;
-};
-/* A launch whose buffers are exactly uses (NULL: the kernel's arguments, whole); part: a part
- * of a split launch (the bytes it fetches count as halo bytes, TUTTI_STATS). Windowed
- * buffers among its arguments get a window over all their bytes in the queue's domain, or,
- * for arguments i with rebase[i].offset_arg, the window over what uses name of them. next
- * (NULL: none known): the uses of the next launch of the kernel on the queue's domain (a
- * split launch's next part there), whose windows come back ahead once this one is planned. */
-cl_int tt_enqueue_launch(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
-                         const size_t *global_work_offset, const size_t *global_work_size,
-                         const size_t *local_work_size, const struct tt_launch_use *uses,
-                         size_t nuses, bool part, const struct tt_rebase *rebase,
-                         const struct tt_launch_use *next, size_t nnext,
-                         cl_uint num_events_in_wait_list,
                          const cl_event *event_wait_list, cl_event *event);
 
 /* A queue of context on device (resolved: not the aggregate) whose properties were checked
@@ -223,17 +196,9 @@ void tt_queue_release(cl_command_queue command_queue);
 cl_int tt_device_info(cl_device_id device, cl_device_info param_name, size_t param_value_size,
                       void *param_value, size_t *param_value_size_ret);
 
-/* clEnqueueCopyBuffer, clEnqueueFillBuffer and clEnqueueNDRangeKernel (on the aggregate
- * device's queue too) once their arguments were checked (icd/enqueue.c, icd/launch.c): the
- * collectives' copies and reductions, the split launches' partial results. */
-cl_int tt_enqueue_copy(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer,
-                       size_t src_offset, size_t dst_offset, size_t size,
-                       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
-                       cl_event *event);
-cl_int tt_enqueue_fill(cl_command_queue command_queue, cl_mem buffer, const void *pattern,
-                       size_t pattern_size, size_t offset, size_t size,
-                       cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
-                       cl_event *event);
+/* clEnqueueNDRangeKernel (on the aggregate device's queue too) once its arguments were
+ * checked (icd/launch.c): the collectives' reductions, the split launches' partial results.
+ * The copies and fills of Tutti's own code go to their bodies (runtime/command/buffer.h). */
 cl_int tt_enqueue_ndrange(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,
                           const size_t *global_work_offset, const size_t *global_work_size,
                           const size_t *local_work_size, cl_uint num_events_in_wait_list,
@@ -246,10 +211,6 @@ cl_int tt_split_enqueue(cl_uint num_queues, const cl_command_queue *queues, cl_k
                         const size_t *global_work_size, const size_t *local_work_size,
                         cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
                         cl_event *event);
-
-/* A marker on q after the n events of list (clEnqueueMarkerWithWaitList once its queue was
- * checked, icd/marker.c: Tutti's own markers, icd/split.c and icd/collective.c). */
-cl_int tt_enqueue_marker(cl_command_queue q, cl_uint n, const cl_event *list, cl_event *event);
 
 /* A buffer of context, flags and size as clCreateBuffer checked them (icd/mem.c); spread:
  * windowed from the start. Tutti's own buffers (split launches' partial results, the
@@ -272,10 +233,6 @@ cl_int tt_program_build(cl_program program, cl_uint num_devices, const cl_device
                         const char *options, void (CL_CALLBACK *pfn_notify)(cl_program, void *),
                         void *user_data);
 cl_kernel tt_kernel_new(cl_program program, const char *kernel_name, cl_int *errcode_ret);
-
-/* clFinish's marker on q (icd/marker.c; a job of several ranks): clEnqueueMarkerWithWaitList on every rank
- * alike; on the owner, when it returns, the native queue is finished and the marker complete. */
-cl_int tt_enqueue_finish_marker(cl_command_queue q, cl_event *event);
 
 /* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue (the enqueue entry
  * points: icd/enqueue.c, icd/launch.c, icd/marker.c). */

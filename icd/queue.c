@@ -210,11 +210,11 @@ static cl_int finish(cl_command_queue command_queue)
      * their error) afterwards; then every rank waits until the bytes of the queue's reads
      * are in its host memory (and sent, on the owner). */
     cl_event m = NULL;
-    cl_int err = tt_enqueue_finish_marker(command_queue, &m);
+    cl_int err = tt_cmd_finish_marker(command_queue, &m);
     if (err != CL_SUCCESS)
       return err;
-    /* Once the marker is reached, everything issued up to it is done (icd/enqueue.c reads
-     * from host memory on an empty queue). */
+    /* Once the marker is reached, everything issued up to it is done (runtime/command/buffer.c
+     * reads from host memory on an empty queue). */
     uint_fast64_t issued = command_queue->device->actual
                                ? atomic_load_explicit(&command_queue->nq->issued, memory_order_acquire)
                                : 0;

@@ -535,7 +535,7 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
   for (cl_uint i = 0; i < k->nargs && err == CL_SUCCESS && run != k; i++)
     err = copy_arg(k, run, i);
   /* Each rebased parameter's offset: the argument after the kernel's own ones, set for each
-   * part once its window is known (tt_enqueue_launch). */
+   * part once its window is known (tt_cmd_launch). */
   struct tt_rebase rb[64] = {{0, 0}};
   cl_uint extra = k->nargs;
   for (cl_uint i = 0; i < k->nargs && i < 64 && err == CL_SUCCESS; i++)
@@ -567,7 +567,7 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
       continue;
     if (fetched)
       fetched[q->domain] = true;
-    err = tt_enqueue_fetch(q, s->uses[p].u, s->uses[p].n);
+    err = tt_cmd_fetch(q, s->uses[p].u, s->uses[p].n);
   }
   free(fetched);
   for (size_t p = 0; p < s->nparts && err == CL_SUCCESS; p++) {
@@ -590,7 +590,7 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
       unsigned char pattern[8];
       tt_split_identity(&k->params[ri.param], ri.op, pattern);
       for (size_t j = 0; j < rg->n && err == CL_SUCCESS; j++)
-        err = tt_enqueue_fill(q, m, pattern, k->params[ri.param].size, rg->r[j].off,
+        err = tt_cmd_fill(q, m, pattern, k->params[ri.param].size, rg->r[j].off,
                               rg->r[j].len, 0, NULL, NULL);
       if (err == CL_SUCCESS)
         err = tt_kernel_arg_set(run, ri.param, sizeof m, &m);
@@ -616,7 +616,7 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
       while (nx < s->nparts && qs[s->parts[nx].queue]->domain != q->domain)
         nx++;
       const struct uses *next = nx < s->nparts ? &s->uses[nx] : NULL;
-      err = tt_enqueue_launch(q, run, dim, poff, pgws, lws3, s->uses[p].u, s->uses[p].n, true,
+      err = tt_cmd_launch(q, run, dim, poff, pgws, lws3, s->uses[p].u, s->uses[p].n, true,
                               rebase ? rb : NULL, next ? next->u : NULL, next ? next->n : 0,
                               nwait, wait, evs ? &evs[(*nevs)++] : NULL);
     }
@@ -651,7 +651,7 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
           atomic_fetch_add_explicit(&tt_stats_device(q0->device->index)->reduce_bytes,
                                     rg->r[j].len, memory_order_relaxed);
         if (err == CL_SUCCESS)
-          err = tt_enqueue_launch(q0, ck, 1, NULL, &n, NULL, u, 2, false, NULL, NULL, 0, 0, NULL,
+          err = tt_cmd_launch(q0, ck, 1, NULL, &n, NULL, u, 2, false, NULL, NULL, 0, 0, NULL,
                                   evs ? &evs[(*nevs)++] : NULL);
       }
     }
@@ -753,7 +753,7 @@ cl_int tt_split_enqueue(cl_uint num_queues, const cl_command_queue *queues, cl_k
     if (warn)
       TT_WARN("kernel '%s' runs whole on its first queue: %s", kernel->name, s.why);
     split_free(&s);
-    return tt_enqueue_launch(queues[0], kernel, work_dim, global_work_offset, global_work_size,
+    return tt_cmd_launch(queues[0], kernel, work_dim, global_work_offset, global_work_size,
                              local_work_size, NULL, 0, false, NULL, NULL, 0, num_events_in_wait_list,
                              event_wait_list, event);
   }
@@ -791,7 +791,7 @@ cl_int tt_split_enqueue(cl_uint num_queues, const cl_command_queue *queues, cl_k
       *event = evs[0];
       evs[0] = NULL;
     } else {
-      err = tt_enqueue_marker(queues[0], (cl_uint)nevs, evs, event);
+      err = tt_cmd_marker(queues[0], (cl_uint)nevs, evs, event);
       /* Its profiling times span the parts' (and the combination's). */
       if (err == CL_SUCCESS) {
         (*event)->span = evs;

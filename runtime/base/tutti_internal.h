@@ -80,8 +80,8 @@ struct tt_nqueue {
    * in the backend (tt_nqueue_wait_gates). */
   atomic_int gates;
   /* The native event of the last command done without a command of the backend here (a
-   * migration of bytes in Tutti's memory, icd/enqueue.c), retained while it may not be
-   * complete: the queue's next commands wait for it, as an in-order queue's would, and so
+   * migration of bytes in Tutti's memory, runtime/command/buffer.c), retained while it may
+   * not be complete: the queue's next commands wait for it, as an in-order queue's would, and so
    * does clFinish. Set under the plan lock; clFinish reads it without the lock first, so
    * that a queue without one takes no lock. */
   _Atomic(cl_event) lazy;

@@ -2,8 +2,8 @@
  * alike on every rank, planned under the plan lock (its wait list, the bytes each buffer use
  * needs, the dependencies), issued natively on its owner, recorded, and its event handed to
  * the program. Reads whose bytes reach every rank travel in pieces from the owner (SnuCL-D
- * 3.1). icd/enqueue.c's entry points check their arguments and then drive a command through
- * these steps: tt_cmd_init, tt_cmd_discard (the queueing optimization), tt_cmd_begin,
+ * 3.1). The bodies of the entry points (runtime/command/buffer.c, icd/launch.c,
+ * icd/marker.c) drive a command through these steps: tt_cmd_init, tt_cmd_discard (the queueing optimization), tt_cmd_begin,
  * tt_cmd_use for each buffer range, the native call through TT_CMD_ISSUE, tt_cmd_end. */
 #ifndef TUTTI_COMMAND_H
 #define TUTTI_COMMAND_H

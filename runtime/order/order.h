@@ -51,7 +51,7 @@ void tt_nqueue_ref(struct tt_nqueue *q);
 void tt_nqueue_gate(struct tt_nqueue *q, int delta);
 void tt_nqueue_wait_gates(struct tt_nqueue *q);
 void tt_nqueue_unref(struct tt_nqueue *q);
-/* A command done without a command of the backend on q (icd/enqueue.c) stands in q's order
+/* A command done without a command of the backend on q (runtime/command/buffer.c) stands in q's order
  * by its native event ev (retained while not complete; NULL: none). Later commands on q add
  * it to their dependencies (tt_nqueue_after_lazy, under the plan lock), and a host wait for
  * the whole queue waits for it after the backend's (tt_nqueue_wait_lazy, without it). */
