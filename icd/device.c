@@ -235,6 +235,8 @@ cl_int tt_device_info(cl_device_id device, cl_device_info param_name, size_t par
     return TT_INFO_STR(device->backend);
   case CL_DEVICE_TUTTI_BACKEND_PLATFORM:
     return TT_INFO_STR(device->backend_platform);
+  case CL_DEVICE_TUTTI_GPU_COPIES:
+    return TT_INFO_STR(device->gpu_copies);
   default:
     /* Everything else is the backend's answer, unchanged. */
     return tt_cluster_device_query(device, param_name, param_value_size, param_value,

@@ -113,6 +113,11 @@ void test_device(struct fixture *f)
     CHECK(!strcmp(backend, "any") ? strlen(s) > 0 : !strcmp(s, backend));
     OK(clGetDeviceInfo(dev, CL_DEVICE_TUTTI_HOST, sizeof s, s, NULL));
     CHECK(strlen(s) > 0);
+    /* How its bytes move to other GPUs of its host, and why. */
+    OK(clGetDeviceInfo(dev, CL_DEVICE_TUTTI_GPU_COPIES, sizeof s, s, NULL));
+    CHECK(!strcmp(backend, "pocl") ? !strcmp(s, "through host memory: not an NVIDIA device")
+                                   : !strncmp(s, "copy engines of CUDA device ", 28) ||
+                                         !strncmp(s, "through host memory: ", 21));
     OK(clGetDeviceInfo(dev, CL_DEVICE_TUTTI_ACTUAL, sizeof b, &b, NULL));
     CHECK(b == (rank == me ? CL_TRUE : CL_FALSE));
     OK(clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, sizeof s, s, NULL));

@@ -6,6 +6,7 @@
 #include <CL/tutti.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -198,6 +199,58 @@ static int check(cl_platform_id tutti, cl_device_id *ds, cl_uint nd, int rank, i
   return bad || wrong;
 }
 
+/* How bytes move between each pair of the job's GPUs (CL_DEVICE_TUTTI_GPU_COPIES): by the
+ * copy engines between GPUs of one host that both take that path, else through host memory
+ * (and MPI between ranks), with the reason. */
+static void gpu_copies(const cl_device_id *ds, cl_uint nd)
+{
+  enum { MAX_PAIRS = 32 };
+  cl_uint gpus[256], ng = 0, shown = 0, pairs = 0;
+  for (cl_uint i = 0; i < nd && ng < 256; i++) {
+    cl_device_type t = 0;
+    clGetDeviceInfo(ds[i], CL_DEVICE_TYPE, sizeof t, &t, NULL);
+    if (t & CL_DEVICE_TYPE_GPU)
+      gpus[ng++] = i;
+  }
+  if (ng == 0)
+    return;
+  printf("\nCopies between GPUs\n");
+  static char how[256][96], host[256][64];
+  cl_int rank[256];
+  for (cl_uint k = 0; k < ng; k++) {
+    how[k][0] = host[k][0] = 0;
+    rank[k] = 0;
+    clGetDeviceInfo(ds[gpus[k]], CL_DEVICE_TUTTI_GPU_COPIES, sizeof how[k], how[k], NULL);
+    clGetDeviceInfo(ds[gpus[k]], CL_DEVICE_TUTTI_HOST, sizeof host[k], host[k], NULL);
+    clGetDeviceInfo(ds[gpus[k]], CL_DEVICE_TUTTI_RANK, sizeof rank[k], &rank[k], NULL);
+  }
+  if (ng == 1)
+    printf("  dev %u: the only GPU (%s)\n", gpus[0], how[0]);
+  for (cl_uint a = 0; a < ng; a++)
+    for (cl_uint b = a + 1; b < ng; b++, pairs++) {
+      if (shown == MAX_PAIRS)
+        continue;
+      shown++;
+      bool engines_a = !strncmp(how[a], "copy engines", 12);
+      bool engines_b = !strncmp(how[b], "copy engines", 12);
+      printf("  dev %u <-> dev %u: ", gpus[a], gpus[b]);
+      if (strcmp(host[a], host[b]) != 0)
+        printf("through host memory and MPI (different hosts)\n");
+      else if (engines_a && engines_b)
+        printf("copy engines (dev %u: %s; dev %u: %s)\n", gpus[a], how[a] + 13, gpus[b],
+               how[b] + 13);
+      else {
+        /* The reason of a device that does not take the copy engines. */
+        cl_uint k = engines_a ? b : a;
+        const char *why = strchr(how[k], ':');
+        printf("through host memory%s: %s (dev %u)\n", rank[a] != rank[b] ? " and MPI" : "",
+               why ? why + 2 : how[k], gpus[k]);
+      }
+    }
+  if (pairs > shown)
+    printf("  ... and %u more pairs\n", pairs - shown);
+}
+
 int main(int argc, char **argv)
 {
   int do_check = 0;
@@ -269,6 +322,7 @@ int main(int argc, char **argv)
     printf("  %-4u %-5d %-20s %-8s %-12s %6.1fGiB %s\n", i, owner, host, backend, type_name(t),
            mem / 1073741824.0, name);
   }
+  gpu_copies(ds, nd);
   fflush(stdout);
   int status = do_check ? check(tutti, ds, nd, rank, ranks) : 0;
   free(ds);

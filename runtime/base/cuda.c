@@ -101,6 +101,7 @@ static CUcontext contexts[MAX_DEVICES];
 static CUstream streams[MAX_DEVICES];
 static unsigned char uuids[MAX_DEVICES][16];
 static bool loaded;
+static char load_why[128]; /* why libcuda cannot serve, once load() failed */
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
 static const char *cu_error(CUresult r)
@@ -139,6 +140,7 @@ static void load(void)
 {
   void *dl = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!dl) {
+    snprintf(load_why, sizeof load_why, "no libcuda.so.1");
     say("CUDA: no libcuda.so.1 (%s): GPU copies go through host memory", dlerror());
     return;
   }
@@ -174,6 +176,7 @@ static void load(void)
   for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
     void *f = dlsym(dl, syms[i].name);
     if (!f) {
+      snprintf(load_why, sizeof load_why, "libcuda lacks %s", syms[i].name);
       say("CUDA: libcuda lacks %s: GPU copies go through host memory", syms[i].name);
       return;
     }
@@ -183,6 +186,7 @@ static void load(void)
   if (r == 0)
     r = cu.DeviceGetCount(&ndevices);
   if (r != 0) {
+    snprintf(load_why, sizeof load_why, "cuInit failed: %s", cu_error(r));
     say("CUDA: cuInit failed (%s): GPU copies go through host memory", cu_error(r));
     return;
   }
@@ -220,29 +224,45 @@ static bool enter(int i)
   return contexts[i] && streams[i] && CU_OK(cu.CtxSetCurrent(contexts[i]));
 }
 
-int tt_cuda_device_of(struct tt_backend_platform *bp, cl_device_id native)
+int tt_cuda_device_of(struct tt_backend_platform *bp, cl_device_id native, char *why,
+                      size_t cap)
 {
-  if (tt_env()->cuda == TT_CUDA_OFF || strcmp(bp->short_name, "nvidia") != 0)
+  if (strcmp(bp->short_name, "nvidia") != 0) {
+    snprintf(why, cap, "through host memory: not an NVIDIA device");
     return -1;
-  char ext[8192] = "";
+  }
+  if (tt_env()->cuda == TT_CUDA_OFF) {
+    snprintf(why, cap, "through host memory: TUTTI_CUDA=off");
+    return -1;
+  }
+  char ext[8192] = "", name[128] = "";
   unsigned char uuid[16];
+  TT_NCALL(bp, clGetDeviceInfo, native, CL_DEVICE_NAME, sizeof name, name, NULL);
   if (TT_NCALL(bp, clGetDeviceInfo, native, CL_DEVICE_EXTENSIONS, sizeof ext, ext, NULL) !=
           CL_SUCCESS ||
       !strstr(ext, "cl_khr_external_memory_opaque_fd") || !strstr(ext, "cl_khr_device_uuid") ||
       !bp->d->clCreateBufferWithProperties ||
       TT_NCALL(bp, clGetDeviceInfo, native, CL_DEVICE_UUID_KHR, sizeof uuid, uuid, NULL) !=
           CL_SUCCESS) {
-    say("CUDA: an NVIDIA device without cl_khr_external_memory_opaque_fd or "
-        "cl_khr_device_uuid: its copies go through host memory");
+    snprintf(why, cap, "through host memory: the driver lacks cl_khr_external_memory_opaque_fd "
+             "or cl_khr_device_uuid");
+    say("CUDA: %s without cl_khr_external_memory_opaque_fd or cl_khr_device_uuid: its copies "
+        "go through host memory", name);
     return -1;
   }
-  bool have = ready();
-  for (int i = 0; have && i < ndevices; i++)
-    if (!memcmp(uuids[i], uuid, sizeof uuid))
+  if (!ready()) {
+    snprintf(why, cap, "through host memory: %s", load_why);
+    return -1;
+  }
+  for (int i = 0; i < ndevices; i++)
+    if (!memcmp(uuids[i], uuid, sizeof uuid)) {
+      snprintf(why, cap, "copy engines of CUDA device %d", i);
+      TT_LOG(TT_LOG_BACKEND, "CUDA: %s is CUDA device %d: its copies to and from the other "
+             "such GPUs of this host go by the copy engines", name, i);
       return i;
-  if (have)
-    say("CUDA: no CUDA device has the UUID of an NVIDIA OpenCL device: its copies go through "
-        "host memory");
+    }
+  snprintf(why, cap, "through host memory: no CUDA device has its UUID");
+  say("CUDA: no CUDA device has the UUID of %s: its copies go through host memory", name);
   return -1;
 }
 

@@ -54,6 +54,8 @@ struct _cl_device_id {
   char backend_platform[128];     /* backend platform name */
   int cuda;                       /* its CUDA device on its host (runtime/base/cuda.h), or -1: its
                                    * memory is not shared through CUDA; every rank alike */
+  char gpu_copies[96];            /* how its bytes move to other GPUs of its host, and why
+                                   * (CL_DEVICE_TUTTI_GPU_COPIES) */
   unsigned char *info;            /* the owner's answers to device queries (multi-rank jobs) */
   size_t info_len;
   /* The aggregate device (TUTTI_AGGREGATE, icd/aggregate.c): its members, every device of

@@ -46,6 +46,7 @@ struct desc_header {
   cl_uint native_index; /* the device's place among its backend platform's devices */
   cl_device_type type;
   cl_int cuda; /* its CUDA device, or -1 (runtime/base/cuda.h) */
+  char gpu_copies[96];
   char host[64];
   char backend[32];
   char backend_platform[128];
@@ -174,6 +175,7 @@ static void describe(struct _cl_device_id *d, bool answers, unsigned char **buf,
   h.native_index = d->native_index;
   h.type = d->type;
   h.cuda = d->cuda;
+  memcpy(h.gpu_copies, d->gpu_copies, sizeof h.gpu_copies);
   memcpy(h.host, d->host, sizeof h.host);
   memcpy(h.backend, d->backend, sizeof h.backend);
   memcpy(h.backend_platform, d->backend_platform, sizeof h.backend_platform);
@@ -247,6 +249,8 @@ static void from_description(struct _cl_device_id *d, const unsigned char *desc,
   d->native_index = h.native_index;
   d->type = h.type;
   d->cuda = h.cuda;
+  memcpy(d->gpu_copies, h.gpu_copies, sizeof d->gpu_copies);
+  d->gpu_copies[sizeof d->gpu_copies - 1] = 0;
   memcpy(d->host, h.host, sizeof d->host);
   memcpy(d->backend, h.backend, sizeof d->backend);
   memcpy(d->backend_platform, h.backend_platform, sizeof d->backend_platform);
@@ -298,7 +302,7 @@ static void node_catalogue(bool answers, unsigned char **buf, size_t *len)
       cl_device_type t = CL_DEVICE_TYPE_CPU;
       TT_NCALL(bp, clGetDeviceInfo, d.native, CL_DEVICE_TYPE, sizeof t, &t, NULL);
       d.type = forced ? forced : t & ~(cl_device_type)CL_DEVICE_TYPE_DEFAULT;
-      d.cuda = tt_cuda_device_of(bp, d.native);
+      d.cuda = tt_cuda_device_of(bp, d.native, d.gpu_copies, sizeof d.gpu_copies);
       snprintf(d.host, sizeof d.host, "%s", hostname);
       snprintf(d.backend, sizeof d.backend, "%s", bp->short_name);
       snprintf(d.backend_platform, sizeof d.backend_platform, "%s", bp->name);
