@@ -589,3 +589,17 @@ size_t tt_ann_reduce_rule(const struct tt_ann *a, unsigned param)
       return r;
   return SIZE_MAX;
 }
+
+bool tt_ann_launch_equal(const struct tt_ann_launch *a, const struct tt_ann_launch *b,
+                         size_t nvalues)
+{
+  if (a->work_dim != b->work_dim)
+    return false;
+  for (unsigned d = 0; d < 3; d++)
+    if (a->offset[d] != b->offset[d] || a->global[d] != b->global[d] || a->local[d] != b->local[d])
+      return false;
+  for (size_t i = 0; i < nvalues; i++)
+    if (a->values[i] != b->values[i])
+      return false;
+  return true;
+}

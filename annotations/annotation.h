@@ -66,6 +66,11 @@ struct tt_ann_launch {
   const int64_t *values;
 };
 
+/* Whether two launches are alike: their shape, and the first nvalues parameter values
+ * (a split launch's plan is kept and taken again for a launch alike: icd/split.c). */
+bool tt_ann_launch_equal(const struct tt_ann_launch *a, const struct tt_ann_launch *b,
+                         size_t nvalues);
+
 /* One part of the launch: the work-groups [lo, hi) it runs along each dimension. */
 struct tt_ann_part {
   size_t group_lo[3], group_hi[3];

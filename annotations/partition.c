@@ -180,3 +180,40 @@ bool tt_part_writes_overlap(struct tt_part_write *w, size_t n)
   }
   return false;
 }
+
+bool tt_part_reweigh(unsigned n, const size_t *groups, const uint64_t *ns, const uint64_t *old,
+                     uint64_t one, uint64_t *out)
+{
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (unsigned p = 0; p < n; p++) {
+    lo = ns[p] < lo ? ns[p] : lo;
+    hi = ns[p] > hi ? ns[p] : hi;
+  }
+  if (n == 0 || lo == 0 || hi * 100 <= lo * 105)
+    return false;
+  /* Speeds in groups per nanosecond, scaled by 2^40, then as shares of one. */
+  unsigned __int128 total = 0;
+  for (unsigned p = 0; p < n; p++)
+    total += ((unsigned __int128)groups[p] << 40) / ns[p];
+  if (!total)
+    return false;
+  uint64_t got = 0;
+  for (unsigned p = 0; p < n; p++) {
+    unsigned __int128 speed = ((unsigned __int128)groups[p] << 40) / ns[p];
+    /* A quarter of the equal (or last) split, three quarters of the measured one: near the
+     * measured speeds in one step or two, less moved by noise. */
+    uint64_t before = old ? old[p] : one / n, fresh = (uint64_t)(speed * one / total);
+    out[p] = before / 4 + fresh / 4 * 3;
+    got += out[p];
+  }
+  out[n - 1] += one - got; /* rounding: the sum stays one */
+  return true;
+}
+
+bool tt_part_equal(const struct tt_part *a, const struct tt_part *b, size_t n)
+{
+  for (size_t p = 0; p < n; p++)
+    if (a[p].queue != b[p].queue || a[p].g0 != b[p].g0 || a[p].g1 != b[p].g1)
+      return false;
+  return true;
+}

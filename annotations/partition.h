@@ -27,6 +27,10 @@ void tt_part_equal_bounds(unsigned nq, size_t G, size_t *bounds);
 void tt_part_weighted_bounds(unsigned nq, const uint64_t *w, uint64_t one, size_t G,
                              size_t *bounds);
 
+/* Whether parts a[0 .. n) and b[0 .. n) are the same, field by field (their padding is no
+ * part of them). */
+bool tt_part_equal(const struct tt_part *a, const struct tt_part *b, size_t n);
+
 /* The parts of bounds[0 .. nq] (out: room for nq), empty shares left out. Returns the count. */
 size_t tt_part_from_bounds(unsigned nq, const size_t *bounds, struct tt_part *out);
 
@@ -72,5 +76,15 @@ struct tt_part_write {
   size_t part;
 };
 bool tt_part_writes_overlap(struct tt_part_write *w, size_t n);
+
+/* Balancing (doc/split.md, "Balancing"): the weights of a kernel's next launches over n
+ * queues from one measured launch, where part p ran groups[p] work-groups in ns[p]
+ * nanoseconds. Weights add up to `one`; old: those the measured launch ran with (NULL: equal
+ * shares). Each new weight is a quarter of the old one and three quarters of the part's
+ * share of the measured speeds (groups per nanosecond), the rounding going to the last.
+ * Returns false, out untouched, when the parts ended within 5% of each other or a time is 0:
+ * the weights stay. */
+bool tt_part_reweigh(unsigned n, const size_t *groups, const uint64_t *ns, const uint64_t *old,
+                     uint64_t one, uint64_t *out);
 
 #endif

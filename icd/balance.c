@@ -158,38 +158,27 @@ static uint64_t part_ns(cl_event e)
   return e->owner == tt_cluster_rank() ? tt_event_native_ns(e) : e->ns;
 }
 
-/* All parts of b's measured launch are known: new weights, unless they ended within 5%. */
+/* All parts of b's measured launch are known: new weights (annotations/partition.h), unless
+ * they ended within 5%. */
 static void reweigh(struct tt_balance *b)
 {
   cl_uint n = b->nq;
-  const struct part_time *t = b->parts;
-  uint64_t lo = UINT64_MAX, hi = 0;
-  for (cl_uint p = 0; p < n; p++) {
-    lo = t[p].ns < lo ? t[p].ns : lo;
-    hi = t[p].ns > hi ? t[p].ns : hi;
+  size_t *groups = malloc(n * sizeof *groups);
+  uint64_t *ns = malloc(n * sizeof *ns), *w = malloc(n * sizeof *w);
+  bool moved = groups && ns && w;
+  for (cl_uint p = 0; moved && p < n; p++) {
+    groups[p] = b->parts[p].groups;
+    ns[p] = b->parts[p].ns;
   }
-  if (lo == 0 || hi * 100 <= lo * 105)
+  moved = moved && tt_part_reweigh(n, groups, ns, b->w, ONE, w);
+  free(groups);
+  free(ns);
+  if (!moved) {
+    free(w);
     return;
-  /* Speeds in groups per second, scaled, then as weights adding up to ONE. */
-  unsigned __int128 speed[n], total = 0;
-  for (cl_uint p = 0; p < n; p++) {
-    speed[p] = ((unsigned __int128)t[p].groups << 40) / t[p].ns;
-    total += speed[p];
   }
-  if (!total)
-    return;
-  bool first = !b->w;
-  if (first && !(b->w = malloc(n * sizeof *b->w)))
-    return;
-  uint64_t got = 0;
-  for (cl_uint p = 0; p < n; p++) {
-    /* A quarter of the equal (or last) split, three quarters of the measured one: near
-     * the measured speeds in one step or two, less moved by noise. */
-    uint64_t old = first ? ONE / n : b->w[p], fresh = (uint64_t)(speed[p] * ONE / total);
-    b->w[p] = old / 4 + fresh / 4 * 3;
-    got += b->w[p];
-  }
-  b->w[n - 1] += ONE - got; /* rounding: the sum stays ONE */
+  free(b->w);
+  b->w = w;
   uint64_t h = tt_check_bytes(b->w, n * sizeof *b->w);
   /* Rank-0 comparison: the weights are a plan decision like any other. */
   if (tt_check_active) {

@@ -397,38 +397,21 @@ static uint64_t arg_id(const struct tt_kernel_arg *a)
   return a->kind == TT_ARG_MEM && a->mem ? a->mem->obj.id : 0;
 }
 
-static bool same_launch(const struct tt_ann_launch *a, const struct tt_ann_launch *b)
-{
-  if (a->work_dim != b->work_dim)
-    return false;
-  for (unsigned d = 0; d < 3; d++)
-    if (a->offset[d] != b->offset[d] || a->global[d] != b->global[d] || a->local[d] != b->local[d])
-      return false;
-  return true;
-}
-
 /* Takes k's memo for s when it was planned from the same launch, parameter values, buffers
  * and parts (s->parts: this launch's, given up for the memo's); a new annotation dropped any
  * memo (memo_drop). */
 static bool memo_take(cl_kernel k, struct split *s, const struct tt_ann_launch *l)
 {
   struct tt_split_memo *m = k->split_memo;
-  if (!m || m->busy || !same_launch(&m->l, l))
+  if (!m || m->busy || !tt_ann_launch_equal(&m->l, l, k->nparams > 0 ? (size_t)k->nparams : 0))
     return false;
   /* The parts as given, before their edges went first. */
   const struct tt_part *given = m->s.given ? m->s.given : m->s.parts;
-  if ((m->s.given ? m->s.ngiven : m->s.nparts) != s->nparts)
+  if ((m->s.given ? m->s.ngiven : m->s.nparts) != s->nparts ||
+      !tt_part_equal(given, s->parts, s->nparts))
     return false;
-  for (long i = 0; i < k->nparams; i++)
-    if (m->values[i] != l->values[i])
-      return false;
   for (cl_uint i = 0; i < k->nargs; i++)
     if (m->ids[i] != arg_id(&k->args[i]))
-      return false;
-  /* Field by field: a part's padding is not part of it. */
-  for (size_t p = 0; p < s->nparts; p++)
-    if (given[p].queue != s->parts[p].queue || given[p].g0 != s->parts[p].g0 ||
-        given[p].g1 != s->parts[p].g1)
       return false;
   free(s->parts);
   s->parts = m->s.parts;
@@ -468,7 +451,7 @@ static void memo_keep(cl_kernel k, struct split *s, const struct tt_ann_launch *
     nuses[p] = s->uses[p].n;
   *m = (struct tt_split_memo){.busy = true, .l = *l, .values = values, .ids = ids, .s = *s,
                               .nuses = nuses};
-  m->l.values = NULL;
+  m->l.values = values;
   s->memo = m;
   k->split_memo = m;
 }

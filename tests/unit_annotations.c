@@ -100,9 +100,34 @@ static void region(struct tt_ann *a, size_t rule, unsigned dim, const size_t *gw
   tt_ann_ranges_free(&r);
 }
 
+/* Launches alike or not: the memo of split launches takes a plan again only for the same
+ * shape and parameter values. */
+static void launches_alike(void)
+{
+  int64_t v1[3] = {1, 2, 3}, v2[3] = {1, 2, 4};
+  struct tt_ann_launch a = {2, {0, 0, 0}, {64, 32, 1}, {8, 8, 1}, v1}, b = a;
+  ok(tt_ann_launch_equal(&a, &b, 3), "launches alike: same shape and values");
+  b.values = v2;
+  ok(!tt_ann_launch_equal(&a, &b, 3) && tt_ann_launch_equal(&a, &b, 2),
+     "launches alike: a value differs (only the values compared count)");
+  b = a;
+  b.global[1] = 16;
+  ok(!tt_ann_launch_equal(&a, &b, 0), "launches alike: another global size");
+  b = a;
+  b.offset[0] = 8;
+  ok(!tt_ann_launch_equal(&a, &b, 0), "launches alike: another offset");
+  b = a;
+  b.work_dim = 3;
+  ok(!tt_ann_launch_equal(&a, &b, 0), "launches alike: another dimension count");
+  b = a;
+  b.local[0] = 4;
+  ok(!tt_ann_launch_equal(&a, &b, 0), "launches alike: another local size");
+}
+
 int main(void)
 {
   printf("TAP version 13\n");
+  launches_alike();
   nparams = tt_ann_kernel_params(kernel_src, "k", &params);
   ok(nparams == 13, "kernel signature: 13 parameters (attribute and comment skipped)");
   ok(param("a") == 0 && params[0].pointer && params[0].is_const && params[0].size == 4,

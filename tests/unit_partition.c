@@ -1,8 +1,9 @@
 /* Unit test of the partitioning of split launches (annotations/partition.h): tables of
  * equal and weighted shares, parts from bounds, parts that follow block and cyclic
  * distributions (extents that do not divide included), edges first (edge widths, edges
- * before interiors, parts too thin to split), the bytes neighbours both read, and whether
- * parts' writes overlap. No OpenCL, no MPI. */
+ * before interiors, parts too thin to split), the bytes neighbours both read, whether
+ * parts' writes overlap, balancing's new weights, and parts compared field by field. No
+ * OpenCL, no MPI. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,8 +247,72 @@ static void writes_overlap(void)
   }
 }
 
+static void reweigh(void)
+{
+  static const struct {
+    unsigned n;
+    size_t groups[3];
+    uint64_t ns[3], old[3]; /* old[0] == 0: equal shares */
+    uint64_t one;
+    bool moves;
+    uint64_t want[3];
+  } t[] = {
+      /* one part three times slower: three quarters of the way to 3:1 from 1:1 */
+      {2, {10, 10}, {100, 300}, {0}, 1000, true, {686, 314}},
+      /* the same again from those weights */
+      {2, {10, 10}, {100, 300}, {686, 314}, 1000, true, {732, 268}},
+      /* speeds 0.1, 0.1, 0.05 groups a nanosecond: shares 2:2:1 */
+      {3, {30, 10, 20}, {300, 100, 400}, {0}, 1200, true, {460, 460, 280}},
+      /* within 5% of each other: the weights stay */
+      {2, {5, 5}, {100, 104}, {0}, 1000, false, {0}},
+      {2, {5, 5}, {100, 106}, {0}, 1000, true, {509, 491}},
+      /* a time unknown (0): the weights stay */
+      {2, {5, 5}, {0, 100}, {0}, 1000, false, {0}},
+  };
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    uint64_t out[3] = {7, 7, 7};
+    bool moved = tt_part_reweigh(t[i].n, t[i].groups, t[i].ns, t[i].old[0] ? t[i].old : NULL,
+                                 t[i].one, out);
+    bool same = moved == t[i].moves;
+    uint64_t sum = 0;
+    for (unsigned p = 0; p < t[i].n; p++) {
+      same = same && out[p] == (moved ? t[i].want[p] : 7);
+      sum += out[p];
+    }
+    if (!same || (moved && sum != t[i].one)) {
+      fprintf(stderr, "reweigh case %zu: moved %d, %llu %llu %llu\n", i, moved,
+              (unsigned long long)out[0], (unsigned long long)out[1], (unsigned long long)out[2]);
+      failures++;
+    }
+  }
+}
+
+static void parts_equal(void)
+{
+  struct tt_part a[2], b[2];
+  /* Padding of other bytes: only the fields count. */
+  memset(a, 0x11, sizeof a);
+  memset(b, 0x22, sizeof b);
+  tt_part_set(&a[0], 0, 0, 10);
+  tt_part_set(&a[1], 1, 10, 20);
+  tt_part_set(&b[0], 0, 0, 10);
+  tt_part_set(&b[1], 1, 10, 20);
+  bool eq = tt_part_equal(a, b, 2);
+  b[1].queue = 0;
+  bool queue_differs = !tt_part_equal(a, b, 2);
+  b[1].queue = 1;
+  b[0].g1 = 11;
+  bool bound_differs = !tt_part_equal(a, b, 2) && tt_part_equal(a + 1, b + 1, 1);
+  if (!eq || !queue_differs || !bound_differs) {
+    fprintf(stderr, "parts equal: %d %d %d\n", eq, queue_differs, bound_differs);
+    failures++;
+  }
+}
+
 int main(void)
 {
+  parts_equal();
+  reweigh();
   shared_reads();
   writes_overlap();
   edges();
