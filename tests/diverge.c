@@ -3,10 +3,52 @@
  * in its second round. Tutti must stop the job, naming that rank and the call. With
  * DIVERGE_MODE=build, kernels run on every device while that rank creates a kernel where
  * the others build a program: both exchange descriptions between the ranks, which must
- * not take each other's for their own (the job stops cleanly, with the divergence named). */
+ * not take each other's for their own (the job stops cleanly, with the divergence named).
+ * With DIVERGE_MODE=thread the writes come from a thread the main thread's first thread made
+ * (named "0.1.1" alike on every rank: the report names it). */
 #include "tests/app.h"
 
+#include <pthread.h>
 #include <string.h>
+
+struct rounds {
+  struct app *a;
+  int rank, odd;
+};
+
+/* The rounds of writes, reads and finishes, with the divergence in the second. */
+static void *writes(void *arg)
+{
+  struct rounds *r = arg;
+  cl_uint ndev = r->a->ndev;
+  cl_command_queue *qs = r->a->qs;
+  cl_int err;
+  enum { N = 1 << 16 };
+  static int data[N], back[N];
+  cl_mem buf = clCreateBuffer(r->a->ctx, CL_MEM_READ_WRITE, sizeof data, NULL, &err);
+  CHECK(err);
+  for (int round = 0; round < 3; round++) {
+    for (int i = 0; i < N; i++)
+      data[i] = i + round;
+    cl_command_queue last = qs[ndev - 1];
+    CHECK(clEnqueueWriteBuffer(last, buf, CL_FALSE, 0, sizeof data, data, 0, NULL, NULL));
+    if (round == 1 && r->rank == r->odd) /* the divergence */
+      CHECK(clEnqueueWriteBuffer(qs[0], buf, CL_FALSE, 0, sizeof data / 2, data, 0, NULL, NULL));
+    for (cl_uint d = 0; d < ndev; d++)
+      CHECK(clFinish(qs[d]));
+    CHECK(clEnqueueReadBuffer(qs[0], buf, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
+  }
+  return NULL;
+}
+
+/* Thread "0.1": makes "0.1.1", which writes. */
+static void *middle(void *arg)
+{
+  pthread_t t;
+  if (pthread_create(&t, NULL, writes, arg) != 0 || pthread_join(t, NULL) != 0)
+    exit(1);
+  return NULL;
+}
 
 int main(void)
 {
@@ -59,23 +101,13 @@ int main(void)
     printf("diverge: finished without being stopped\n");
     return 0;
   }
-  cl_uint ndev = a.ndev;
-  cl_command_queue *qs = a.qs;
-  cl_int err;
-  enum { N = 1 << 16 };
-  static int data[N], back[N];
-  cl_mem buf = clCreateBuffer(a.ctx, CL_MEM_READ_WRITE, sizeof data, NULL, &err);
-  CHECK(err);
-  for (int round = 0; round < 3; round++) {
-    for (int i = 0; i < N; i++)
-      data[i] = i + round;
-    cl_command_queue last = qs[ndev - 1];
-    CHECK(clEnqueueWriteBuffer(last, buf, CL_FALSE, 0, sizeof data, data, 0, NULL, NULL));
-    if (round == 1 && rank == odd) /* the divergence */
-      CHECK(clEnqueueWriteBuffer(qs[0], buf, CL_FALSE, 0, sizeof data / 2, data, 0, NULL, NULL));
-    for (cl_uint d = 0; d < ndev; d++)
-      CHECK(clFinish(qs[d]));
-    CHECK(clEnqueueReadBuffer(qs[0], buf, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
+  struct rounds job = {&a, rank, odd};
+  if (mode && !strcmp(mode, "thread")) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, middle, &job) != 0 || pthread_join(t, NULL) != 0)
+      return 1;
+  } else {
+    writes(&job);
   }
   printf("diverge: finished without being stopped\n");
   return 0;

@@ -9,7 +9,9 @@
 
 #include "runtime/job/check.h"
 
+#include <dlfcn.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -36,11 +38,13 @@ bool tt_check_active;
 struct rec {
   uint64_t hash; /* running hash after the call */
   const char *name;
+  const char *thread; /* the host layer's name of the calling thread; NULL: the main one */
 };
 
 struct wire_rec {
   uint64_t hash;
   char name[40]; /* empty: this rank has no such call (not made yet, or no longer kept) */
+  char thread[24];
 };
 
 struct report {
@@ -132,6 +136,56 @@ uint64_t tt_check_name(const char *name)
   return tt_check_bytes(name, strlen(name)) | 1;
 }
 
+/* The calling thread's name as the host layer gives it alike on every rank
+ * (host/preload_thread.c: "0.2" is the main thread's second thread), kept for the thread's
+ * life; NULL for the main thread, a thread of the runtime's, or without the host layer.
+ * Names stay once made: records may outlive their thread. */
+static const char *(*shim_thread_name)(void);
+static pthread_once_t shim_once = PTHREAD_ONCE_INIT;
+
+static void find_shim(void)
+{
+  shim_thread_name = (const char *(*)(void))dlsym(RTLD_DEFAULT, "tutti_shim_thread_name");
+}
+
+static const char *thread_of_call(void)
+{
+  static __thread const char *mine;
+  static __thread bool looked;
+  if (looked)
+    return mine;
+  looked = true;
+  pthread_once(&shim_once, find_shim);
+  const char *n = shim_thread_name ? shim_thread_name() : NULL;
+  if (!n || !strcmp(n, "0"))
+    return NULL;
+  static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+  static struct name {
+    struct name *next;
+    char s[];
+  } *names;
+  pthread_mutex_lock(&names_lock);
+  struct name *x = names;
+  while (x && strcmp(x->s, n) != 0)
+    x = x->next;
+  if (!x && (x = malloc(sizeof *x + strlen(n) + 1))) {
+    strcpy(x->s, n);
+    x->next = names;
+    names = x;
+  }
+  pthread_mutex_unlock(&names_lock);
+  return mine = x ? x->s : NULL;
+}
+
+/* A call as a report names it: "clX", and " on thread T" for a thread other than the main
+ * one (host/preload_thread.c). */
+static const char *call_named(char *buf, size_t cap, const char *name, const char *thread)
+{
+  snprintf(buf, cap, "%s%s%s", name, thread && thread[0] ? " on thread " : "",
+           thread ? thread : "");
+  return buf;
+}
+
 void tt_check_call(const char *name, uint64_t name_hash, const uint64_t *v, size_t n)
 {
   if (!name_hash)
@@ -143,7 +197,7 @@ void tt_check_call(const char *name, uint64_t name_hash, const uint64_t *v, size
     h = mix(h, v[i]);
   running = h;
   uint64_t k = atomic_load_explicit(&ncalls, memory_order_relaxed) + 1;
-  ring[k % RING] = (struct rec){h, name};
+  ring[k % RING] = (struct rec){h, name, thread_of_call()};
   atomic_store_explicit(&ncalls, k, memory_order_release);
 }
 
@@ -225,6 +279,8 @@ static void asked(void *arg, int ok)
       if (k == 0 || !hash_at(k, n, &w[i].hash))
         continue;
       snprintf(w[i].name, sizeof w[i].name, "%s", ring[k % RING].name);
+      snprintf(w[i].thread, sizeof w[i].thread, "%s",
+               ring[k % RING].thread ? ring[k % RING].thread : "");
     }
     tt_transport_isend_standing(TT_CH_CHECK, buf, len, 0, ID_RECORDS, answer_sent, buf);
   }
@@ -267,7 +323,11 @@ _Noreturn void tt_check_disagree(const char *site, int other, struct tt_stamp th
   struct timespec ms = {0, 10000000};
   for (int i = 0; i < 1000; i++)
     nanosleep(&ms, NULL);
-  const char *name = n ? ring[n % RING].name : "the start";
+  char name[96];
+  if (n)
+    call_named(name, sizeof name, ring[n % RING].name, ring[n % RING].thread);
+  else
+    snprintf(name, sizeof name, "the start");
   TT_WARN("rank %d waits at an exchange of answers (%s) inside call #%llu (%s), where rank %d "
           "is after call #%llu elsewhere: the ranks diverged; stopping the job", me, site,
           (unsigned long long)n, name, other, (unsigned long long)theirs.calls);
@@ -329,22 +389,25 @@ static void compare_records(int r)
   bool ended0 = atomic_load(&finishing);
   for (uint64_t i = 0; i < p->ask[1]; i++) {
     uint64_t k = p->ask[0] + i;
+    char theirs[96], ours[96];
+    call_named(theirs, sizeof theirs, w[i].name, w[i].thread);
     if (k > n0 && k <= rcount) {
       if (ended0 || atomic_load(&stuck0))
         stop_job("rank %d diverged from rank 0 at call #%llu (%s): rank 0 %s after call #%llu",
-                 r, (unsigned long long)k, w[i].name,
+                 r, (unsigned long long)k, theirs,
                  ended0 ? "ended its program" : "waits for the other ranks' answers",
                  (unsigned long long)n0);
       if (p->latest.final == STUCK)
         stop_job("rank %d diverged from rank 0 at call #%llu (%s): rank %d waits for the other "
                  "ranks' answers after it, rank 0 is after call #%llu", r,
-                 (unsigned long long)k, w[i].name, r, (unsigned long long)n0);
+                 (unsigned long long)k, theirs, r, (unsigned long long)n0);
       break;
     }
     if (k > rcount) {
       if (k <= n0 && p->latest.final && p->latest.calls == rcount)
         stop_job("rank %d diverged from rank 0 at call #%llu (%s): rank %d %s after call #%llu",
-                 r, (unsigned long long)k, ring[k % RING].name, r,
+                 r, (unsigned long long)k,
+                 call_named(ours, sizeof ours, ring[k % RING].name, ring[k % RING].thread), r,
                  p->latest.final == STUCK ? "waits for the other ranks' answers"
                                           : "ended its program",
                  (unsigned long long)rcount);
@@ -355,12 +418,13 @@ static void compare_records(int r)
       stop_job("rank %d diverged from rank 0 after call #%llu (the calls after it are no "
                "longer kept)", r, (unsigned long long)p->good);
     if (w[i].hash != h0) {
-      const char *name0 = ring[k % RING].name;
-      if (strcmp(name0, w[i].name) != 0)
+      const char *name0 = ring[k % RING].name, *thread0 = ring[k % RING].thread;
+      call_named(ours, sizeof ours, name0, thread0);
+      if (strcmp(name0, w[i].name) != 0 || strcmp(thread0 ? thread0 : "", w[i].thread) != 0)
         stop_job("rank %d diverged from rank 0 at call #%llu (%s): rank 0 made %s there", r,
-                 (unsigned long long)k, w[i].name, name0);
+                 (unsigned long long)k, theirs, ours);
       stop_job("rank %d diverged from rank 0 at call #%llu (%s): same call, other arguments",
-               r, (unsigned long long)k, w[i].name);
+               r, (unsigned long long)k, theirs);
     }
     p->good = k;
   }
