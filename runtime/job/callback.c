@@ -280,3 +280,8 @@ cl_int tt_native_callback(cl_event native, cl_int type,
   return CL_SUCCESS;
 }
 
+cl_int tt_native_free_after(cl_event native, void (CL_CALLBACK *fn)(cl_event, cl_int, void *),
+                            void *data)
+{
+  return TT_NATIVE_DISPATCH(native)->clSetEventCallback(native, CL_COMPLETE, fn, data);
+}

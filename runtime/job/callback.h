@@ -16,6 +16,15 @@
 cl_int tt_native_callback(cl_event native, cl_int type,
                           void (CL_CALLBACK *fn)(cl_event, cl_int, void *), void *data);
 
+/* A callback that only gives back host memory the native command used (a list of buffers,
+ * a staging copy), once the backend itself says the command is over: the backend's own
+ * clSetEventCallback, neither polled nor swept. A backend's threads may still touch such
+ * memory after the command's status reads complete (NVIDIA's read a migration's list of
+ * buffers then: freed by the poller's early callback, its thread crashed), and a late free
+ * costs nothing. A failed command whose backend never calls back keeps its memory. */
+cl_int tt_native_free_after(cl_event native, void (CL_CALLBACK *fn)(cl_event, cl_int, void *),
+                            void *data);
+
 /* A command failed (a status below zero was seen): the sweeps begin. */
 void tt_native_note_failure(void);
 

@@ -103,8 +103,7 @@ static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
   if (f->err != CL_SUCCESS) {
     if (read_ev) {
       /* The read may still run into staging: free it only after the read. */
-      if (tt_native_callback(read_ev, CL_COMPLETE, free_staging,
-                                                          staging) != CL_SUCCESS)
+      if (tt_native_free_after(read_ev, free_staging, staging) != CL_SUCCESS)
         TT_NATIVE_DISPATCH(read_ev)->clWaitForEvents(1, &read_ev), free(staging);
       sd->bp->d->clReleaseEvent(read_ev);
     } else {
@@ -118,7 +117,7 @@ static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
   TT_LOG(TT_LOG_PLAN, "buffer #%llu bytes %zu+%zu: %s (domain %u) -> %s (domain %u) through "
          "the host", (unsigned long long)f->root->obj.id, off, len, sd->bp->short_name, src,
          dd->bp->short_name, f->dom);
-  if (tt_native_callback(write_ev, CL_COMPLETE, free_staging, staging) != CL_SUCCESS) {
+  if (tt_native_free_after(write_ev, free_staging, staging) != CL_SUCCESS) {
     dd->bp->d->clWaitForEvents(1, &write_ev);
     free(staging);
   }
