@@ -11,6 +11,7 @@
 #include "runtime/base/tutti_internal.h"
 #include "runtime/command/buffer.h"
 #include "runtime/command/launch.h"
+#include "runtime/command/memobj.h"
 
 #define TUTTI_LINKED
 #include "CL/tutti.h"
@@ -136,7 +137,6 @@ cl_int tt_split_check_pragmas(cl_program p, const char *options, char **error);
  * released. */
 void tt_split_kernel_init(cl_kernel k);
 void tt_split_kernel_free(cl_kernel k);
-void tt_split_mem_free(cl_mem m);
 
 /* Balancing split launches (icd/balance.c). Whether launches in ctx are balanced
  * (TUTTI_BALANCE, more than one device; their native queues then profile). The group ranges
@@ -212,12 +212,6 @@ cl_int tt_split_enqueue(cl_uint num_queues, const cl_command_queue *queues, cl_k
                         cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
                         cl_event *event);
 
-/* A buffer of context, flags and size as clCreateBuffer checked them (icd/mem.c); spread:
- * windowed from the start. Tutti's own buffers (split launches' partial results, the
- * collectives' scratch) come from here. */
-cl_mem tt_buffer_new(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr,
-                     bool spread, cl_int *errcode_ret);
-
 /* Argument arg_index of kernel set to arg_size bytes at arg_value, as clSetKernelArg checked
  * them (icd/kernel.c); Tutti's own kernels and launches set theirs here. */
 cl_int tt_kernel_arg_set(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
@@ -264,12 +258,6 @@ static inline cl_int tt_info(size_t size, void *value, size_t *size_ret, const v
 
 #define TT_INFO(v) tt_info(param_value_size, param_value, param_value_size_ret, &(v), sizeof(v))
 #define TT_INFO_STR(s) tt_info(param_value_size, param_value, param_value_size_ret, (s), strlen(s) + 1)
-
-static inline void tt_set_err(cl_int *errcode_ret, cl_int err)
-{
-  if (errcode_ret)
-    *errcode_ret = err;
-}
 
 /* Device types: whether a requested type is valid, and whether a device matches it. */
 bool tt_device_type_valid(cl_device_type t);

@@ -166,14 +166,6 @@ cl_int CL_API_CALL tt_clSetKernelAnnotationTUTTI(cl_kernel kernel, const char *a
 
 /* --- distributions -------------------------------------------------------------------------- */
 
-void tt_split_mem_free(cl_mem m)
-{
-  if (m->dist)
-    free(m->dist->devices);
-  free(m->dist);
-  m->dist = NULL;
-}
-
 cl_int CL_API_CALL tt_clSetBufferDistributionTUTTI(cl_mem buffer, const cl_tutti_distribution *d)
 {
   TT_CHECK(tt_check_id(buffer), d ? d->kind : 0, d ? d->ndims : 0, d ? d->elem_size : 0,
@@ -184,7 +176,7 @@ cl_int CL_API_CALL tt_clSetBufferDistributionTUTTI(cl_mem buffer, const cl_tutti
   TT_RETURN_IF(!tt_object_valid(buffer, TT_MEM) || buffer->parent, CL_INVALID_MEM_OBJECT);
   if (!d) {
     tt_plan_lock();
-    tt_split_mem_free(buffer);
+    tt_buffer_dist_free(buffer);
     tt_plan_unlock();
     return CL_SUCCESS;
   }
@@ -223,7 +215,7 @@ cl_int CL_API_CALL tt_clSetBufferDistributionTUTTI(cl_mem buffer, const cl_tutti
     t->chunk[i] = d->chunk[i];
   }
   tt_plan_lock();
-  tt_split_mem_free(buffer);
+  tt_buffer_dist_free(buffer);
   buffer->dist = t;
   /* A device then holds windows of it, not all of it (when it holds nothing yet). */
   tt_window_enable(buffer);

@@ -9,13 +9,6 @@
 
 #include "annotations/annotation.h"
 
-struct tt_distribution {
-  cl_uint kind, ndims;
-  size_t elem_size, extents[3], chunk[3];
-  cl_uint ndevices;
-  cl_device_id *devices;
-};
-
 enum variant_kind { VARIANT_SHAPE, VARIANT_COMBINE };
 
 /* A program built for a kernel's split launches: the prelude's variant for one launch shape,

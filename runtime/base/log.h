@@ -43,6 +43,13 @@ const char *tt_error_name(cl_int err);
 
 /* Argument checks of the entry points. The clause of the specification is quoted above each
  * use; with TUTTI_DEBUG=err the refused condition is logged under the error's name. */
+/* Sets *errcode_ret (when given) to err. */
+static inline void tt_set_err(cl_int *errcode_ret, cl_int err)
+{
+  if (errcode_ret)
+    *errcode_ret = err;
+}
+
 #define TT_RETURN_IF(cond, err)                                                                   \
   do {                                                                                            \
     if (__builtin_expect(!!(cond), 0)) {                                                          \

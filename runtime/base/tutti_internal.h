@@ -195,6 +195,14 @@ struct tt_map_record {
   struct tt_map_record *next;
 };
 
+/* A buffer's distribution over devices (clSetBufferDistributionTUTTI, icd/split_api.c). */
+struct tt_distribution {
+  cl_uint kind, ndims;
+  size_t elem_size, extents[3], chunk[3];
+  cl_uint ndevices;
+  cl_device_id *devices;
+};
+
 struct _cl_mem {
   struct tt_object obj;
   cl_context context;
