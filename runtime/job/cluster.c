@@ -290,6 +290,8 @@ static void node_catalogue(bool answers, unsigned char **buf, size_t *len)
   }
   append(buf, len, &cap, &ndev, sizeof ndev);
   cl_device_type forced = tt_env()->device_type;
+  bool engines = false;
+  char why[160] = "the node has no device";
   for (cl_uint i = 0; i < nbp; i++) {
     struct tt_backend_platform *bp = tt_backend_get(i);
     for (cl_uint k = 0; k < bp->ndevices; k++) {
@@ -303,12 +305,19 @@ static void node_catalogue(bool answers, unsigned char **buf, size_t *len)
       TT_NCALL(bp, clGetDeviceInfo, d.native, CL_DEVICE_TYPE, sizeof t, &t, NULL);
       d.type = forced ? forced : t & ~(cl_device_type)CL_DEVICE_TYPE_DEFAULT;
       d.cuda = tt_cuda_device_of(bp, d.native, d.gpu_copies, sizeof d.gpu_copies);
+      engines |= d.cuda >= 0;
+      if (i == 0 && k == 0)
+        snprintf(why, sizeof why, "device 0 of the node: %s", d.gpu_copies);
       snprintf(d.host, sizeof d.host, "%s", hostname);
       snprintf(d.backend, sizeof d.backend, "%s", bp->short_name);
       snprintf(d.backend_platform, sizeof d.backend_platform, "%s", bp->name);
       describe(&d, answers, buf, len, &cap);
     }
   }
+  /* Asked for by name: say when nothing on this node can take it (once, by its first rank). */
+  if (tt_env()->cuda == TT_CUDA_ON && !engines)
+    TT_WARN("TUTTI_CUDA=on, but no device of %s moves bytes by the copy engines (%s)", hostname,
+            why);
 }
 
 /* Keeps the catalogue's backends (CL_PLATFORM_TUTTI_BACKENDS); returns its device count. */
