@@ -80,13 +80,20 @@ static int64_t now_ns(void)
 static atomic_int in_exchange;
 static const char *_Atomic exchange_what;
 
+static atomic_bool anyone_gone; /* a goodbye arrived (goodbye_arrived) */
+
 static void exchange_begin(const char *what)
 {
   atomic_store(&exchange_what, what);
-  pthread_mutex_lock(&lock);
   atomic_fetch_add(&in_exchange, 1);
-  pthread_cond_signal(&wake); /* an idle progress thread starts watching (progress_main) */
-  pthread_mutex_unlock(&lock);
+  /* A progress thread idle without requests waits untimed only while nobody is gone: it
+   * starts watching when woken. A goodbye arriving later is its own doing, and it then sees
+   * in_exchange. So agreements (status polls among them) take no lock here. */
+  if (atomic_load(&anyone_gone)) {
+    pthread_mutex_lock(&lock);
+    pthread_cond_signal(&wake);
+    pthread_mutex_unlock(&lock);
+  }
 }
 
 static int exchange_end(int rc)
@@ -349,6 +356,8 @@ static void goodbye_arrived(void *arg, int ok)
   pthread_mutex_lock(&lock);
   if (ok && gone_since && !gone_since[r])
     gone_since[r] = now_ns();
+  if (ok)
+    atomic_store(&anyone_gone, true);
   pthread_mutex_unlock(&lock);
   TT_LOG(TT_LOG_MPI, "rank %d said goodbye", r);
 }

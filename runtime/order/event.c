@@ -804,6 +804,8 @@ void tt_event_gate(cl_command_queue q, cl_uint nwait, const cl_event *wait, cl_e
   if (!tt_cluster_distributed() || !q)
     return;
   bool in_order = !(q->props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+  if (!in_order && !nwait)
+    return;
   struct tt_events g = {NULL, 0, 0};
   for (cl_uint i = 0; wait && i < nwait; i++) {
     gates_add(&g, &wait[i], 1);
@@ -812,6 +814,11 @@ void tt_event_gate(cl_command_queue q, cl_uint nwait, const cl_event *wait, cl_e
     gates_free(&through);
   }
   if (in_order) {
+    pthread_mutex_lock(&q->obj.lock);
+    bool none_before = q->gates.n == 0;
+    pthread_mutex_unlock(&q->obj.lock);
+    if (none_before && !g.n)
+      return; /* nothing gates it, nor the queue's later commands (most commands) */
     struct tt_events before = gates_of(&q->obj, &q->gates);
     gates_add(&g, before.ev, before.n);
     struct tt_events now = {NULL, 0, 0};
