@@ -44,7 +44,7 @@ struct rec {
 struct wire_rec {
   uint64_t hash;
   char name[40]; /* empty: this rank has no such call (not made yet, or no longer kept) */
-  char thread[24];
+  char thread[48]; /* whole: the host layer's names are shorter (host/preload_thread.c) */
 };
 
 struct report {
