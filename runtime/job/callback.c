@@ -136,10 +136,14 @@ void tt_native_note_failure(void)
  * its event: the poller asks each event's status and runs the callback itself once the
  * status is reached, unless the backend ran it first (c->fired decides, as for the sweep). */
 
+/* Callbacks handed to the poller: a stack pushed without a lock (the host thread adds one
+ * for each dependency it plans while the poller runs its passes), which the poller empties
+ * into a list of its own. It sleeps on poll_cond only when it watches nothing. */
+static _Atomic(struct native_cb *) incoming;
+static atomic_bool poller_sleeping;
 static pthread_mutex_t poll_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t poll_cond = PTHREAD_COND_INITIALIZER;
-static struct native_cb *polled_list;
-static bool poller_started;
+static atomic_bool poller_started;
 
 /* The poller's pass over c: whether c stays on its list. */
 static bool poll_one(struct native_cb *c)
@@ -167,17 +171,30 @@ static void *poller_main(void *unused)
   /* Naps of microseconds: the kernel's default slack (50 us) would stretch each. */
   prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
   long nap_ns = 0;
+  struct native_cb *mine = NULL, **end = &mine; /* watched, oldest first */
   for (;;) {
-    pthread_mutex_lock(&poll_lock);
-    while (!polled_list) {
+    struct native_cb *fresh = atomic_exchange(&incoming, NULL);
+    if (!fresh && !mine) {
+      pthread_mutex_lock(&poll_lock);
+      atomic_store(&poller_sleeping, true);
+      while (!(fresh = atomic_exchange(&incoming, NULL)))
+        pthread_cond_wait(&poll_cond, &poll_lock);
+      atomic_store(&poller_sleeping, false);
+      pthread_mutex_unlock(&poll_lock);
       nap_ns = 0;
-      pthread_cond_wait(&poll_cond, &poll_lock);
     }
-    struct native_cb *list = polled_list, *keep = NULL, **tail = &keep;
-    polled_list = NULL;
-    pthread_mutex_unlock(&poll_lock);
+    /* The stack holds the newest first: appended in the order they came. */
+    struct native_cb *ordered = NULL;
+    while (fresh) {
+      struct native_cb *next = fresh->polled_next;
+      fresh->polled_next = ordered;
+      ordered = fresh;
+      fresh = next;
+    }
+    *end = ordered;
     bool fired = false;
-    for (struct native_cb *c = list, *next; c; c = next) {
+    struct native_cb *keep = NULL, **tail = &keep;
+    for (struct native_cb *c = mine, *next; c; c = next) {
       next = c->polled_next;
       if (poll_one(c)) {
         *tail = c;
@@ -187,14 +204,12 @@ static void *poller_main(void *unused)
       }
     }
     *tail = NULL;
-    pthread_mutex_lock(&poll_lock);
-    *tail = polled_list;
-    polled_list = keep;
-    pthread_mutex_unlock(&poll_lock);
+    mine = keep;
+    end = keep ? tail : &mine;
     /* Back to asking at once after something completed; else naps growing to 32 us. */
     nap_ns = fired ? 0 : nap_ns ? (nap_ns * 2 > POLL_NAP_MAX_NS ? POLL_NAP_MAX_NS : nap_ns * 2)
                                 : 1000;
-    if (nap_ns)
+    if (nap_ns && mine)
       nanosleep(&(struct timespec){0, nap_ns}, NULL);
   }
   return NULL;
@@ -204,18 +219,26 @@ static void *poller_main(void *unused)
  * false, references untouched, when the poller cannot start. */
 static bool poll_add(struct native_cb *c)
 {
-  pthread_mutex_lock(&poll_lock);
-  if (!poller_started)
-    poller_started = tt_thread_start("tutti-poller", poller_main);
-  if (!poller_started) {
+  if (!atomic_load(&poller_started)) {
+    pthread_mutex_lock(&poll_lock);
+    if (!atomic_load(&poller_started))
+      atomic_store(&poller_started, tt_thread_start("tutti-poller", poller_main));
     pthread_mutex_unlock(&poll_lock);
-    return false;
+    if (!atomic_load(&poller_started))
+      return false;
   }
   atomic_fetch_add_explicit(&tt_stats.polled, 1, memory_order_relaxed);
-  c->polled_next = polled_list;
-  polled_list = c;
-  pthread_cond_signal(&poll_cond);
-  pthread_mutex_unlock(&poll_lock);
+  struct native_cb *head = atomic_load(&incoming);
+  do
+    c->polled_next = head;
+  while (!atomic_compare_exchange_weak(&incoming, &head, c));
+  /* The poller set poller_sleeping before its last look at incoming: either it saw c, or
+   * this sees it asleep and wakes it (under the lock, so not before it waits). */
+  if (atomic_load(&poller_sleeping)) {
+    pthread_mutex_lock(&poll_lock);
+    pthread_cond_signal(&poll_cond);
+    pthread_mutex_unlock(&poll_lock);
+  }
   return true;
 }
 

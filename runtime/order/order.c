@@ -49,6 +49,7 @@ struct tt_access {
   struct tt_nqueue *nq; /* referenced */
   cl_event ev;          /* native, retained; NULL until some other queue needs to wait */
   bool may_fail;        /* waited for through an absorbing bridge (runtime/order/order.h) */
+  bool flushed;         /* its queue was flushed since it was recorded */
 };
 
 /* The command being planned (under the plan lock): named in messages about its transfers. */
@@ -503,10 +504,14 @@ static cl_int depend_on(struct tt_deps *d, cl_context ctx, cl_uint dom, struct t
   cl_int err = access_event(a);
   if (err != CL_SUCCESS)
     return err;
-  /* The user did not ask for this dependency, so nothing says that queue was flushed. */
-  a->nq->d->clFlush(a->nq->native);
+  /* The user did not ask for this dependency, so nothing says that queue was flushed; once
+   * is enough (NVIDIA's flush takes a lock its other threads contend for). */
+  if (!a->flushed) {
+    a->nq->d->clFlush(a->nq->native);
+    a->flushed = true;
+  }
   cl_event ev;
-  if (a->dom == dom && !a->may_fail) {
+  if (dom == TT_HOST_WAITS || (a->dom == dom && !a->may_fail)) {
     TT_NATIVE_DISPATCH(a->ev)->clRetainEvent(a->ev);
     ev = a->ev;
   } else {
@@ -645,7 +650,7 @@ void tt_order_access_record(cl_mem root, size_t off, size_t len, bool writes, cl
   root->naccesses++;
   root->access_longest = len > root->access_longest ? len : root->access_longest;
   /* A command of a queue that saw a failing command may fail with it. */
-  acc[at] = (struct tt_access){off, len, writes, dom, nq, ev, may_fail || nq->may_fail};
+  acc[at] = (struct tt_access){off, len, writes, dom, nq, ev, may_fail || nq->may_fail, false};
 }
 
 void tt_order_record(cl_mem root, size_t off, size_t len, cl_uint dom,

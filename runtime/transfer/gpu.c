@@ -191,8 +191,8 @@ static cl_event gpu_side(struct fetch *f, cl_uint dom, size_t off, size_t len, b
     ev = dm->bp->d->clCreateUserEvent(dm->native, &f->err);
   if (!ev)
     return NULL;
-  /* No queue: every conflicting access is waited for (NULL matches none). */
-  f->err = tt_order_after(deps, f->ctx, dom, NULL, f->root, off, len, writes);
+  /* The host waits: every conflicting access, by its own event. */
+  f->err = tt_order_after(deps, f->ctx, TT_HOST_WAITS, NULL, f->root, off, len, writes);
   return ev;
 }
 
