@@ -495,11 +495,17 @@ cl_int tt_order_bridge(cl_context ctx, cl_uint dom, cl_event src, bool absorb, c
 }
 
 static cl_int depend_on(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
-                        struct tt_access *a)
+                        struct tt_access *a, bool shared)
 {
   /* Commands of one in-order native queue are already ordered (an access is recorded under
    * the queue whose commands finish no earlier than it). */
   if (a->nq == nq)
+    return CL_SUCCESS;
+  /* Another domain's access touched that domain's own copy of the bytes, unless every domain
+   * works on the program's host memory: bytes reach this domain only by a transfer, recorded
+   * here and ordered after it, so a command here need not wait for it (a bridge costs a
+   * native user event and a callback). */
+  if (dom != TT_HOST_WAITS && a->dom != dom && !shared)
     return CL_SUCCESS;
   cl_int err = access_event(a);
   if (err != CL_SUCCESS)
@@ -548,7 +554,7 @@ static cl_int order_after(struct tt_deps *d, cl_context ctx, cl_uint dom, struct
        i++) {
     struct tt_access *a = &root->accesses[i];
     if (off < a->off + a->len && (a->writes || writes)) {
-      cl_int err = depend_on(d, ctx, dom, nq, a);
+      cl_int err = depend_on(d, ctx, dom, nq, a, root->flags & CL_MEM_USE_HOST_PTR);
       if (err != CL_SUCCESS)
         return err;
     }
