@@ -257,7 +257,16 @@ static int job(void)
   return size;
 }
 
-/* Rank 0's len bytes at buf on every rank (collective). False: a job of one rank. */
+/* The job is over (TUTTI_HOST_OVER): from now on every call is this rank's alone, as in a
+ * job of one rank. */
+static void job_over(void)
+{
+  job_size = 1;
+  state = -1;
+}
+
+/* Rank 0's len bytes at buf on every rank (collective). False: a job of one rank, or one that
+ * is over (the caller then makes the call itself). */
 bool share(const char *what, void *buf, size_t len)
 {
   if (job() <= 1)
@@ -265,6 +274,10 @@ bool share(const char *what, void *buf, size_t len)
   inside++;
   int rc = ops->share(what, buf, len);
   inside--;
+  if (rc == TUTTI_HOST_OVER) {
+    job_over();
+    return false;
+  }
   if (rc != 0) {
     say("%s: agreeing with rank 0 failed: stopping", what);
     abort();
@@ -272,18 +285,24 @@ bool share(const char *what, void *buf, size_t len)
   return true;
 }
 
-/* Before rank 0 changes the file system: every rank has reached this call (collective). */
-void arrive(const char *what)
+/* Before rank 0 changes the file system: every rank has reached this call (collective).
+ * False once the job is over: the caller makes the call itself. */
+bool arrive(const char *what)
 {
   if (job() <= 1)
-    return;
+    return true;
   inside++;
   int rc = ops->arrive(what);
   inside--;
+  if (rc == TUTTI_HOST_OVER) {
+    job_over();
+    return false;
+  }
   if (rc != 0) {
     say("%s: meeting the other ranks failed: stopping", what);
     abort();
   }
+  return true;
 }
 
 /* The outcome of a call made on rank 0 only (its result, errno and, when the result is a
@@ -463,7 +482,8 @@ static int open_agreed(const char *what, int dirfd, const char *path, int flags,
   int fd = -1;
   int64_t ok = 0;
   int err = 0;
-  arrive(what);
+  if (!arrive(what))
+    return real_openat(dirfd, path, flags, mode);
   if (rank == 0) {
     fd = real_openat(dirfd, path, flags, mode);
     ok = fd >= 0;
@@ -642,7 +662,8 @@ EXPORT FILE *freopen(const char *path, const char *mode, FILE *stream)
   int64_t ok = 0;
   int err = 0;
   FILE *f = NULL;
-  arrive("freopen");
+  if (!arrive("freopen"))
+    return real_freopen(path, mode, stream);
   if (rank == 0) {
     f = real_freopen(path, mode, stream);
     ok = f != NULL;

@@ -25,7 +25,7 @@ bool active(void);
 /* Rank 0's len bytes at buf on every rank (collective). False: a job of one rank. */
 bool share(const char *what, void *buf, size_t len);
 /* Before rank 0 changes the file system: every rank has reached this call (collective). */
-void arrive(const char *what);
+bool arrive(const char *what);
 /* The outcome of a call made on rank 0 only, with the bytes it put in buf. */
 bool agree(const char *what, int64_t *ret, int *err, void *buf, size_t cap);
 
@@ -42,12 +42,13 @@ FILE *host_random_stream(const char *path, int flags);
     real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
 
 /* Returns rank 0's outcome of `call` (made on rank 0 only), with the bytes it put in buf, on
- * every rank; in a job of one rank, the call's own. */
+ * every rank; in a job of one rank, or once the job is over, the call's own. */
 #define RETURN_AGREED(type, what, buf, cap, call)                                                 \
   do {                                                                                            \
     int64_t ret_ = 0;                                                                             \
     int err_ = 0;                                                                                 \
-    arrive(what);                                                                                 \
+    if (!arrive(what))                                                                            \
+      return (call);                                                                              \
     if (rank == 0) {                                                                              \
       ret_ = (call);                                                                              \
       err_ = errno;                                                                               \

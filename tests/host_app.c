@@ -5,7 +5,8 @@
  * result to a file, reads the file back and prints it. It also makes a directory and removes
  * it, and opens the file read-write and renames it (and back). Without the host layer the
  * ranks' data differ and the check fails; without rank-0-only writes the file gets one copy
- * per rank.
+ * per rank. At exit, after Tutti left, every rank appends a line to FILE.exit: the job is
+ * over, so each rank's calls are its own again.
  * Usage: host_app FILE DIR */
 #include "tests/app.h"
 
@@ -21,6 +22,16 @@ static const char *source =
     "__kernel void square_plus(__global const int *in, __global int *out, int k)\n"
     "{ size_t i = get_global_id(0); out[i] = in[i] * in[i] + k; }\n";
 
+static char exit_file[4096];
+
+/* Registered before the first OpenCL call, so it runs after Tutti's own exit handler. */
+static void note_exit(void)
+{
+  FILE *f = fopen(exit_file, "a");
+  if (!f || fputs("at exit\n", f) < 0 || fclose(f) != 0)
+    fprintf(stderr, "host_app: writing %s at exit failed\n", exit_file);
+}
+
 int main(int argc, char **argv)
 {
   if (argc < 3) {
@@ -28,6 +39,8 @@ int main(int argc, char **argv)
     return 2;
   }
   const char *file = argv[1], *dir = argv[2];
+  snprintf(exit_file, sizeof exit_file, "%s.exit", file);
+  atexit(note_exit);
   /* The seeds differ from process to process unless the host layer agrees on them. */
   srand((unsigned)time(NULL) ^ (unsigned)getpid() * 2654435761u);
   srand48((long)time(NULL) + getpid());

@@ -24,6 +24,8 @@ static int host_share(const char *what, void *buf, size_t len)
 {
   if (!tt_cluster_start_job())
     return 0;
+  if (!tt_transport_running())
+    return TUTTI_HOST_OVER;
   if (tt_check_active) {
     uint64_t v = len;
     tt_check_call(what, 0, &v, 1);
@@ -47,6 +49,8 @@ static int host_arrive(const char *what)
 {
   if (!tt_cluster_start_job())
     return 0;
+  if (!tt_transport_running())
+    return TUTTI_HOST_OVER;
   tt_check_sync();
   int v = 0;
   return tt_transport_allreduce_min_int(&v);

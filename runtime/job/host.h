@@ -7,7 +7,12 @@
 
 #include <stddef.h>
 
-#define TUTTI_HOST_OPS_VERSION 2
+#define TUTTI_HOST_OPS_VERSION 3
+
+/* What share and arrive return once the job is over (this rank left: Tutti's exit handler
+ * ran, at exit or after the program's own MPI_Finalize): nothing is agreed on any more, and
+ * each rank makes its calls alone (a file a destructor writes at exit, say). */
+#define TUTTI_HOST_OVER 1
 
 struct tutti_host_ops {
   unsigned version; /* TUTTI_HOST_OPS_VERSION */
@@ -15,12 +20,13 @@ struct tutti_host_ops {
    * on, or MPI could not start) and sets *rank. */
   int (*start)(int *rank);
   /* Collective, in program order on every rank: rank 0's len bytes at buf reach every
-   * rank. `what` names the call in divergence reports (runtime/job/check.h). 0 on success. */
+   * rank. `what` names the call in divergence reports (runtime/job/check.h). 0 on success,
+   * TUTTI_HOST_OVER once the job is over. */
   int (*share)(const char *what, void *buf, size_t len);
   /* Collective: returns once every rank has reached the same call `what`. Rank 0 changes the
    * file system only after this, so that no rank sees a change before its own program
    * reached it (a rank that checks for a directory before making it then decides as rank 0
-   * did). 0 on success. */
+   * did). 0 on success, TUTTI_HOST_OVER once the job is over. */
   int (*arrive)(const char *what);
 };
 

@@ -409,6 +409,14 @@ void tt_transport_goodbye(void)
       tt_transport_isend(TT_CH_CTRL, &goodbye_payload, sizeof goodbye_payload, r, 0, NULL, NULL);
 }
 
+bool tt_transport_running(void)
+{
+  pthread_mutex_lock(&lock);
+  bool running = started && !stopping;
+  pthread_mutex_unlock(&lock);
+  return running;
+}
+
 void tt_transport_stop(void)
 {
   if (!started)

@@ -51,6 +51,9 @@ int tt_transport_start(const void *world);
  * cancelled). */
 void tt_transport_stop(void);
 
+/* Whether the transport runs: started and not yet stopped (false once the rank left). */
+bool tt_transport_running(void);
+
 /* Tells every other rank that this one's host program ended. A rank that still expects
  * messages from a rank that said goodbye stops the job, naming it, after a short grace. */
 void tt_transport_goodbye(void);
