@@ -29,6 +29,10 @@
  *                                   between two GPUs of one context); ratio as --host;
  *                                   and against the CUDA driver's own copy between the
  *                                   first two GPUs (bench/cuda_peer.h), where libcuda is
+ *     copy to device 1's, 1 MiB and 256 MiB
+ *                                   the same bytes copied into another buffer by a command
+ *                                   of device 1 (clEnqueueCopyBuffer + clFinish), against the
+ *                                   same baselines
  *   transfer --host [--baseline NAME] [--rounds N]
  *                                   one process, the loader showing Tutti and its backend
  *                                   (the first other platform, or the one named NAME):
@@ -178,14 +182,18 @@ static void cuda_report(const char *what, size_t bytes, double tutti, int rounds
   fflush(stdout);
 }
 
-/* Bytes filled on device 0 moved to device 1 of one context: the time of the move. */
-static double peer_round(cl_command_queue q0, cl_command_queue q1, cl_mem m, size_t bytes,
-                         char pattern)
+/* Bytes filled on device 0 moved to device 1 of one context (dst NULL: the buffer itself
+ * migrates; else copied into dst by a command of device 1): the time of the move. */
+static double peer_round(cl_command_queue q0, cl_command_queue q1, cl_mem m, cl_mem dst,
+                         size_t bytes, char pattern)
 {
   CHECK(clEnqueueFillBuffer(q0, m, &pattern, 1, 0, bytes, 0, NULL, NULL));
   CHECK(clFinish(q0));
   double t0 = now();
-  CHECK(clEnqueueMigrateMemObjects(q1, 1, &m, 0, 0, NULL, NULL));
+  if (dst)
+    CHECK(clEnqueueCopyBuffer(q1, m, dst, 0, 0, bytes, 0, NULL, NULL));
+  else
+    CHECK(clEnqueueMigrateMemObjects(q1, 1, &m, 0, 0, NULL, NULL));
   CHECK(clFinish(q1));
   return now() - t0;
 }
@@ -217,32 +225,44 @@ static int peer_mode(int rounds, const char *want)
   }
   const size_t sizes[] = {(size_t)1 << 20, (size_t)256 << 20};
   double *t = malloc(2 * (size_t)rounds * sizeof *t);
-  for (int s = 0; s < 2; s++) {
-    size_t bytes = sizes[s];
-    cl_mem m[2];
-    for (int k = 0; k < 2; k++) {
-      cl_int err;
-      m[k] = clCreateBuffer(c[k], 0, bytes, NULL, &err);
-      CHECK(err);
-      peer_round(q[k][0], q[k][1], m[k], bytes, 1); /* first touch */
-    }
-    for (int r = 0; r < rounds; r++)
-      for (int k = 0; k < 2; k++)
-        t[k * rounds + r] = peer_round(q[k][0], q[k][1], m[k], bytes, (char)(r + 2));
-    for (int k = 0; k < 2; k++) {
-      char got[2];
-      CHECK(clEnqueueReadBuffer(q[k][1], m[k], CL_TRUE, bytes - 2, 2, got, 0, NULL, NULL));
-      if (got[0] != (char)(rounds + 1) || got[1] != (char)(rounds + 1)) {
-        fprintf(stderr, "transfer --peer: device 1 holds wrong bytes\n");
-        return 1;
+  /* The buffer itself moves (a migration), then its bytes are copied into another buffer
+   * on device 1 (a copy command). */
+  for (int copy = 0; copy < 2; copy++)
+    for (int s = 0; s < 2; s++) {
+      size_t bytes = sizes[s];
+      cl_mem m[2], dst[2] = {NULL, NULL};
+      for (int k = 0; k < 2; k++) {
+        cl_int err;
+        m[k] = clCreateBuffer(c[k], 0, bytes, NULL, &err);
+        CHECK(err);
+        if (copy) {
+          dst[k] = clCreateBuffer(c[k], 0, bytes, NULL, &err);
+          CHECK(err);
+        }
+        peer_round(q[k][0], q[k][1], m[k], dst[k], bytes, 1); /* first touch */
       }
-      clReleaseMemObject(m[k]);
+      for (int r = 0; r < rounds; r++)
+        for (int k = 0; k < 2; k++)
+          t[k * rounds + r] = peer_round(q[k][0], q[k][1], m[k], dst[k], bytes, (char)(r + 2));
+      for (int k = 0; k < 2; k++) {
+        char got[2];
+        CHECK(clEnqueueReadBuffer(q[k][1], copy ? dst[k] : m[k], CL_TRUE, bytes - 2, 2, got, 0,
+                                  NULL, NULL));
+        if (got[0] != (char)(rounds + 1) || got[1] != (char)(rounds + 1)) {
+          fprintf(stderr, "transfer --peer: device 1 holds wrong bytes\n");
+          return 1;
+        }
+        clReleaseMemObject(m[k]);
+        if (dst[k])
+          clReleaseMemObject(dst[k]);
+      }
+      static const char *const whats[2][2] = {
+          {"device 0 -> device 1, 1 MiB", "device 0 -> device 1, 256 MiB"},
+          {"copy to device 1's, 1 MiB", "copy to device 1's, 256 MiB"}};
+      double tutti = median(t, rounds);
+      report(whats[copy][s], bytes, tutti, median(t + rounds, rounds), bname);
+      cuda_report(whats[copy][s], bytes, tutti, rounds);
     }
-    const char *what = s ? "device 0 -> device 1, 256 MiB" : "device 0 -> device 1, 1 MiB";
-    double tutti = median(t, rounds);
-    report(what, bytes, tutti, median(t + rounds, rounds), bname);
-    cuda_report(what, bytes, tutti, rounds);
-  }
   for (int k = 0; k < 2; k++) {
     clReleaseCommandQueue(q[k][0]);
     clReleaseCommandQueue(q[k][1]);

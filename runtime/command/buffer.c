@@ -166,13 +166,21 @@ cl_int tt_cmd_copy(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst
   if (tt_cmd_discard(&c, num_events_in_wait_list, event_wait_list, (cl_mem[]){src_buffer, dst_buffer}, 2, CL_COMMAND_COPY_BUFFER, event, &discarded))
     return discarded;
   TT_CMD_TRY(&c, tt_cmd_begin(&c, num_events_in_wait_list, event_wait_list));
-  TT_CMD_TRY(&c, tt_cmd_use(&c, src_buffer, src_offset, size, true, false));
+  /* Source bytes on another GPU of the host: its copy engine writes them into dst (no copy
+   * of src made here, none on this device after); the command marks their arrival. */
+  bool into = false;
+  TT_CMD_TRY(&c, tt_cmd_copy_into(&c, src_buffer, src_offset, dst_buffer, dst_offset, size, &into));
+  if (!into)
+    TT_CMD_TRY(&c, tt_cmd_use(&c, src_buffer, src_offset, size, true, false));
   TT_CMD_TRY(&c, tt_cmd_use(&c, dst_buffer, dst_offset, size, false, true));
   cl_event ev = NULL;
   cl_int err = CL_SUCCESS;
-  cl_mem sn = tt_cmd_native_at(&c, src_buffer, &src_offset, size, &err);
+  cl_mem sn = into ? NULL : tt_cmd_native_at(&c, src_buffer, &src_offset, size, &err);
   cl_mem dn = err == CL_SUCCESS ? tt_cmd_native_at(&c, dst_buffer, &dst_offset, size, &err) : NULL;
-  if (sn && dn)
+  if (into && dn)
+    err = TT_CMD_ISSUE(&c, &ev, c.d->clEnqueueMarkerWithWaitList(c.nq->native, c.deps.n, tt_cmd_wait_list(&c),
+                                        tt_cmd_want_event(&c, &ev, event, false)));
+  else if (sn && dn)
     err = TT_CMD_ISSUE(&c, &ev, c.d->clEnqueueCopyBuffer(c.nq->native, sn, dn, src_offset, dst_offset, size,
                                         c.deps.n, tt_cmd_wait_list(&c), tt_cmd_want_event(&c, &ev, event, false)));
   return tt_cmd_end(&c, err, ev, CL_COMMAND_COPY_BUFFER, event, false);

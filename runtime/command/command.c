@@ -73,6 +73,12 @@ cl_int tt_cmd_use(struct tt_cmd *c, cl_mem m, size_t off, size_t len, bool reads
   return tt_plan_use(&c->deps, c->ctx, c->dom, c->nq, m, off, len, reads, writes);
 }
 
+cl_int tt_cmd_copy_into(struct tt_cmd *c, cl_mem src, size_t so, cl_mem dst, size_t dof,
+                        size_t len, bool *taken)
+{
+  return tt_plan_copy_into(&c->deps, c->ctx, c->dom, c->nq, src, so, dst, dof, len, taken);
+}
+
 /* The native buffer holding m's bytes [*off, *off+len) in the command's domain, once its
  * uses are planned; *off becomes their offset in it (runtime/memory/window.h). NULL for a virtual
  * command (*err CL_SUCCESS) or when no window could be made (*err says why). Virtual

@@ -81,6 +81,11 @@ cl_int tt_cmd_begin(struct tt_cmd *c, cl_uint nwait, const cl_event *wait);
 /* A buffer range the command reads or writes: its bytes brought, its dependencies added. */
 cl_int tt_cmd_use(struct tt_cmd *c, cl_mem m, size_t off, size_t len, bool reads, bool writes);
 
+/* A copy command from src to dst: whether the GPUs copied the source straight into dst
+ * (tt_plan_copy_into; then only dst is a use of the command, written). */
+cl_int tt_cmd_copy_into(struct tt_cmd *c, cl_mem src, size_t so, cl_mem dst, size_t dof,
+                        size_t len, bool *taken);
+
 /* The native buffer holding m's bytes [*off, *off+len) in the command's domain (*off becomes
  * their offset there), or over all of m's bytes; NULL for a virtual command. */
 cl_mem tt_cmd_native_at(struct tt_cmd *c, cl_mem m, size_t *off, size_t len, cl_int *err);

@@ -90,13 +90,13 @@ cl_int tt_plan_use(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqu
   if (root->attached != TT_NOT_ATTACHED) {
     /* No list is kept: another domain fetches from the attached one every time. */
     if (reads && dom != root->attached) {
-      struct fetch f = {d, ctx, dom, actual, nq, root, CL_SUCCESS, (int)root->attached};
+      struct fetch f = {d, ctx, dom, actual, nq, root, CL_SUCCESS, (int)root->attached, NULL, 0};
       fetch_run(&f, off, len, (tt_holders){NULL, 0});
       if (f.err != CL_SUCCESS)
         return f.err;
     }
   } else if (reads && ctx->ndomains > 1) {
-    struct fetch f = {d, ctx, dom, actual, nq, root, CL_SUCCESS, -1};
+    struct fetch f = {d, ctx, dom, actual, nq, root, CL_SUCCESS, -1, NULL, 0};
     tt_rangemap_walk(root->latest, off, len, fetch_run, &f);
     if (f.err != CL_SUCCESS)
       return f.err;
@@ -105,6 +105,61 @@ cl_int tt_plan_use(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqu
   return actual ? tt_order_after(d, ctx, dom, nq, root, off, len, writes) : CL_SUCCESS;
 }
 
+
+/* The holders of a run of bytes, when the range is one run (tt_plan_copy_into). */
+struct one_run {
+  cl_context ctx;
+  cl_uint dom;
+  unsigned runs;
+  cl_uint src;  /* the holder dom would fetch from, or UINT_MAX: none, or dom holds them */
+};
+
+static int note_run(void *arg, size_t off, size_t len, tt_holders holders)
+{
+  (void)off, (void)len;
+  struct one_run *r = arg;
+  r->runs++;
+  r->src = tt_holders_has(holders, r->dom) || tt_holders_next(holders, 0) == UINT_MAX
+               ? UINT_MAX
+               : choose_source(r->ctx, holders, r->dom);
+  return r->runs > 1; /* more than one run: not taken */
+}
+
+cl_int tt_plan_copy_into(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
+                         cl_mem src, size_t so, cl_mem dst, size_t dof, size_t len, bool *taken)
+{
+  *taken = false;
+  cl_mem sr = src->root, dr = dst->root;
+  if (len == 0 || ctx->ndomains < 2 || sr == dr || tt_windowed(sr) || tt_windowed(dr) ||
+      sr->attached != TT_NOT_ATTACHED || dr->attached != TT_NOT_ATTACHED)
+    return CL_SUCCESS;
+  so += src->origin;
+  dof += dst->origin;
+  struct one_run r = {ctx, dom, 0, UINT_MAX};
+  tt_rangemap_walk(sr->latest, so, len, note_run, &r);
+  if (r.runs != 1 || r.src == UINT_MAX ||
+      !tt_transfer_into_possible(ctx, r.src, sr, so, dom, dr, dof))
+    return CL_SUCCESS;
+  *taken = true;
+  struct tt_domain *sd = &ctx->domains[r.src], *dd = &ctx->domains[dom];
+  TT_LOG(TT_LOG_PLAN, "buffer #%llu bytes %zu+%zu: domain %u (rank %d) -> buffer #%llu bytes "
+         "%zu+%zu in domain %u (rank %d), by the GPUs, for command #%llu (%s)",
+         (unsigned long long)sr->obj.id, so, len, r.src, sd->rank, (unsigned long long)dr->obj.id,
+         dof, len, dom, dd->rank, (unsigned long long)tt_plan_cur.cmd, tt_plan_cur.name);
+  struct fetch f = {d, ctx, dom, dd->local, nq, sr, CL_SUCCESS, -1, dr,
+                    (ptrdiff_t)dof - (ptrdiff_t)so};
+  if (sd->rank == dd->rank) {
+    if (dd->local)
+      tt_transfer_into(&f, r.src, so, len, -1, 0, false);
+  } else if (sd->local || dd->local) {
+    uint64_t npieces = tt_transfer_pieces(len);
+    uint64_t id = tt_cluster_pair_ids(sd->rank, dd->rank, npieces);
+    if (tt_trace_on)
+      tt_trace_transfer_plan(sd->rank, dd->rank, id, npieces, sr->obj.id, so, len);
+    tt_transfer_into(&f, r.src, so, len, sd->local ? dd->rank : sd->rank, id, sd->local);
+  }
+  return f.err;
+}
 
 /* Brings [off, off+len) of root into domain dom from `from` (or from its holders, -1), with
  * Tutti's own queue of dom. */
@@ -118,7 +173,7 @@ static cl_int bring(cl_mem root, size_t off, size_t len, cl_uint dom, int from)
     return err;
   struct tt_deps deps;
   tt_deps_init(&deps);
-  struct fetch f = {&deps, ctx, dom, dm->local, q, root, CL_SUCCESS, from};
+  struct fetch f = {&deps, ctx, dom, dm->local, q, root, CL_SUCCESS, from, NULL, 0};
   if (from >= 0)
     fetch_run(&f, off, len, (tt_holders){NULL, 0});
   else

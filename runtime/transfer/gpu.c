@@ -34,10 +34,16 @@ static size_t native_size(cl_mem root, cl_uint dom, size_t at)
  * alike. */
 bool tt_gpu_pair(cl_context ctx, cl_uint a, cl_uint b, cl_mem root, size_t at)
 {
+  return tt_gpu_pair_of(ctx, a, root, at, b, root, at);
+}
+
+bool tt_gpu_pair_of(cl_context ctx, cl_uint a, cl_mem ra, size_t ata, cl_uint b, cl_mem rb,
+                    size_t atb)
+{
   const struct tt_domain *x = &ctx->domains[a], *y = &ctx->domains[b];
   return x->cuda >= 0 && y->cuda >= 0 && !strcmp(x->first_device->host, y->first_device->host) &&
-         tt_cuda_fits(native_size(root, a, at), root->flags) &&
-         tt_cuda_fits(native_size(root, b, at), root->flags);
+         tt_cuda_fits(native_size(ra, a, ata), ra->flags) &&
+         tt_cuda_fits(native_size(rb, b, atb), rb->flags);
 }
 
 struct gpu_copy {
@@ -182,8 +188,8 @@ static void gpu_desc_arrived(void *arg, int ok)
 /* One side of a copy in local domain dom: its user event, and the accesses it must wait for
  * in deps. Both sides are ordered before either is recorded (gpu_record): were the read
  * recorded first, the write would wait for it, and so for the copy itself. */
-static cl_event gpu_side(struct fetch *f, cl_uint dom, size_t off, size_t len, bool writes,
-                         struct tt_deps *deps)
+static cl_event gpu_side(struct fetch *f, cl_mem root, cl_uint dom, size_t off, size_t len,
+                         bool writes, struct tt_deps *deps)
 {
   struct tt_domain *dm = &f->ctx->domains[dom];
   cl_event ev = NULL;
@@ -192,27 +198,27 @@ static cl_event gpu_side(struct fetch *f, cl_uint dom, size_t off, size_t len, b
   if (!ev)
     return NULL;
   /* The host waits: every conflicting access, by its own event. */
-  f->err = tt_order_after(deps, f->ctx, TT_HOST_WAITS, NULL, f->root, off, len, writes);
+  f->err = tt_order_after(deps, f->ctx, TT_HOST_WAITS, NULL, root, off, len, writes);
   return ev;
 }
 
 /* Records a side's event as its access (under the unmaps' queue, as transfer pieces are). */
-static void gpu_record(struct fetch *f, cl_uint dom, size_t off, size_t len, bool writes,
-                       cl_event ev)
+static void gpu_record(struct fetch *f, cl_mem root, cl_uint dom, size_t off, size_t len,
+                       bool writes, cl_event ev)
 {
   struct tt_domain *dm = &f->ctx->domains[dom];
   if (!ev)
     return;
-  tt_order_access_record(f->root, off, len, writes, dom, dm->unmaps, ev, false);
+  tt_order_access_record(root, off, len, writes, dom, dm->unmaps, ev, false);
   tt_order_trace_internal(dm, writes, writes ? "GPU copy: write" : "GPU copy: read", ev,
                          tt_plan_cur.cmd);
 }
 
 /* The native buffer of a local domain and the CUDA address of byte off there (0: none). */
-static uint64_t gpu_address(struct fetch *f, cl_uint dom, size_t off, size_t len, cl_mem *native,
-                            size_t *at)
+static uint64_t gpu_address(struct fetch *f, cl_mem root, cl_uint dom, size_t off, size_t len,
+                            cl_mem *native, size_t *at)
 {
-  *native = tt_xfer_placed(f, dom, off, len, at, NULL);
+  *native = tt_xfer_placed_in(f, root, dom, off, len, at, NULL);
   return *native ? tt_cuda_address(*native, *at) : 0;
 }
 
@@ -236,14 +242,17 @@ int tt_gpu_run(struct fetch *f, enum gpu_role role, cl_uint src, size_t off, siz
   }
   x->peer = peer;
   x->id = id;
+  /* Where the bytes land: root's own copy in f->dom, or a copy command's destination. */
+  cl_mem droot = f->into ? f->into : f->root;
+  size_t doff = f->into ? (size_t)((ptrdiff_t)off + f->into_delta) : off;
   size_t at = 0;
   cl_mem sn = NULL, dn = NULL;
   if (role == GPU_LOCAL)
-    x->src = gpu_address(f, src, off, len, &sn, &at);
+    x->src = gpu_address(f, f->root, src, off, len, &sn, &at);
   else if (role == GPU_SEND && (sn = tt_xfer_placed(f, src, off, len, &at, NULL)))
     tt_cuda_describe(sn, at, &x->desc); /* else desc.ok stays 0: the receiver fails it */
   if (role != GPU_SEND) {
-    x->dst = gpu_address(f, f->dom, off, len, &dn, &at);
+    x->dst = gpu_address(f, droot, f->dom, doff, len, &dn, &at);
     x->device = f->ctx->domains[f->dom].cuda;
   }
   if (f->err != CL_SUCCESS || (role == GPU_LOCAL && (!x->src || !x->dst))) {
@@ -263,13 +272,13 @@ int tt_gpu_run(struct fetch *f, enum gpu_role role, cl_uint src, size_t off, siz
   struct tt_deps deps;
   tt_deps_init(&deps);
   if (role != GPU_RECV)
-    x->read = gpu_side(f, src, off, len, false, &deps);
+    x->read = gpu_side(f, f->root, src, off, len, false, &deps);
   if (role != GPU_SEND && f->err == CL_SUCCESS)
-    x->write = gpu_side(f, f->dom, off, len, true, &deps);
+    x->write = gpu_side(f, droot, f->dom, doff, len, true, &deps);
   if (role != GPU_RECV)
-    gpu_record(f, src, off, len, false, x->read);
+    gpu_record(f, f->root, src, off, len, false, x->read);
   if (role != GPU_SEND) {
-    gpu_record(f, f->dom, off, len, true, x->write);
+    gpu_record(f, droot, f->dom, doff, len, true, x->write);
     if (x->write) {
       TT_NATIVE_DISPATCH(x->write)->clRetainEvent(x->write);
       f->err = tt_deps_take(f->deps, x->write);

@@ -29,6 +29,9 @@ const char *tt_xfer_str(const struct xfer *x, char *buf, size_t cap);
  * made. */
 cl_mem tt_xfer_placed(struct fetch *f, cl_uint dom, size_t off, size_t len, size_t *at,
                       unsigned char **host);
+/* The same for another root's bytes (a copy command's destination, f->into). */
+cl_mem tt_xfer_placed_in(struct fetch *f, cl_mem root, cl_uint dom, size_t off, size_t len,
+                         size_t *at, unsigned char **host);
 
 /* Counts in *waiting each event of deps not complete yet and has ready(arg) called as each
  * completes (the caller holds one more count while setting up, and acts when the count ends).
@@ -40,10 +43,14 @@ void tt_xfer_wait_for(struct tt_deps *deps, atomic_int *waiting,
  * CUDA domains of one host, the native buffers holding byte `at` of root CUDA's at both ends;
  * every rank alike), and such a copy:
  * LOCAL from domain src of this rank into f->dom, SEND from src here to rank peer, RECV from
- * rank peer into f->dom. tt_gpu_run returns -1 when a LOCAL copy cannot take this path (the
- * caller copies through the host), else whether planning must stop. */
+ * rank peer into f->dom (into f->into's bytes there when set). tt_gpu_run returns -1 when a
+ * LOCAL copy cannot take this path (the caller copies through the host), else whether
+ * planning must stop. */
 enum gpu_role { GPU_LOCAL, GPU_SEND, GPU_RECV };
 bool tt_gpu_pair(cl_context ctx, cl_uint a, cl_uint b, cl_mem root, size_t at);
+/* The same with the bytes in root ra at byte ata in a and in root rb at byte atb in b. */
+bool tt_gpu_pair_of(cl_context ctx, cl_uint a, cl_mem ra, size_t ata, cl_uint b, cl_mem rb,
+                    size_t atb);
 int tt_gpu_run(struct fetch *f, enum gpu_role role, cl_uint src, size_t off, size_t len,
                int peer, uint64_t id);
 

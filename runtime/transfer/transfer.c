@@ -57,8 +57,14 @@ static void CL_CALLBACK free_staging(cl_event ev, cl_int status, void *p)
 cl_mem tt_xfer_placed(struct fetch *f, cl_uint dom, size_t off, size_t len, size_t *at,
                       unsigned char **host)
 {
+  return tt_xfer_placed_in(f, f->root, dom, off, len, at, host);
+}
+
+cl_mem tt_xfer_placed_in(struct fetch *f, cl_mem root, cl_uint dom, size_t off, size_t len,
+                         size_t *at, unsigned char **host)
+{
   struct tt_place p;
-  f->err = tt_window_place(f->root, dom, off, len, &p);
+  f->err = tt_window_place(root, dom, off, len, &p);
   if (f->err != CL_SUCCESS)
     return NULL;
   if (at)
@@ -686,6 +692,30 @@ static void describe_once(void)
 uint64_t tt_transfer_pieces(size_t len)
 {
   return (len + PIECE_BYTES - 1) / PIECE_BYTES;
+}
+
+bool tt_transfer_into_possible(cl_context ctx, cl_uint src, cl_mem sroot, size_t so, cl_uint dom,
+                               cl_mem droot, size_t dof)
+{
+  return tt_gpu_pair_of(ctx, src, sroot, so, dom, droot, dof);
+}
+
+int tt_transfer_into(struct fetch *f, cl_uint src, size_t off, size_t len, int peer, uint64_t id,
+                     bool send)
+{
+  describe_once();
+  int stop = tt_gpu_run(f, peer < 0 ? GPU_LOCAL : send ? GPU_SEND : GPU_RECV, src, off, len,
+                        peer, id);
+  if (stop < 0) {
+    /* Only when the CUDA addresses of buffers known to be CUDA's cannot be found. */
+    TT_WARN("copying buffer #%llu bytes %zu+%zu into buffer #%llu for command #%llu (%s): "
+            "the GPUs' memory could not be found", (unsigned long long)f->root->obj.id, off,
+            len, (unsigned long long)f->into->obj.id, (unsigned long long)tt_plan_cur.cmd,
+            tt_plan_cur.name);
+    f->err = CL_OUT_OF_RESOURCES;
+    stop = 1;
+  }
+  return stop;
 }
 
 int tt_transfer_local(struct fetch *f, cl_uint src, size_t off, size_t len)
