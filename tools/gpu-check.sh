@@ -1,13 +1,21 @@
 #!/bin/sh
 # Builds Tutti on a GPU machine from a tree whose configure was generated elsewhere (the GPU
 # machines have no libtool), then shows the GPUs through Tutti and runs the demo, the API
-# tests and the overhead benchmark on them. See doc/gpu.md.
-#   tools/gpu-check.sh [OUTDIR] [cluster|host]  logs go to OUTDIR (default: ./gpu-check-logs);
+# tests and the overhead benchmark on them. See doc/install.md and doc/testing.md ("On a GPU
+# machine").
+#   tools/gpu-check.sh [OUTDIR] [cluster|host|transfer|layouts]
+#                                            logs go to OUTDIR (default: ./gpu-check-logs);
 #                                            "cluster": only the parts of several GPUs;
 #                                            "host": only the host layer, divergence checks,
 #                                            traces and tutti-info --check on the GPUs;
 #                                            "transfer": only GPU-to-GPU transfers between two
-#                                            ranks against raw MPI, staged and mapped
+#                                            ranks against raw MPI, staged and mapped;
+#                                            "layouts": the host's GPUs as 1 rank with all, 2
+#                                            ranks, ..., a rank each: tests/cluster,
+#                                            tests/api, the collectives, the split apps and
+#                                            spilling k-means (each device's budget half its
+#                                            data), then the split apps 10 times a rank each;
+#                                            a line per run, "FAILED" where one did not pass
 set -u
 cd "$(dirname "$0")/.."
 out=${1:-$PWD/gpu-check-logs}
@@ -49,6 +57,63 @@ if [ "$only" = transfer ]; then
   log "1 MiB (one piece): the latency of a transfer"
   timeout 60 ./tutti-run -n 2 ./bench/cluster 1 9 100 2>&1 | grep transfer
   exit 0
+fi
+if [ "$only" = layouts ]; then
+  if ! { ./configure CPPFLAGS="$extra_cppflags" LDFLAGS="$extra_ldflags" &&
+         make -j"$(nproc)" libtutti.la libtutti-host.la tutti-run tests/vendors/tutti.icd \
+           tests/cluster tests/api tests/collective apps/split; } >"$out/build.log" 2>&1; then
+    tail -n 40 "$out/build.log"
+    exit 1
+  fi
+  # GPUS, BACKEND and KMEANS (the k-means scale, 512 MiB of points at 1024) override what
+  # the host shows (a try of this script on CPU devices, say).
+  export TUTTI_ICD=$PWD/tests/vendors/tutti.icd TUTTI_BACKENDS=${BACKEND:-nvidia}
+  export TT_TEST_BACKEND=${BACKEND:-nvidia}
+  n=${GPUS:-$(nvidia-smi -L 2>/dev/null | grep -c "^GPU")}
+  if [ "${n:-0}" -lt 1 ]; then
+    echo "gpu-check.sh layouts: no GPU found (set GPUS)" >&2
+    exit 2
+  fi
+  visible=$(seq -s, 0 $((n - 1)))
+  kscale=${KMEANS:-1024}
+  failed=0
+  # name ranks command...: one line, the run's output in OUTDIR.
+  run() {
+    name=$1 ranks=$2
+    shift 2
+    file="$out/$(echo "$name" | tr -c 'a-zA-Z0-9\n' '-').log"
+    start=$(date +%s)
+    CUDA_VISIBLE_DEVICES=$visible timeout 120 ./tutti-run -n "$ranks" "$@" >"$file" 2>&1
+    rc=$?
+    oks=$(grep -c '^ok' "$file")
+    bad=$(grep -c '^not ok\|^FAILED' "$file")
+    verdict=passed
+    if [ $rc -ne 0 ] || [ "$bad" -ne 0 ] || [ "$oks" -eq 0 ]; then
+      verdict=FAILED
+      failed=$((failed + 1))
+    fi
+    echo "$name: $verdict (exit $rc, $oks ok, $bad not ok, $(( $(date +%s) - start )) s)"
+  }
+  r=1
+  while [ "$r" -le "$n" ]; do
+    if [ $((n % r)) -eq 0 ]; then
+      lay="$r rank(s) x $((n / r)) GPU(s)"
+      run "$lay: tests/cluster" "$r" ./tests/cluster
+      run "$lay: tests/api" "$r" ./tests/api
+      run "$lay: tests/collective" "$r" ./tests/collective
+      run "$lay: split apps" "$r" env JACOBI_ITERS=20 ./apps/split all 4
+      # k-means' points (kscale / 2 MiB), split only (no device could hold them whole): each
+      # device holds 1/n of them, its budget half that.
+      run "$lay: spilling k-means" "$r" env TUTTI_DEVICE_MEM=$((kscale * 256 / n))K \
+        SPLIT_PER_DEVICE=4 SPLIT_ONLY=1 ./apps/split kmeans "$kscale"
+    fi
+    r=$((r * 2))
+  done
+  for i in 1 2 3 4 5 6 7 8 9 10; do
+    run "$n rank(s) x 1 GPU: split apps, run $i of 10" "$n" env JACOBI_ITERS=20 ./apps/split all 4
+  done
+  echo "$failed run(s) failed"
+  exit $((failed != 0))
 fi
 if ! { ./configure --prefix=/tmp/tt-inst CPPFLAGS="$extra_cppflags" LDFLAGS="$extra_ldflags" &&
        make -j"$(nproc)" && make -j"$(nproc)" tests/api tests/same tests/cluster bench/overhead bench/cluster apps/vecadd tests/vendors/tutti.icd tests/host_app tests/diverge tests/trace_check &&
