@@ -8,7 +8,8 @@
  *   SPLIT_REPS=R runs each app R times and prints the median times; SPLIT_QUEUES=Q splits over
  *   Q queues of the first device instead of one queue per device; SPLIT_PER_DEVICE=Q over Q
  *   queues of every device (parts that each hold a slice of data past a budget); JACOBI_ITERS sets Jacobi's
- *   sweeps; SPLIT_WARMUPS=W launches each app W times (default 1), each followed by clFinish of
+ *   sweeps, MATMUL_REPS how many times the product is computed (default 1; the same B, as a
+ *   solver's iterations would); SPLIT_WARMUPS=W launches each app W times (default 1), each followed by clFinish of
  *   every queue, before the timed launch (histogram: once); SPLIT_ONLY=1 runs the split launches alone (no whole launch: data past a device's
  *   budget, TUTTI_DEVICE_MEM, taken in by parts). On a platform without cl_tutti_split (a vendor's own), or with SPLIT_PLAIN=1, only
  *   the whole launches run, on the first device: the vendor's baseline of Tutti's overhead, or
@@ -390,10 +391,12 @@ static void matmul(int scale)
   size_t gws[2] = {(size_t)m, (size_t)n};
   double t[2] = {0, 0};
   int ok = 1;
+  int reps = getenv("MATMUL_REPS") ? atoi(getenv("MATMUL_REPS")) : 1;
   for (int split = first_run; split < 1 + have_split; split++) {
     warm_up(k, split, 2, gws, NULL);
     double t0 = now();
-    launch(k, split, 2, gws, NULL);
+    for (int r = 0; r < (reps > 0 ? reps : 1); r++)
+      launch(k, split, 2, gws, NULL);
     /* The product, not the gathering of C afterwards (as the other apps). */
     finish_all();
     t[split] = now() - t0;

@@ -6,7 +6,9 @@
 #     of the host (bench/transfer: against MPI_Send and the CUDA driver's copy); reads reaching
 #     every rank against MPI_Bcast, at 2 ranks and at GPUS ranks.
 #  2. Weak scaling at 2, 4, ... GPUS GPUs (bench/run-split.sh gpus): one GPU alone against a
-#     rank per GPU and one rank with every GPU, the work times the GPUs.
+#     rank per GPU and one rank with every GPU, the work times the GPUs; Jacobi sweeps 80
+#     times (JACOBI_ITERS) and the product is computed 40 times (MATMUL_REPS), so that one
+#     GPU takes some 50 ms with the default sizes.
 #  3. Strong scaling at GPUS GPUs: N-body and Jacobi whole on GPU 0 against split over every
 #     GPU, one rank with all and a rank per GPU.
 # Usage: bench/run-gpus.sh   (from the build directory; GPUS: how many GPUs, default what
@@ -41,7 +43,8 @@ done
 n=2
 while [ "$n" -le "$gpus" ]; do
   echo "## weak scaling, $n GPUs (efficiency: one GPU's time / the time with $n GPUs and ${n}x the work)"
-  GPUS=$n REPS=${REPS:-3} JACOBI_ITERS=${JACOBI_ITERS:-80} sh "$(dirname "$0")/run-split.sh" gpus \
+  GPUS=$n REPS=${REPS:-3} JACOBI_ITERS=${JACOBI_ITERS:-80} MATMUL_REPS=${MATMUL_REPS:-40} \
+    sh "$(dirname "$0")/run-split.sh" gpus \
     "${APPS:-nbody:16384 kmeans:256 matmul:8192 jacobi:2048}"
   n=$((n * 2))
 done
