@@ -94,6 +94,27 @@ int tt_ann_region(const struct tt_ann *a, size_t rule, const struct tt_ann_launc
                   const struct tt_ann_part *p, size_t buffer_bytes, struct tt_ann_ranges *out,
                   char *err, size_t errlen);
 
+/* One buffer argument of a launch, as a part's uses are planned from it: its parameter, its
+ * size in bytes and whether the kernel may write it (neither const nor read-only). */
+struct tt_ann_buffer {
+  unsigned param;
+  size_t size;
+  bool writable;
+};
+
+/* What part p of launch l reads and writes of buffer argument b, by the rules that name its
+ * parameter: reads and writes (sorted; a readwrite rule gives both; more than max_reads read
+ * ranges become their hull, since a read may fetch more than it needs and a write records
+ * exactly what it names); a reduce rule's regions go to reduce[r] for rule r (nrules
+ * entries), not to reads or writes. A parameter no rule names is read whole and written
+ * whole when writable: *named false, reads and writes hold the whole buffer (and the caller
+ * may use it as one range both read and written). 0, -1 with err set (a region the
+ * annotation cannot name at this launch), -2 out of memory. */
+int tt_ann_part_uses(const struct tt_ann *a, const struct tt_ann_launch *l,
+                     const struct tt_ann_part *p, const struct tt_ann_buffer *b, size_t max_reads,
+                     struct tt_ann_ranges *reads, struct tt_ann_ranges *writes,
+                     struct tt_ann_ranges *reduce, bool *named, char *err, size_t errlen);
+
 /* Whether the two sorted range lists share a byte. */
 bool tt_ann_ranges_overlap(const struct tt_ann_ranges *a, const struct tt_ann_ranges *b);
 

@@ -278,6 +278,55 @@ divisor:
   return -1;
 }
 
+/* One range into r (whose list is empty). */
+static int only_range(struct tt_ann_ranges *r, size_t off, size_t len)
+{
+  if (!(r->r = malloc(sizeof *r->r)))
+    return -2;
+  r->r[0] = (struct tt_ann_range){off, len};
+  r->n = r->cap = 1;
+  return 0;
+}
+
+int tt_ann_part_uses(const struct tt_ann *a, const struct tt_ann_launch *l,
+                     const struct tt_ann_part *p, const struct tt_ann_buffer *b, size_t max_reads,
+                     struct tt_ann_ranges *reads, struct tt_ann_ranges *writes,
+                     struct tt_ann_ranges *reduce, bool *named, char *err, size_t errlen)
+{
+  *named = false;
+  size_t nrules = tt_ann_nrules(a);
+  for (size_t r = 0; r < nrules; r++) {
+    struct tt_ann_rule_info ri = tt_ann_rule(a, r);
+    if (ri.param != b->param)
+      continue;
+    *named = true;
+    struct tt_ann_ranges *to = ri.mode == TT_ANN_REDUCE ? &reduce[r]
+                               : ri.mode == TT_ANN_READ ? reads : writes;
+    int rc = tt_ann_region(a, r, l, p, b->size, to, err, errlen);
+    if (!rc && ri.mode == TT_ANN_READWRITE)
+      rc = tt_ann_region(a, r, l, p, b->size, reads, err, errlen);
+    if (rc)
+      return rc;
+  }
+  if (!*named) {
+    if (only_range(reads, 0, b->size) || (b->writable && only_range(writes, 0, b->size))) {
+      oom(err, errlen);
+      return -2;
+    }
+    return 0;
+  }
+  if (reads->n > max_reads) {
+    size_t lo = reads->r[0].off, hi = 0;
+    for (size_t j = 0; j < reads->n; j++) {
+      lo = reads->r[j].off < lo ? reads->r[j].off : lo;
+      hi = reads->r[j].off + reads->r[j].len > hi ? reads->r[j].off + reads->r[j].len : hi;
+    }
+    reads->r[0] = (struct tt_ann_range){lo, hi - lo};
+    reads->n = 1;
+  }
+  return 0;
+}
+
 bool tt_ann_ranges_overlap(const struct tt_ann_ranges *a, const struct tt_ann_ranges *b)
 {
   size_t i = 0, j = 0;

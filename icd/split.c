@@ -209,25 +209,10 @@ static int plan_parts(struct split *s, const struct tt_ann_launch *l)
         continue;
       cl_mem m = arg->mem;
       struct tt_ann_ranges reads = {0}, writes = {0};
+      struct tt_ann_buffer b = {i, m->size, !arg->is_const && !(m->flags & CL_MEM_READ_ONLY)};
       bool named = false;
-      char err[256];
-      for (size_t r = 0; r < s->nrules && !rc; r++) {
-        struct tt_ann_rule_info ri = tt_ann_rule(a, r);
-        if (ri.param != i)
-          continue;
-        named = true;
-        struct tt_ann_ranges *to = ri.mode == TT_ANN_REDUCE ? &s->reduce[p * s->nrules + r]
-                                   : ri.mode == TT_ANN_READ ? &reads : &writes;
-        if (tt_ann_region(a, r, l, &part, m->size, to, err, sizeof err)) {
-          snprintf(s->why, sizeof s->why, "%s", err);
-          rc = -1;
-        }
-        if (!rc && ri.mode == TT_ANN_READWRITE &&
-            tt_ann_region(a, r, l, &part, m->size, &reads, err, sizeof err)) {
-          snprintf(s->why, sizeof s->why, "%s", err);
-          rc = -1;
-        }
-      }
+      rc = tt_ann_part_uses(a, l, &part, &b, READ_RANGES_MAX, &reads, &writes,
+                            &s->reduce[p * s->nrules], &named, s->why, sizeof s->why);
       if (rc || tt_ann_reduce_rule(a, i) != SIZE_MAX) {
         tt_ann_ranges_free(&reads);
         tt_ann_ranges_free(&writes);
@@ -235,30 +220,14 @@ static int plan_parts(struct split *s, const struct tt_ann_launch *l)
       }
       struct uses *u = &s->uses[p];
       if (!named) {
-        /* Unannotated: the whole buffer, written unless const or read-only. */
-        bool wr = !arg->is_const && !(m->flags & CL_MEM_READ_ONLY);
-        rc = use_add(u, m, 0, m->size, true, wr) ? -2 : 0;
-        if (wr) {
-          writes.r = malloc(sizeof *writes.r);
-          if (writes.r) {
-            writes.r[0] = (struct tt_ann_range){0, m->size};
-            writes.n = writes.cap = 1;
-          }
-        }
-      } else if (reads.n > READ_RANGES_MAX) {
-        size_t lo = reads.r[0].off, hi = 0;
-        for (size_t j = 0; j < reads.n; j++) {
-          lo = reads.r[j].off < lo ? reads.r[j].off : lo;
-          hi = reads.r[j].off + reads.r[j].len > hi ? reads.r[j].off + reads.r[j].len : hi;
-        }
-        rc = use_add(u, m, lo, hi - lo, true, false) ? -2 : 0;
+        /* Unannotated: the whole buffer, one use, written unless const or read-only. */
+        rc = use_add(u, m, 0, m->size, true, b.writable) ? -2 : 0;
       } else {
         for (size_t j = 0; j < reads.n && !rc; j++)
           rc = use_add(u, m, reads.r[j].off, reads.r[j].len, true, false) ? -2 : 0;
-      }
-      if (named)
         for (size_t j = 0; j < writes.n && !rc; j++)
           rc = use_add(u, m, writes.r[j].off, writes.r[j].len, false, true) ? -2 : 0;
+      }
       for (size_t j = 0; j < writes.n && !rc; j++) {
         if (nw == capw) {
           capw = capw ? capw * 2 : 64;

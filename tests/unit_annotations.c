@@ -124,6 +124,75 @@ static void launches_alike(void)
   ok(!tt_ann_launch_equal(&a, &b, 0), "launches alike: another local size");
 }
 
+/* "off+len ..." of a range list. */
+static void ranges_str(const struct tt_ann_ranges *r, char *out, size_t cap)
+{
+  out[0] = 0;
+  for (size_t i = 0; i < r->n; i++)
+    snprintf(out + strlen(out), cap - strlen(out), "%s%zu+%zu", i ? " " : "", r->r[i].off,
+             r->r[i].len);
+}
+
+/* What a part of a launch reads and writes of each buffer argument (tt_ann_part_uses): a
+ * table of annotations, parameters and parts against the ranges wanted ("reads | writes |
+ * reduce of rule 0", "whole" when no rule names the parameter, "error: ..." when none). */
+static void part_uses(void)
+{
+  static const struct {
+    const char *ann, *param;
+    size_t size, g0, g1, max_reads;
+    bool writable;
+    const char *want;
+  } cases[] = {
+      {"global i => read a[i], write c[i]", "a", 64, 1, 3, 64, false, "4+8 | "},
+      {"global i => read a[i], write c[i]", "c", 64, 1, 3, 64, true, " | 4+8"},
+      {"global i => read a[i], write c[i]", "b", 64, 1, 3, 64, true, "whole 0+64 | 0+64"},
+      {"global i => read a[i], write c[i]", "in", 64, 1, 3, 64, false, "whole 0+64 | "},
+      {"global i => readwrite b[i]", "b", 64, 0, 2, 64, true, "0+8 | 0+8"},
+      {"global i => read a[i - 1 : i + 2]", "a", 64, 1, 2, 64, false, "0+12 | "},
+      {"global i => read a(h, w)[i, 0:2]", "a", 256, 0, 3, 64, false, "0+8 32+8 64+8 | "},
+      {"global i => read a(h, w)[i, 0:2]", "a", 256, 0, 3, 2, false, "0+72 | "},
+      {"global i => write c(h, w)[i, 0:2]", "c", 256, 0, 3, 2, true, " | 0+8 32+8 64+8"},
+      {"global i => reduce(+) total[0], read a[i]", "total", 64, 0, 4, 64, true,
+       " |  | 0+4"},
+      {"global i => read a(w, h)[i, 0]", "a", 64, 0, 1, 64, false,
+       "error: the shape of parameter 0 holds 192 bytes, its buffer 64"},
+  };
+  for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+    struct tt_ann *a = parse(cases[t].ann, NULL);
+    if (!a)
+      continue;
+    int64_t v[32] = {0};
+    v[param("w")] = 8;
+    v[param("h")] = 6;
+    struct tt_ann_launch l = {1, {0, 0, 0}, {16, 1, 1}, {1, 1, 1}, v};
+    struct tt_ann_part p = {{cases[t].g0, 0, 0}, {cases[t].g1, 1, 1}};
+    struct tt_ann_buffer b = {(unsigned)param(cases[t].param), cases[t].size, cases[t].writable};
+    struct tt_ann_ranges reads = {0}, writes = {0}, reduce[8] = {{0}};
+    bool named = true;
+    char err[256] = "", r[256], w[256], x[256], got[1024];
+    int rc = tt_ann_part_uses(a, &l, &p, &b, cases[t].max_reads, &reads, &writes, reduce,
+                              &named, err, sizeof err);
+    ranges_str(&reads, r, sizeof r);
+    ranges_str(&writes, w, sizeof w);
+    ranges_str(&reduce[0], x, sizeof x);
+    if (rc)
+      snprintf(got, sizeof got, "error: %s", err);
+    else
+      snprintf(got, sizeof got, "%s%s | %s%s%s", named ? "" : "whole ", r, w,
+               reduce[0].n ? " | " : "", x);
+    char msg[2048];
+    snprintf(msg, sizeof msg, "uses of %s under \"%s\", groups %zu..%zu: want \"%s\", got \"%s\"",
+             cases[t].param, cases[t].ann, cases[t].g0, cases[t].g1, cases[t].want, got);
+    ok(!strcmp(got, cases[t].want), msg);
+    tt_ann_ranges_free(&reads);
+    tt_ann_ranges_free(&writes);
+    for (size_t i = 0; i < 8; i++)
+      tt_ann_ranges_free(&reduce[i]);
+    tt_ann_free(a);
+  }
+}
+
 int main(void)
 {
   printf("TAP version 13\n");
@@ -272,6 +341,7 @@ int main(void)
     tt_ann_ranges_free(&y);
   }
   tt_ann_free(a);
+  part_uses();
   /* A divisor that is a parameter, zero at this launch. */
   a = parse("global i => read a[i / (n - 10)]", NULL);
   region(a, 0, 1, g1, l1, NULL, 0, 1, 64, "error: column 22: the divisor is not positive for this launch",
