@@ -31,6 +31,18 @@ static cl_uint choose_source(cl_context ctx, tt_holders holders, cl_uint dom)
 }
 
 
+/* The first message id of a transfer of [off, off+len) of root between the ranks of domains
+ * sd and dd (one id per piece), drawn alike on both ranks, and its place in the trace. */
+static uint64_t transfer_ids(const struct tt_domain *sd, const struct tt_domain *dd, cl_mem root,
+                             size_t off, size_t len)
+{
+  uint64_t npieces = tt_transfer_pieces(len);
+  uint64_t id = tt_cluster_pair_ids(sd->rank, dd->rank, npieces);
+  if (tt_trace_on)
+    tt_trace_transfer_plan(sd->rank, dd->rank, id, npieces, root->obj.id, off, len);
+  return id;
+}
+
 /* One run of bytes the command's domain lacks (SnuCL-D Table 2): a copy within this rank, a
  * send from here, a receive here, or nothing when neither end is here. Every rank draws the
  * transfer's ids alike. */
@@ -58,10 +70,7 @@ static int fetch_run(void *arg, size_t off, size_t len, tt_holders holders)
     if (dd->local)
       stop = tt_transfer_local(f, src, off, len);
   } else if (sd->local || dd->local) {
-    uint64_t npieces = tt_transfer_pieces(len);
-    uint64_t id = tt_cluster_pair_ids(sd->rank, dd->rank, npieces);
-    if (tt_trace_on)
-      tt_trace_transfer_plan(sd->rank, dd->rank, id, npieces, f->root->obj.id, off, len);
+    uint64_t id = transfer_ids(sd, dd, f->root, off, len);
     stop = tt_transfer_remote(f, src, off, len, sd->local ? dd->rank : sd->rank, id, sd->local);
   }
   if (!stop && tt_plan_cur.part && dd->local && tt_plan_cur.device && tt_plan_cur.device->actual)
@@ -152,10 +161,7 @@ cl_int tt_plan_copy_into(struct tt_deps *d, cl_context ctx, cl_uint dom, struct 
     if (dd->local)
       tt_transfer_into(&f, r.src, so, len, -1, 0, false);
   } else if (sd->local || dd->local) {
-    uint64_t npieces = tt_transfer_pieces(len);
-    uint64_t id = tt_cluster_pair_ids(sd->rank, dd->rank, npieces);
-    if (tt_trace_on)
-      tt_trace_transfer_plan(sd->rank, dd->rank, id, npieces, sr->obj.id, so, len);
+    uint64_t id = transfer_ids(sd, dd, sr, so, len);
     tt_transfer_into(&f, r.src, so, len, sd->local ? dd->rank : sd->rank, id, sd->local);
   }
   return f.err;
