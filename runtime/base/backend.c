@@ -7,12 +7,14 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -240,6 +242,46 @@ static char pocl_cache[4096], pocl_base[4096];
 static int pocl_local = -1, pocl_nlocal;
 static int64_t *pocl_seen; /* by local rank: when its directory was last looked through */
 
+/* mkdir -p of path (a copy is changed). */
+static void make_dirs(const char *path)
+{
+  char p[sizeof pocl_base];
+  snprintf(p, sizeof p, "%s", path);
+  for (char *c = p + 1; *c; c++)
+    if (*c == '/') {
+      *c = 0;
+      mkdir(p, 0700);
+      *c = '/';
+    }
+  mkdir(p, 0700);
+}
+
+/* The local rank's cache folder, held for the process's life by a lock beside it: a second
+ * job on the node (two runs at once, tests run in parallel) takes the next free one, since
+ * PoCL processes compiling into one folder at once crash (the reason for a folder per rank).
+ * tutti-rankL first, then tutti-rankL.1, .2, ... False when none can be had. */
+static bool claim_pocl_cache(void)
+{
+  make_dirs(pocl_base);
+  for (int k = 0; k < 64; k++) {
+    char suffix[16] = "";
+    if (k)
+      snprintf(suffix, sizeof suffix, ".%d", k);
+    char lock[sizeof pocl_cache + 8];
+    if (snprintf(pocl_cache, sizeof pocl_cache, "%s/tutti-rank%d%s", pocl_base, pocl_local,
+                 suffix) >= (int)sizeof pocl_cache ||
+        snprintf(lock, sizeof lock, "%s.lock", pocl_cache) >= (int)sizeof lock)
+      return false;
+    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+      return false;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+      return true; /* fd stays open: the lock lasts as long as the process */
+    close(fd);
+  }
+  return false;
+}
+
 static void own_pocl_cache(void)
 {
   const char *local = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
@@ -261,8 +303,7 @@ static void own_pocl_cache(void)
     return;
   pocl_local = atoi(local);
   pocl_nlocal = atoi(nlocal);
-  if (snprintf(pocl_cache, sizeof pocl_cache, "%s/tutti-rank%d", pocl_base, pocl_local) >=
-      (int)sizeof pocl_cache) {
+  if (!claim_pocl_cache()) {
     pocl_cache[0] = 0;
     return;
   }

@@ -513,9 +513,8 @@ static cl_int depend_on(struct tt_deps *d, cl_context ctx, cl_uint dom, struct t
   /* The user did not ask for this dependency, so nothing says that queue was flushed. Once
    * is enough for this access, and on backends whose callbacks Tutti polls (NVIDIA's: its
    * flush takes a lock its other threads contend for) once it is. Elsewhere every dependency
-   * flushes, as it always did, which also starts what was enqueued there since: with PoCL
-   * flushed once per access, tests/agree's binary-type group crashed inside PoCL's kernel
-   * cache in several runs of the suite (doc/status.md). */
+   * flushes, as it always did, which also starts what was enqueued there since (PoCL's
+   * commands then start as they did before the once-per-access rule). */
   if (!a->flushed || !tt_backend_polled(TT_VENDOR_DISPATCH(a->nq->native))) {
     a->nq->d->clFlush(a->nq->native);
     a->flushed = true;
