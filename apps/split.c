@@ -13,7 +13,9 @@
  *   every queue, before the timed launch (histogram: once); SPLIT_ONLY=1 runs the split launches alone (no whole launch: data past a device's
  *   budget, TUTTI_DEVICE_MEM, taken in by parts). On a platform without cl_tutti_split (a vendor's own), or with SPLIT_PLAIN=1, only
  *   the whole launches run, on the first device: the vendor's baseline of Tutti's overhead, or
- *   an unchanged program that TUTTI_AGGREGATE splits over every device. */
+ *   an unchanged program that TUTTI_AGGREGATE splits over every device. There SPLIT_PART=K/N
+ *   launches part K (from 0) of N of the last dimension alone, as a split launch over N
+ *   devices would run it: the vendor's own time for a part's shape (its results unchecked). */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <CL/tutti.h>
@@ -62,10 +64,14 @@ static const char *source =
     "  if (i < get_global_size(0)) atomic_inc(&hist[x[i] % nbins]);\n"
     "}\n"
     "\n"
+    "/* The sums in 64 bits: in 32 they wrap past 2^31 (from some 16 million points), the\n"
+    " * centroids go astray and most points crowd onto one, so that a larger run would do\n"
+    " * other work per point than a smaller one (its atomics contending more). */\n"
+    "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
     "#pragma tutti global i => read pts(n, d)[i, :], read cent[:], reduce(+) sums[:], \\\n"
     "    reduce(+) counts[:]\n"
     "__kernel void kmeans(__global const int *pts, __global const int *cent,\n"
-    "                     __global int *sums, __global int *counts, int n, int d, int k)\n"
+    "                     __global long *sums, __global int *counts, int n, int d, int k)\n"
     "{\n"
     "  int i = get_global_id(0), best = 0;\n"
     "  long bestd = -1;\n"
@@ -74,7 +80,7 @@ static const char *source =
     "    for (int t = 0; t < d; t++) { long e = pts[i * d + t] - cent[c * d + t]; dist += e * e; }\n"
     "    if (bestd < 0 || dist < bestd) { bestd = dist; best = c; }\n"
     "  }\n"
-    "  for (int t = 0; t < d; t++) atomic_add(&sums[best * d + t], pts[i * d + t]);\n"
+    "  for (int t = 0; t < d; t++) atom_add(&sums[best * d + t], (long)pts[i * d + t]);\n"
     "  atomic_inc(&counts[best]);\n"
     "}\n"
     "\n"
@@ -103,6 +109,8 @@ static cl_uint ndev;
 static cl_device_id devs[MAX_DEVS];
 static cl_command_queue queues[MAX_DEVS];
 static int failures, have_split = 1;
+/* SPLIT_PART=K/N (plain launches): part K of N alone. */
+static unsigned part_k, part_n;
 /* 1 with SPLIT_ONLY: the split launches alone (data larger than one launch can hold on a
  * device with a budget, doc/spill.md). */
 static int first_run;
@@ -160,10 +168,21 @@ static void finish_all(void)
 /* One launch: whole on the first device, or split over every device. */
 static void launch(cl_kernel k, int split, cl_uint dim, const size_t *gws, const size_t *lws)
 {
-  if (split)
+  if (split) {
     CHECK(clEnqueueSplitNDRangeKernelTUTTI(ndev, queues, k, dim, NULL, gws, lws, 0, NULL, NULL));
-  else
+  } else if (part_n > 1) {
+    /* Part part_k of the last dimension in whole work-groups (64 items where the program
+     * gives no local size and they divide it), as Tutti cuts parts. */
+    size_t off[3] = {0, 0, 0}, size[3];
+    memcpy(size, gws, dim * sizeof *gws);
+    size_t g = gws[dim - 1], unit = lws ? lws[dim - 1] : g % 64 ? 1 : 64;
+    size_t groups = g / unit, g0 = groups * part_k / part_n, g1 = groups * (part_k + 1) / part_n;
+    off[dim - 1] = g0 * unit;
+    size[dim - 1] = (g1 - g0) * unit;
+    CHECK(clEnqueueNDRangeKernel(queues[0], k, dim, off, size, lws, 0, NULL, NULL));
+  } else {
     CHECK(clEnqueueNDRangeKernel(queues[0], k, dim, NULL, gws, lws, 0, NULL, NULL));
+  }
 }
 
 /* Warm-up launches (builds, first transfers), each followed by clFinish of every queue:
@@ -180,6 +199,8 @@ static void warm_up(cl_kernel k, int split, cl_uint dim, const size_t *gws, cons
 /* Floats within 1e-5 relative (1e-5 absolute near zero). */
 static int close_enough(const float *got, const float *want, size_t n, const char *what)
 {
+  if (part_n > 1)
+    return 1; /* one part alone computes only its share */
   for (size_t i = 0; i < n; i++) {
     float tol = 1e-5f * fmaxf(1.0f, fabsf(want[i]));
     if (!(fabsf(got[i] - want[i]) <= tol)) {
@@ -231,8 +252,9 @@ static void print_results(void)
              "(medians of %d)\n", results[i].ok ? "ok" : "FAILED", results[i].app, w * 1e3,
              ndev, s * 1e3, w / s, results[i].n);
     else
-      printf("%s %s: whole on 1 device %.3f ms (median of %d; plain launches on %s)\n",
-             results[i].ok ? "ok" : "FAILED", results[i].app, w * 1e3, results[i].n, first_name);
+      printf("%s %s: %s on 1 device %.3f ms (median of %d; plain launches on %s%s)\n",
+             results[i].ok ? "ok" : "FAILED", results[i].app, part_n > 1 ? "one part" : "whole",
+             w * 1e3, results[i].n, first_name, part_n > 1 ? "; results unchecked" : "");
   }
 }
 
@@ -270,52 +292,67 @@ static void vecadd(int scale)
   free(a), free(b), free(c), free(ref);
 }
 
-/* The host's reference sweeps, rows [y0, y1) of one sweep from in to out. */
-struct sweep_rows {
-  const float *in;
-  float *out;
-  int w, h, y0, y1;
+/* fn(ctx, a, b) over [0, n) in slices, one per host core (at most 32), for the host's
+ * references: the data of four GPUs took one core tens of seconds. Below `least` items, one
+ * slice. The threads make no OpenCL call. */
+struct slice {
+  void (*fn)(void *ctx, long a, long b);
+  void *ctx;
+  long a, b;
 };
 
-static void *sweep_rows(void *arg)
+static void *run_slice(void *arg)
 {
-  const struct sweep_rows *r = arg;
-  for (int y = r->y0; y < r->y1; y++)
+  const struct slice *s = arg;
+  s->fn(s->ctx, s->a, s->b);
+  return NULL;
+}
+
+static void on_cores(void (*fn)(void *, long, long), void *ctx, long n, long least)
+{
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  int nt = cores < 1 || n < least ? 1 : cores > 32 ? 32 : (int)cores;
+  pthread_t t[32];
+  bool started[32];
+  struct slice r[32];
+  for (int k = 0; k < nt; k++) {
+    r[k] = (struct slice){fn, ctx, n * k / nt, n * (k + 1) / nt};
+    /* A slice whose thread could not start is done here. */
+    started[k] = k > 0 && pthread_create(&t[k], NULL, run_slice, &r[k]) == 0;
+    if (k > 0 && !started[k])
+      run_slice(&r[k]);
+  }
+  run_slice(&r[0]);
+  for (int k = 1; k < nt; k++)
+    if (started[k])
+      pthread_join(t[k], NULL);
+}
+
+/* The host's reference sweeps: rows [y0, y1) of one sweep from in to out. */
+struct sweep {
+  const float *in;
+  float *out;
+  int w, h;
+};
+
+static void sweep_rows(void *ctx, long y0, long y1)
+{
+  const struct sweep *r = ctx;
+  for (long y = y0; y < y1; y++)
     for (int x = 0; x < r->w; x++) {
       size_t i = (size_t)y * r->w + x;
       r->out[i] = (x == 0 || y == 0 || x == r->w - 1 || y == r->h - 1)
                       ? r->in[i]
                       : 0.25f * (r->in[i - r->w] + r->in[i + r->w] + r->in[i - 1] + r->in[i + 1]);
     }
-  return NULL;
 }
 
-/* iters sweeps of ref (tmp: scratch of its size), over the host's cores: the grids of four
- * GPUs took one core tens of seconds. The threads make no OpenCL call. */
+/* iters sweeps of ref (tmp: scratch of its size), over the host's cores. */
 static void jacobi_reference(float *ref, float *tmp, int w, int h, int iters)
 {
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  int nt = cores < 1 ? 1 : cores > 32 ? 32 : (int)cores;
-  if ((size_t)w * h < ((size_t)1 << 20))
-    nt = 1;
-  pthread_t t[32];
-  bool started[32];
-  struct sweep_rows r[32];
   for (int it = 0; it < iters; it++) {
-    const float *in = it % 2 ? tmp : ref;
-    float *out = it % 2 ? ref : tmp;
-    for (int k = 0; k < nt; k++) {
-      r[k] = (struct sweep_rows){in, out, w, h, (int)((long)h * k / nt),
-                                 (int)((long)h * (k + 1) / nt)};
-      /* Rows of a thread that could not start are swept here. */
-      started[k] = k > 0 && pthread_create(&t[k], NULL, sweep_rows, &r[k]) == 0;
-      if (k > 0 && !started[k])
-        sweep_rows(&r[k]);
-    }
-    sweep_rows(&r[0]);
-    for (int k = 1; k < nt; k++)
-      if (started[k])
-        pthread_join(t[k], NULL);
+    struct sweep r = {it % 2 ? tmp : ref, it % 2 ? ref : tmp, w, h};
+    on_cores(sweep_rows, &r, h, ((long)1 << 20) / w);
   }
   if (iters % 2)
     memcpy(ref, tmp, (size_t)w * h * 4);
@@ -437,7 +474,7 @@ static void histogram(int scale)
     launch(k, split, 1, &n, NULL);
     CHECK(clEnqueueReadBuffer(queues[0], H, CL_TRUE, 0, sizeof hist, hist, 0, NULL, NULL));
     t[split] = now() - t0;
-    if (memcmp(hist, ref, sizeof ref)) {
+    if (part_n <= 1 && memcmp(hist, ref, sizeof ref)) {
       printf("split: histogram %s differs from the host's\n", split ? "split" : "whole");
       ok = 0;
     }
@@ -452,16 +489,16 @@ static void histogram(int scale)
 static void kmeans(int scale)
 {
   int n = 32768 * scale, d = 4, kc = 8, iters = 5;
-  int *pts = malloc((size_t)n * d * 4), cent[32], ref[32], sums[32], counts[8];
+  int *pts = malloc((size_t)n * d * 4), cent[32], ref[32], counts[8];
+  cl_long sums[32];
   for (int i = 0; i < n * d; i++)
     pts[i] = (int)(((unsigned)i * 2654435761u) >> 20) % 1000;
   for (int i = 0; i < kc * d; i++)
     cent[i] = pts[i];
-  /* Host reference: Lloyd's iterations in integers, the sums in 32 bits wrapping as the
-   * kernel's atomics do (large scales pass 2^31). */
+  /* Host reference: Lloyd's iterations in integers, the sums in 64 bits as the kernel's. */
   memcpy(ref, cent, sizeof ref);
   for (int it = 0; it < iters; it++) {
-    unsigned s[32] = {0};
+    long s[32] = {0};
     int c[8] = {0};
     for (int i = 0; i < n; i++) {
       int best = 0;
@@ -476,13 +513,13 @@ static void kmeans(int scale)
           bestd = dist, best = q;
       }
       for (int t = 0; t < d; t++)
-        s[best * d + t] += (unsigned)pts[i * d + t];
+        s[best * d + t] += pts[i * d + t];
       c[best]++;
     }
     for (int q = 0; q < kc; q++)
       for (int t = 0; t < d; t++)
         if (c[q])
-          ref[q * d + t] = (int)s[q * d + t] / c[q];
+          ref[q * d + t] = (int)(s[q * d + t] / c[q]);
   }
   cl_mem P = buffer((size_t)n * d * 4, pts);
   cl_kernel k = kernel("kmeans");
@@ -503,7 +540,7 @@ static void kmeans(int scale)
     warm_up(k, split, 1, &gws, NULL); /* its sums are overwritten below */
     double t0 = now();
     for (int it = 0; it < iters; it++) {
-      static const int zero[32];
+      static const cl_long zero[32];
       CHECK(clEnqueueWriteBuffer(queues[0], Cn, CL_FALSE, 0, sizeof c, c, 0, NULL, NULL));
       CHECK(clEnqueueWriteBuffer(queues[0], S, CL_FALSE, 0, sizeof sums, zero, 0, NULL, NULL));
       CHECK(clEnqueueWriteBuffer(queues[0], N, CL_FALSE, 0, sizeof counts, zero, 0, NULL, NULL));
@@ -513,10 +550,10 @@ static void kmeans(int scale)
       for (int q = 0; q < kc; q++)
         for (int x = 0; x < d; x++)
           if (counts[q])
-            c[q * d + x] = sums[q * d + x] / counts[q];
+            c[q * d + x] = (int)(sums[q * d + x] / counts[q]);
     }
     t[split] = now() - t0;
-    if (memcmp(c, ref, sizeof ref)) {
+    if (part_n <= 1 && memcmp(c, ref, sizeof ref)) {
       printf("split: kmeans %s centroids differ from the host's\n", split ? "split" : "whole");
       ok = 0;
     }
@@ -526,6 +563,34 @@ static void kmeans(int scale)
   clReleaseKernel(k);
   clReleaseMemObject(P);
   free(pts);
+}
+
+/* The host's reference step of the sampled bodies [a, b) (body i = sample * step). */
+struct bodies {
+  const cl_float4 *pos, *vel;
+  cl_float4 *rp, *rv;
+  int n, step;
+  float dt;
+};
+
+static void bodies_reference(void *ctx, long a, long b)
+{
+  const struct bodies *r = ctx;
+  const cl_float4 *pos = r->pos, *vel = r->vel;
+  float dt = r->dt;
+  for (long s = a; s < b; s++) {
+    long i = s * r->step;
+    float ax = 0, ay = 0, az = 0;
+    for (int j = 0; j < r->n; j++) {
+      float dx = pos[j].s[0] - pos[i].s[0], dy = pos[j].s[1] - pos[i].s[1], dz = pos[j].s[2] - pos[i].s[2];
+      float r2 = dx * dx + dy * dy + dz * dz + 0.01f;
+      float inv = pos[j].s[3] / (r2 * sqrtf(r2));
+      ax += dx * inv, ay += dy * inv, az += dz * inv;
+    }
+    r->rv[i] = (cl_float4){{vel[i].s[0] + ax * dt, vel[i].s[1] + ay * dt, vel[i].s[2] + az * dt, 0}};
+    r->rp[i] = (cl_float4){{pos[i].s[0] + r->rv[i].s[0] * dt, pos[i].s[1] + r->rv[i].s[1] * dt,
+                            pos[i].s[2] + r->rv[i].s[2] * dt, pos[i].s[3]}};
+  }
 }
 
 static void nbody(int scale)
@@ -541,18 +606,8 @@ static void nbody(int scale)
   }
   /* The host checks every body up to 8192 bodies, then an evenly spread sample of 8192. */
   int step = n > 8192 ? n / 8192 : 1;
-  for (int i = 0; i < n; i += step) {
-    float ax = 0, ay = 0, az = 0;
-    for (int j = 0; j < n; j++) {
-      float dx = pos[j].s[0] - pos[i].s[0], dy = pos[j].s[1] - pos[i].s[1], dz = pos[j].s[2] - pos[i].s[2];
-      float r2 = dx * dx + dy * dy + dz * dz + 0.01f;
-      float inv = pos[j].s[3] / (r2 * sqrtf(r2));
-      ax += dx * inv, ay += dy * inv, az += dz * inv;
-    }
-    rv[i] = (cl_float4){{vel[i].s[0] + ax * dt, vel[i].s[1] + ay * dt, vel[i].s[2] + az * dt, 0}};
-    rp[i] = (cl_float4){{pos[i].s[0] + rv[i].s[0] * dt, pos[i].s[1] + rv[i].s[1] * dt,
-                         pos[i].s[2] + rv[i].s[2] * dt, pos[i].s[3]}};
-  }
+  struct bodies b = {pos, vel, rp, rv, n, step, dt};
+  on_cores(bodies_reference, &b, (n + step - 1) / step, 64);
   cl_mem P = buffer(n * sizeof *pos, pos), V = buffer(n * sizeof *vel, vel);
   cl_mem NP = buffer(n * sizeof *pos, NULL), NV = buffer(n * sizeof *vel, NULL);
   cl_kernel k = kernel("nbody");
@@ -604,6 +659,16 @@ int main(int argc, char **argv)
     /* Whole launches only, on the first device. */
     have_split = 0;
     plat = plat ? plat : plats[0];
+  }
+  const char *part = getenv("SPLIT_PART");
+  if (part && *part) {
+    char tail = 0;
+    if (have_split || sscanf(part, "%u/%u%c", &part_k, &part_n, &tail) != 2 || part_n < 1 ||
+        part_k >= part_n) {
+      fprintf(stderr, "split: SPLIT_PART=%s: K/N with K < N, on plain launches only "
+              "(SPLIT_PLAIN=1 or a platform without cl_tutti_split)\n", part);
+      return 2;
+    }
   }
   CHECK(clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, MAX_DEVS, devs, &ndev));
   if (!have_split)

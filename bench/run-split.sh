@@ -7,7 +7,9 @@
 #  gpus: weak scaling on the host's GPUs (BACKEND, default nvidia): one rank with GPU 0 alone
 #    (CUDA_VISIBLE_DEVICES=0) against GPUS ranks with one GPU each and against one rank with
 #    GPUS GPUs, GPUS times the work (GPUS default 2; the GPUS-GPU runs see GPUs 0 to GPUS-1
-#    only). An app may carry its own scale per GPU: nbody:16384.
+#    only). An app may carry its own scale per GPU: nbody:16384. A second baseline: the first
+#    part of the GPUS-GPU work alone on GPU 0 through the backend's own platform (SPLIT_PART):
+#    what one GPU's share costs without Tutti, where a part's shape is not the one-GPU run's.
 #  hetero: one rank with every device of the host's backends (a GPU and PoCL's CPU device, say):
 #    the split launches with balancing on and off (TUTTI_BALANCE; WARMUPS launches first, each
 #    followed by clFinish, default 6) against the whole launch on the first device.
@@ -24,6 +26,16 @@ export TUTTI_ICD=${TUTTI_ICD:-$top_builddir/tests/vendors/tutti.icd}
 reps=${REPS:-5} base=${BASE:-8}
 split_ms() { sed -n "s/^ok $1: .*split over [0-9]* queues \([0-9.]*\) ms.*/\1/p"; }
 whole_ms() { sed -n "s/^ok $1: whole on 1 device \([0-9.]*\) ms.*/\1/p"; }
+part_ms() { sed -n "s/^ok $1: one part on 1 device \([0-9.]*\) ms.*/\1/p"; }
+# vendor: settings under which a program sees the backends' own platforms only (VENDOR_LIB:
+# the backend's library, else the system's vendor files but Tutti's).
+vendor_only() {
+  dir=$(mktemp -d)
+  trap 'rm -rf "$dir"' EXIT
+  if [ -n "${VENDOR_LIB:-}" ]; then echo "$VENDOR_LIB" > "$dir/v.icd"
+  else for f in /etc/OpenCL/vendors/*.icd; do grep -q libtutti "$f" || cp "$f" "$dir/"; done; fi
+  vendor="OCL_ICD_VENDORS=$dir OCL_ICD_FILENAMES=$(cat "$dir"/*.icd | head -n 1)"
+}
 case $what in
 scaling)
   threads=${THREADS:-4} ranks=${RANKS:-4}
@@ -56,6 +68,7 @@ gpus)
   n=${GPUS:-2}
   visible=$(seq -s, 0 $((n - 1)))
   export TUTTI_BACKENDS=${BACKEND:-nvidia}
+  vendor_only
   for entry in $apps; do
     app=${entry%%:*} scale=$base
     [ "$app" = "$entry" ] || scale=${entry#*:}
@@ -65,7 +78,9 @@ gpus)
          -n "$n" "$top_builddir/apps/split" "$app" $((scale * n)) | split_ms "$app")
     t1n=$(CUDA_VISIBLE_DEVICES=$visible SPLIT_ONLY=1 SPLIT_REPS=$reps "$top_builddir/tutti-run" \
           -n 1 "$top_builddir/apps/split" "$app" $((scale * n)) | split_ms "$app")
-    echo "$app (scale $scale per GPU): 1 GPU ${t1} ms; $n ranks x 1 GPU ${tr} ms: efficiency $(echo "$t1 $tr" | awk '{printf "%.3f", $1 / $2}'); 1 rank x $n GPUs ${t1n} ms: efficiency $(echo "$t1 $t1n" | awk '{printf "%.3f", $1 / $2}')"
+    tp=$(env $vendor CUDA_VISIBLE_DEVICES=0 SPLIT_PART=0/$n SPLIT_REPS=$reps \
+         "$top_builddir/apps/split" "$app" $((scale * n)) | part_ms "$app")
+    echo "$app (scale $scale per GPU): 1 GPU ${t1} ms; $n ranks x 1 GPU ${tr} ms: efficiency $(echo "$t1 $tr" | awk '{printf "%.3f", $1 / $2}'); 1 rank x $n GPUs ${t1n} ms: efficiency $(echo "$t1 $t1n" | awk '{printf "%.3f", $1 / $2}'); one part alone on the backend directly ${tp:-?} ms: ${n}x1 $(echo "${tp:-0} $tr" | awk '{printf "%.3f", $1 / $2}'), 1x$n $(echo "${tp:-0} $t1n" | awk '{printf "%.3f", $1 / $2}') of it"
   done ;;
 hetero)
   "$top_builddir/tutti-info" 2>/dev/null | sed 's/^/# /' || true
@@ -79,13 +94,9 @@ hetero)
   done ;;
 overhead)
   backend=${BACKEND:-nvidia}
-  dir=$(mktemp -d)
-  trap 'rm -rf "$dir"' EXIT
-  if [ -n "${VENDOR_LIB:-}" ]; then echo "$VENDOR_LIB" > "$dir/v.icd"
-  else for f in /etc/OpenCL/vendors/*.icd; do grep -q libtutti "$f" || cp "$f" "$dir/"; done; fi
+  vendor_only
   for app in $apps; do
-    direct=$(OCL_ICD_VENDORS=$dir OCL_ICD_FILENAMES=$(cat "$dir"/*.icd | head -n 1) SPLIT_REPS=$reps \
-             "$top_builddir/apps/split" "$app" "$base" | whole_ms "$app")
+    direct=$(env $vendor SPLIT_REPS=$reps "$top_builddir/apps/split" "$app" "$base" | whole_ms "$app")
     one=$(TUTTI_BACKENDS=$backend SPLIT_REPS=$reps "$top_builddir/tutti-run" -n 1 \
           "$top_builddir/apps/split" "$app" "$base" | split_ms "$app")
     eight=$(TUTTI_BACKENDS=$backend SPLIT_QUEUES=8 SPLIT_REPS=$reps "$top_builddir/tutti-run" -n 1 \
