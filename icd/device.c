@@ -7,43 +7,6 @@
 
 #include <CL/tutti.h>
 
-#define VALID_TYPES                                                                               \
-  (CL_DEVICE_TYPE_DEFAULT | CL_DEVICE_TYPE_CPU | CL_DEVICE_TYPE_GPU |                             \
-   CL_DEVICE_TYPE_ACCELERATOR | CL_DEVICE_TYPE_CUSTOM)
-
-bool tt_device_type_valid(cl_device_type t)
-{
-  return t == CL_DEVICE_TYPE_ALL || (t != 0 && (t & ~(cl_device_type)VALID_TYPES) == 0);
-}
-
-bool tt_device_matches(cl_device_id d, cl_device_type t)
-{
-  if (t == CL_DEVICE_TYPE_ALL)
-    return true;
-  return (d->type & t) != 0;
-}
-
-cl_uint tt_devices_of_type(cl_device_type device_type, cl_uint cap, cl_device_id *out)
-{
-  cl_uint n = 0;
-  /* The aggregate device comes first; it alone answers CL_DEVICE_TYPE_DEFAULT. */
-  cl_device_id agg = tt_aggregate_device();
-  if (agg && (device_type == CL_DEVICE_TYPE_DEFAULT || tt_device_matches(agg, device_type))) {
-    if (out && n < cap)
-      out[n] = agg;
-    n++;
-  }
-  for (cl_uint i = 0; i < tt_cluster_ndevices() && !(agg && device_type == CL_DEVICE_TYPE_DEFAULT); i++) {
-    cl_device_id d = tt_cluster_device(i);
-    if (!tt_device_matches(d, device_type))
-      continue;
-    if (out && n < cap)
-      out[n] = d;
-    n++;
-  }
-  return n;
-}
-
 cl_int CL_API_CALL tt_clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type,
                                      cl_uint num_entries, cl_device_id *devices,
                                      cl_uint *num_devices)

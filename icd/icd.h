@@ -7,6 +7,8 @@
 
 #include "runtime/base/backend.h"
 #include "runtime/job/cluster.h"
+#include "runtime/job/devices.h"
+#include "runtime/program/program.h"
 #include "runtime/base/log.h"
 #include "runtime/base/tutti_internal.h"
 #include "runtime/command/buffer.h"
@@ -130,13 +132,6 @@ cl_int CL_API_CALL tt_clEnqueueScanBuffer(cl_command_queue *qs, cl_uint n, cl_me
 cl_int CL_API_CALL tt_clSetKernelAnnotationTUTTI(cl_kernel kernel, const char *annotation);
 cl_int CL_API_CALL tt_clSetBufferDistributionTUTTI(cl_mem buffer, const cl_tutti_distribution *d);
 cl_int CL_API_CALL tt_clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues, const cl_command_queue *queues, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
-/* Checks a program's pragmas at clBuildProgram: sets *error (malloc'd) to the first bad one's
- * message, or leaves it NULL. */
-cl_int tt_split_check_pragmas(cl_program p, const char *options, char **error);
-/* A new kernel's parameters and pragma annotation; what a kernel keeps for split launches,
- * released. */
-void tt_split_kernel_init(cl_kernel k);
-void tt_split_kernel_free(cl_kernel k);
 
 /* Balancing split launches (icd/balance.c). Whether launches in ctx are balanced
  * (TUTTI_BALANCE, more than one device; their native queues then profile). The group ranges
@@ -151,13 +146,8 @@ void tt_balance_measure(cl_kernel k, cl_uint nq, const cl_command_queue *qs,
 void tt_balance_finished(cl_command_queue q, uint64_t seq);
 void tt_balance_kernel_free(cl_kernel k);
 
-/* The aggregate device (icd/aggregate.c): made at the first question (NULL without
- * TUTTI_AGGREGATE); a device with its aggregate replaced by its first member; a device list
- * with aggregates replaced by their members, without repeats (malloc'd; the count, 0 without
- * memory); its answers to device queries; its queues; a kernel launched on one. */
-cl_device_id tt_aggregate_device(void);
-cl_device_id tt_device_resolve(cl_device_id d);
-cl_uint tt_devices_expand(cl_uint n, const cl_device_id *in, cl_device_id **out);
+/* The aggregate device (icd/aggregate.c; the device itself: runtime/job/devices.h): its
+ * answers to device queries; its queues; a kernel launched on one. */
 cl_int tt_aggregate_device_info(cl_device_id agg, cl_device_info param_name,
                                 size_t param_value_size, void *param_value,
                                 size_t *param_value_size_ret);
@@ -173,11 +163,6 @@ cl_int tt_aggregate_launch(cl_command_queue q, cl_kernel kernel, cl_uint work_di
 cl_int tt_enqueue_check_launch(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
                                const size_t *global_work_offset, const size_t *global_work_size,
                                const size_t *local_work_size);
-/* The local memory a launch of k on the device of kd takes with its __local arguments as
- * set now: its own and theirs, each with its type's alignment (at least 16 bytes) where the
- * backend pads them, so that no launch the checks pass runs out of it (icd/kernel.c; the
- * kernel's lock). */
-cl_ulong tt_kernel_local_bytes(cl_kernel k, const struct tt_kernel_device *kd);
 /* clEnqueueNDRangeKernel on the queue itself (an aggregate queue's first member). */
 cl_int tt_enqueue_kernel(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
                          const size_t *global_work_offset, const size_t *global_work_size,
@@ -212,21 +197,7 @@ cl_int tt_split_enqueue(cl_uint num_queues, const cl_command_queue *queues, cl_k
                         cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
                         cl_event *event);
 
-/* Argument arg_index of kernel set to arg_size bytes at arg_value, as clSetKernelArg checked
- * them (icd/kernel.c); Tutti's own kernels and launches set theirs here. */
-cl_int tt_kernel_arg_set(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
-                         const void *arg_value);
 
-/* A program of context from count strings, a build of it, a kernel of it: clCreateProgramWith-
- * Source, clBuildProgram (its own checks of the devices and callback stay) and clCreateKernel
- * once their arguments were checked (icd/program.c, icd/kernel.c); Tutti's own programs
- * (split launches' variants, the collectives' reductions) are made here. */
-cl_program tt_program_with_source(cl_context context, cl_uint count, const char **strings,
-                                  const size_t *lengths, cl_int *errcode_ret);
-cl_int tt_program_build(cl_program program, cl_uint num_devices, const cl_device_id *device_list,
-                        const char *options, void (CL_CALLBACK *pfn_notify)(cl_program, void *),
-                        void *user_data);
-cl_kernel tt_kernel_new(cl_program program, const char *kernel_name, cl_int *errcode_ret);
 
 /* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue (the enqueue entry
  * points: icd/enqueue.c, icd/launch.c, icd/marker.c). */
@@ -236,44 +207,9 @@ cl_kernel tt_kernel_new(cl_program program, const char *kernel_name, cl_int *err
 cl_int tt_unsupported(const char *name);
 void *tt_unsupported_untyped(void);
 
-/* Copies an info value out with the specification's size rules:
- * CL_INVALID_VALUE if param_value is not NULL and param_value_size is smaller than the
- * value. */
-static inline cl_int tt_info(size_t size, void *value, size_t *size_ret, const void *src,
-                             size_t src_size)
-{
-  if (value) {
-    if (size < src_size) {
-      TT_LOG(TT_LOG_ERR, "info query: CL_INVALID_VALUE (param_value_size %zu < %zu)", size,
-             src_size);
-      return CL_INVALID_VALUE;
-    }
-    if (src_size)
-      memcpy(value, src, src_size);
-  }
-  if (size_ret)
-    *size_ret = src_size;
-  return CL_SUCCESS;
-}
-
-#define TT_INFO(v) tt_info(param_value_size, param_value, param_value_size_ret, &(v), sizeof(v))
-#define TT_INFO_STR(s) tt_info(param_value_size, param_value, param_value_size_ret, (s), strlen(s) + 1)
-
-/* Device types: whether a requested type is valid, and whether a device matches it. */
-bool tt_device_type_valid(cl_device_type t);
-bool tt_device_matches(cl_device_id d, cl_device_type t);
 
 /* Buffer flags: whether a cl_mem_flags value is valid (no unknown bits, no conflicts). */
 bool tt_mem_flags_valid(cl_mem_flags flags);
 
-/* Build status of a program for one of its devices (CL_BUILD_NONE when unknown). */
-cl_build_status tt_program_build_status(cl_program p, cl_device_id d);
-/* CL_PROGRAM_NUM_KERNELS or CL_PROGRAM_KERNEL_NAMES (which) of a built program into out (cap
- * bytes, *len used), alike on every rank; CL_INVALID_PROGRAM_EXECUTABLE without a build. */
-cl_int tt_program_kernels(cl_program program, cl_program_info which, void *out, size_t cap,
-                          size_t *len);
-/* The devices of a type, the aggregate device first (as clGetDeviceIDs lists them): up to
- * cap into out (NULL: only counted); returns how many there are. */
-cl_uint tt_devices_of_type(cl_device_type type, cl_uint cap, cl_device_id *out);
 
 #endif

@@ -350,6 +350,13 @@ static void memo_free(struct tt_split_memo *m)
   free(m);
 }
 
+/* What split launches keep for k, dropped when k goes (runtime/program/annotate.c). */
+static void drop_split_state(cl_kernel k)
+{
+  tt_split_memo_drop(k);
+  tt_balance_kernel_free(k);
+}
+
 /* Drops k's memo (its annotation changed, it is released). */
 void tt_split_memo_drop(cl_kernel k)
 {
@@ -645,6 +652,8 @@ cl_int tt_split_enqueue(cl_uint num_queues, const cl_command_queue *queues, cl_k
   struct split s = {.k = kernel};
   bool balanced = false, measure = false;
   pthread_mutex_lock(&kernel->obj.lock);
+  /* What this file and icd/balance.c keep for the kernel goes with it. */
+  kernel->drop_split_state = drop_split_state;
   cl_uint D = work_dim - 1;
   size_t G = global_work_size[D] / lws[D];
   int rc = -1;

@@ -1,6 +1,6 @@
 /* What the files of cl_tutti_split share (icd/split.c: planning and running a split launch;
- * icd/split_api.c: the extension's entry points, annotations, distributions and the launch's
- * checks; icd/split_variant.c: programs built for split launches). Nothing else includes it:
+ * icd/split_api.c: the extension's entry points, a kernel's annotation, distributions and
+ * the launch's checks; icd/split_variant.c: programs built for split launches). Nothing else includes it:
  * the rest of Tutti calls the functions icd/icd.h declares. */
 #ifndef TUTTI_SPLIT_IMPL_H
 #define TUTTI_SPLIT_IMPL_H
@@ -9,29 +9,12 @@
 
 #include "annotations/annotation.h"
 
-enum variant_kind { VARIANT_SHAPE, VARIANT_COMBINE };
-
-/* A program built for a kernel's split launches: the prelude's variant for one launch shape,
- * or the kernel combining the partial results of one reduce rule. */
-struct tt_variant {
-  struct tt_variant *next;
-  enum variant_kind kind;
-  cl_uint work_dim;
-  size_t off[3], gws[3], lws[3];
-  bool prelude;    /* answers the whole launch's builtins */
-  uint64_t rebase; /* parameters taking windows (bit i: parameter i) */
-  size_t rule;
-  cl_program program;
-  cl_kernel kernel;
-};
-
 /* The checks of a split launch's queues, kernel and wait list (icd/split_api.c). */
 cl_int tt_split_check(cl_uint nq, const cl_command_queue *qs, cl_kernel kernel, cl_uint nwait,
                       const cl_event *wait);
 
-/* A kernel's kept plan let go (icd/split.c; the kernel's lock), and its variants freed. */
+/* A kernel's kept plan let go (icd/split.c; the kernel's lock). */
 void tt_split_memo_drop(cl_kernel k);
-void tt_split_variants_free(struct tt_variant *v);
 
 /* Whether a program's source uses the whole launch's builtins (group id, global size, number
  * of groups, global offset): its parts then run a variant whose prelude answers them. */

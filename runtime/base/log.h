@@ -6,6 +6,7 @@
 #include "runtime/base/env.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* The rank each line names (0 until the job's start tells: runtime/job/cluster.c). */
 void tt_log_set_rank(int rank);
@@ -75,5 +76,28 @@ static inline void tt_set_err(cl_int *errcode_ret, cl_int err)
       goto out;                                                                                   \
     }                                                                                             \
   } while (0)
+
+/* Copies an info value out with the specification's size rules:
+ * CL_INVALID_VALUE if param_value is not NULL and param_value_size is smaller than the
+ * value. */
+static inline cl_int tt_info(size_t size, void *value, size_t *size_ret, const void *src,
+                             size_t src_size)
+{
+  if (value) {
+    if (size < src_size) {
+      TT_LOG(TT_LOG_ERR, "info query: CL_INVALID_VALUE (param_value_size %zu < %zu)", size,
+             src_size);
+      return CL_INVALID_VALUE;
+    }
+    if (src_size)
+      memcpy(value, src, src_size);
+  }
+  if (size_ret)
+    *size_ret = src_size;
+  return CL_SUCCESS;
+}
+
+#define TT_INFO(v) tt_info(param_value_size, param_value, param_value_size_ret, &(v), sizeof(v))
+#define TT_INFO_STR(s) tt_info(param_value_size, param_value, param_value_size_ret, (s), strlen(s) + 1)
 
 #endif

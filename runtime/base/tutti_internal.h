@@ -309,9 +309,9 @@ struct _cl_kernel {
   struct tt_kernel_arg *args;
   struct tt_kernel_device *dev; /* by global device index */
   char *name;
-  /* Split launches (icd/split.c): the parameters as the source declares them (none for
-   * programs from binaries), the annotation in force and its text, the program variants
-   * built for launch shapes. Guarded by obj.lock. */
+  /* Split launches (runtime/program/annotate.c, icd/split.c): the parameters as the source
+   * declares them (none for programs from binaries), the annotation in force and its text,
+   * the program variants built for launch shapes. Guarded by obj.lock. */
   struct tt_ann_param *params;
   long nparams;
   struct tt_ann *ann;
@@ -321,6 +321,9 @@ struct _cl_kernel {
   bool rebase_refused; /* its source's parameters cannot take windows (tt_ann_rebase) */
   struct tt_balance *balance; /* weights of its parts (icd/balance.c; that file's lock) */
   struct tt_split_memo *split_memo; /* the plan of its last split launch (icd/split.c) */
+  /* Drops balance and split_memo when the kernel goes: set by the layer that keeps them
+   * (runtime/program/kernel.c knows neither). */
+  void (*drop_split_state)(cl_kernel k);
 };
 
 struct tt_callback;

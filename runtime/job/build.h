@@ -2,7 +2,7 @@
  * gathered from its owner after a compile, link, build or creation from binaries; the turns
  * in which the ranks of a node build one program so that it is compiled once; Tutti's program
  * binaries (a header naming the backend and the binary type, then the backend's own binary),
- * each device's sent by its owner. icd/program.c's entry points call these. */
+ * each device's sent by its owner. runtime/program/program.c calls these. */
 #ifndef TUTTI_JOB_BUILD_H
 #define TUTTI_JOB_BUILD_H
 

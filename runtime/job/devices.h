@@ -1,0 +1,25 @@
+/* Devices as OpenCL sees them: the types a request may name, the devices of a type, and the
+ * aggregate device (TUTTI_AGGREGATE, doc/split.md), one more device standing for every device
+ * of its type in the job. What a queue or a launch on the aggregate device does lives above,
+ * in icd/aggregate.c. */
+#ifndef TUTTI_DEVICES_H
+#define TUTTI_DEVICES_H
+
+#include "runtime/job/cluster.h"
+
+/* Device types: whether a requested type is valid, and whether a device matches it. */
+bool tt_device_type_valid(cl_device_type t);
+bool tt_device_matches(cl_device_id d, cl_device_type t);
+
+/* The devices of a type, the aggregate device first (as clGetDeviceIDs lists them): up to
+ * cap into out (NULL: only counted); returns how many there are. */
+cl_uint tt_devices_of_type(cl_device_type type, cl_uint cap, cl_device_id *out);
+
+/* The aggregate device, made at the first question (NULL without TUTTI_AGGREGATE); a device
+ * with its aggregate replaced by its first member; a device list with aggregates replaced by
+ * their members, without repeats (malloc'd; the count, 0 without memory). */
+cl_device_id tt_aggregate_device(void);
+cl_device_id tt_device_resolve(cl_device_id d);
+cl_uint tt_devices_expand(cl_uint n, const cl_device_id *in, cl_device_id **out);
+
+#endif
