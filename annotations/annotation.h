@@ -67,7 +67,7 @@ struct tt_ann_launch {
 };
 
 /* Whether two launches are alike: their shape, and the first nvalues parameter values
- * (a split launch's plan is kept and taken again for a launch alike: icd/split.c). */
+ * (a split launch's plan is kept and taken again for a launch alike: runtime/command/split.c). */
 bool tt_ann_launch_equal(const struct tt_ann_launch *a, const struct tt_ann_launch *b,
                          size_t nvalues);
 

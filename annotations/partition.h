@@ -1,7 +1,7 @@
-/* Partitioning a split launch's work-groups over queues (doc/split.md, "Parts"): the ranges
- * of groups along the split dimension that each queue runs, from equal shares, measured
- * weights (icd/balance.c) or a buffer's distribution. Pure functions of numbers, no OpenCL
- * or MPI: every rank computes the same parts from the same inputs (icd/split.c). */
+/* Partitioning a split launch's work-groups over queues (doc/split.md, "Parts"): the ranges of
+ * groups along the split dimension that each queue runs, from equal shares, measured weights
+ * (runtime/command/balance.c) or a buffer's distribution. Pure functions of numbers, no OpenCL or
+ * MPI: every rank computes the same parts from the same inputs (runtime/command/split.c). */
 #ifndef TUTTI_PARTITION_H
 #define TUTTI_PARTITION_H
 

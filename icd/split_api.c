@@ -1,8 +1,10 @@
 /* cl_tutti_split's entry points (doc/split.md): kernel annotations and #pragma tutti, buffer
- * distributions, and the checks of a split launch (icd/split_impl.h). */
+ * distributions, and the checks of a split launch (runtime/command/split_impl.h). */
 #include "config.h"
 
-#include "icd/split_impl.h"
+#include "icd/icd.h"
+
+#include "annotations/annotation.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -55,76 +57,10 @@ cl_int CL_API_CALL tt_clSetBufferDistributionTUTTI(cl_mem buffer, const cl_tutti
            tt_check_bytes(d ? d->extents : NULL, d ? sizeof d->extents : 0),
            tt_check_bytes(d ? d->chunk : NULL, d ? sizeof d->chunk : 0),
            d ? tt_check_ids(d->devices, d->num_devices) : 0);
-  /* CL_INVALID_MEM_OBJECT if buffer is not a valid buffer object, or is a sub-buffer. */
-  TT_RETURN_IF(!tt_object_valid(buffer, TT_MEM) || buffer->parent, CL_INVALID_MEM_OBJECT);
-  if (!d) {
-    tt_plan_lock();
-    tt_buffer_dist_free(buffer);
-    tt_plan_unlock();
-    return CL_SUCCESS;
-  }
-  /* CL_INVALID_VALUE for an unknown kind, ndims outside 1..3, a zero element size, extents
-   * whose product times elem_size is not the buffer's size, a zero CYCLIC chunk, or devices
-   * NULL with num_devices > 0. */
-  TT_RETURN_IF(d->kind != CL_TUTTI_DIST_BLOCK && d->kind != CL_TUTTI_DIST_CYCLIC &&
-                   d->kind != CL_TUTTI_DIST_REPLICATED,
-               CL_INVALID_VALUE);
-  TT_RETURN_IF(d->ndims < 1 || d->ndims > 3 || d->elem_size == 0, CL_INVALID_VALUE);
-  size_t bytes = d->elem_size;
-  for (cl_uint i = 0; i < d->ndims; i++) {
-    TT_RETURN_IF(d->extents[i] == 0 || bytes > SIZE_MAX / d->extents[i], CL_INVALID_VALUE);
-    bytes *= d->extents[i];
-    TT_RETURN_IF(d->kind == CL_TUTTI_DIST_CYCLIC && d->chunk[i] == 0, CL_INVALID_VALUE);
-  }
-  TT_RETURN_IF(bytes != buffer->size, CL_INVALID_VALUE);
-  TT_RETURN_IF(d->num_devices > 0 && d->devices == NULL, CL_INVALID_VALUE);
-  /* CL_INVALID_DEVICE if a device is not a device of the buffer's context. */
-  for (cl_uint i = 0; i < d->num_devices; i++)
-    TT_RETURN_IF(!tt_object_valid(d->devices[i], TT_DEVICE) ||
-                     !tt_context_has_device(buffer->context, d->devices[i]),
-                 CL_INVALID_DEVICE);
-  struct tt_distribution *t = calloc(1, sizeof *t);
-  cl_uint n = d->num_devices ? d->num_devices : buffer->context->ndevices;
-  cl_device_id *devs = malloc(n * sizeof *devs);
-  if (!t || !devs) {
-    free(t);
-    free(devs);
-    return CL_OUT_OF_HOST_MEMORY;
-  }
-  memcpy(devs, d->num_devices ? d->devices : buffer->context->devices, n * sizeof *devs);
-  *t = (struct tt_distribution){d->kind, d->ndims, d->elem_size, {0}, {0}, n, devs};
-  for (cl_uint i = 0; i < d->ndims; i++) {
-    t->extents[i] = d->extents[i];
-    t->chunk[i] = d->chunk[i];
-  }
-  tt_plan_lock();
-  tt_buffer_dist_free(buffer);
-  buffer->dist = t;
-  /* A device then holds windows of it, not all of it (when it holds nothing yet). */
-  tt_window_enable(buffer);
-  tt_plan_unlock();
-  return CL_SUCCESS;
+  return tt_buffer_distribute(buffer, d);
 }
 
 /* --- parts ---------------------------------------------------------------------------------- */
-
-/* The split entry point's own checks, before anything is planned. */
-cl_int tt_split_check(cl_uint nq, const cl_command_queue *qs, cl_kernel kernel,
-                          cl_uint nwait, const cl_event *wait)
-{
-  /* CL_INVALID_VALUE if num_queues is 0 or queues is NULL. */
-  TT_RETURN_IF(nq == 0 || qs == NULL, CL_INVALID_VALUE);
-  /* CL_INVALID_COMMAND_QUEUE if a queue is not a valid command-queue. */
-  for (cl_uint i = 0; i < nq; i++)
-    TT_RETURN_IF(!tt_object_valid(qs[i], TT_QUEUE), CL_INVALID_COMMAND_QUEUE);
-  /* CL_INVALID_CONTEXT if the queues are not all of one context. */
-  for (cl_uint i = 1; i < nq; i++)
-    TT_RETURN_IF(qs[i]->context != qs[0]->context, CL_INVALID_CONTEXT);
-  /* CL_INVALID_KERNEL if kernel is not a valid kernel object. */
-  TT_RETURN_IF(!tt_object_valid(kernel, TT_KERNEL), CL_INVALID_KERNEL);
-  /* The wait list, as clEnqueueNDRangeKernel checks it, before any part is planned. */
-  return tt_order_check_wait_list(qs[0]->context, nwait, wait);
-}
 
 cl_int CL_API_CALL tt_clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues,
                                                        const cl_command_queue *queues,

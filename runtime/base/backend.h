@@ -20,7 +20,7 @@ struct tt_backend_platform {
   cl_uint ndevices;
   cl_device_id *devices;         /* native devices */
   /* Launches of one kernel at once on one device may crash it: the parts of split launches
-   * on one of its devices are issued one after another (icd/launch.c, after_last_part).
+   * on one of its devices are issued one after another (runtime/command/launch.c, after_last_part).
    * PoCL's CPU drivers keep one cache of loaded work-group functions, keyed by kernel and
    * local size, with a reference count per entry; a launch finds its entry by its global
    * offset (zero or not) and extent too, while its release takes the first entry of the

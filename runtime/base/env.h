@@ -28,7 +28,7 @@ struct tt_env {
   unsigned debug;             /* TUTTI_DEBUG bitmask */
   const char *backends;       /* TUTTI_BACKENDS: comma list of platform-name substrings */
   const char *keep_contexts;  /* TUTTI_KEEP_CONTEXTS: backends whose native contexts are kept
-                               * for reuse (icd/context.c); default "nvidia", "none" */
+                               * for reuse (runtime/program/context.c); default "nvidia", "none" */
   const char *backend_vendors;/* TUTTI_BACKEND_VENDORS: vendors directory to read */
   const char *backend_libs;   /* TUTTI_BACKEND_LIBS: colon list of vendor library paths */
   cl_device_type device_type; /* TUTTI_DEVICE_TYPE: 0, or the type every device shows */
@@ -57,9 +57,9 @@ struct tt_env {
                                * memory before the rest goes to files; 0: no limit */
   const char *spill_dir;      /* TUTTI_SPILL_DIR: where those files go (TMPDIR, else /tmp) */
   bool balance;               /* TUTTI_BALANCE (default on): split launches re-weighted from
-                               * measured times (icd/balance.c) */
+                               * measured times (runtime/command/balance.c) */
   bool edges_first;           /* TUTTI_EDGES_FIRST (default on): a stencil's parts run the
-                               * work-groups its neighbours read first (icd/split.c) */
+                               * work-groups its neighbours read first (runtime/command/split.c) */
   size_t lookahead;           /* TUTTI_LOOKAHEAD: bytes of windows brought back ahead of use
                                * per command; SIZE_MAX: not given (a quarter of the budget) */
   bool evict_lru;             /* TUTTI_EVICT=lru: evictions least recently used first, not

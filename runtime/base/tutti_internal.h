@@ -58,8 +58,8 @@ struct _cl_device_id {
                                    * (CL_DEVICE_TUTTI_GPU_COPIES) */
   unsigned char *info;            /* the owner's answers to device queries (multi-rank jobs) */
   size_t info_len;
-  /* The aggregate device (TUTTI_AGGREGATE, icd/aggregate.c): its members, every device of
-   * its type in the job; its other fields are its first member's. */
+  /* The aggregate device (TUTTI_AGGREGATE, runtime/command/aggregate.c): its members, every device
+   * of its type in the job; its other fields are its first member's. */
   cl_uint nmembers;
   cl_device_id *members;
 };
@@ -98,7 +98,7 @@ struct tt_domain {
   bool local;
   struct tt_backend_platform *bp; /* local domains only */
   cl_context native;              /* local domains only */
-  struct native_ctx *native_ctx;  /* and who holds it (icd/context.c) */
+  struct native_ctx *native_ctx;  /* and who holds it (runtime/program/context.c) */
   struct tt_nqueue *internal; /* lazily made in-order queue for transfers */
   struct tt_nqueue *unmaps;   /* lazily made queue for the unmaps of transfer pieces: they
                                * wait for nothing, so nothing waits behind them */
@@ -174,8 +174,8 @@ struct _cl_command_queue {
   /* Another rank's in-order queue: the user events its commands wait for, directly or
    * through earlier commands, that this rank's host had not set yet (tt_event_gate). */
   struct tt_events gates;
-  /* A queue of the aggregate device: it is its first member's queue (device), with a queue
-   * of its own for every other member; kernels are split over them all (icd/aggregate.c). */
+  /* A queue of the aggregate device: it is its first member's queue (device), with a queue of its
+   * own for every other member; kernels are split over them all (runtime/command/aggregate.c). */
   cl_device_id aggregate;
   cl_uint nmembers;
   cl_command_queue *members; /* [0] is the queue itself (not retained) */
@@ -309,8 +309,8 @@ struct _cl_kernel {
   struct tt_kernel_arg *args;
   struct tt_kernel_device *dev; /* by global device index */
   char *name;
-  /* Split launches (runtime/program/annotate.c, icd/split.c): the parameters as the source
-   * declares them (none for programs from binaries), the annotation in force and its text,
+  /* Split launches (runtime/program/annotate.c, runtime/command/split.c): the parameters as the
+   * source declares them (none for programs from binaries), the annotation in force and its text,
    * the program variants built for launch shapes. Guarded by obj.lock. */
   struct tt_ann_param *params;
   long nparams;
@@ -319,8 +319,10 @@ struct _cl_kernel {
   struct tt_variant *variants;
   bool warned_whole; /* the one warning of launches run whole */
   bool rebase_refused; /* its source's parameters cannot take windows (tt_ann_rebase) */
-  struct tt_balance *balance; /* weights of its parts (icd/balance.c; that file's lock) */
-  struct tt_split_memo *split_memo; /* the plan of its last split launch (icd/split.c) */
+  /* The weights of its parts (runtime/command/balance.c, under that file's lock) and the plan
+   * of its last split launch (runtime/command/split.c). */
+  struct tt_balance *balance;
+  struct tt_split_memo *split_memo;
   /* Drops balance and split_memo when the kernel goes: set by the layer that keeps them
    * (runtime/program/kernel.c knows neither). */
   void (*drop_split_state)(cl_kernel k);
@@ -357,12 +359,12 @@ struct _cl_event {
    * receive is posted. Decided in program order on every rank alike. */
   unsigned char *notified;
   bool receiving;
-  /* A split launch's event (icd/split.c): its parts' events (retained), whose profiling
+  /* A split launch's event (runtime/command/split.c): its parts' events (retained), whose profiling
    * times it spans, first start to last end. */
   cl_event *span;
   cl_uint nspan;
   /* The command's time on its device (profiling end - start), as its owner's status batch
-   * gave it (0: not measured); icd/balance.c. */
+   * gave it (0: not measured); runtime/command/balance.c. */
   uint64_t ns;
   /* A command behind a gate (runtime/order/order.h): the gate's status, which the command's own
    * status shows where the backend ran it anyway (NVIDIA runs a command whose wait list

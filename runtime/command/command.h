@@ -51,7 +51,7 @@ struct tt_cmd {
   cl_uint nwait;     /* the user's wait list */
   const cl_event *wait;
   const char *label; /* the kernel's name, else the entry point's (traces, messages) */
-  bool part;         /* a part of a split launch (icd/split.c) */
+  bool part;         /* a part of a split launch (runtime/command/split.c) */
   bool own_event;    /* the event is Tutti's, not the program's: it joins no status batch */
   bool on_host;      /* done by Tutti on the host, nothing issued on the queue (read_from_host) */
   bool windowed;     /* uses a windowed buffer: Tutti's own copies of its windows (evictions,

@@ -1,6 +1,6 @@
 /* The body of a kernel launch (runtime/command/launch.h): one command whose buffer arguments
  * are its uses, for clEnqueueNDRangeKernel behind its checks (icd/launch.c), a split
- * launch's parts and their fetches (icd/split.c), the aggregate device's members. */
+ * launch's parts and their fetches (runtime/command/split.c), the aggregate device's members. */
 #include "config.h"
 
 #include "runtime/command/launch.h"

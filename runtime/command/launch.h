@@ -1,7 +1,7 @@
 /* Kernel launches and markers as commands (runtime/command/launch.c, marker.c): the bodies
  * behind clEnqueueNDRangeKernel (icd/launch.c, once its checks passed), the markers and
  * barriers (icd/marker.c), clFinish's marker, and what split launches and the aggregate
- * device issue (icd/split.c, icd/aggregate.c). */
+ * device issue (runtime/command/split.c, runtime/command/aggregate.c). */
 #ifndef TUTTI_COMMAND_LAUNCH_H
 #define TUTTI_COMMAND_LAUNCH_H
 
@@ -43,14 +43,14 @@ cl_int tt_cmd_launch(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
                      cl_event *event);
 
 /* A marker on q after the n events of list (clEnqueueMarkerWithWaitList once its queue was
- * checked; Tutti's own markers, icd/split.c and icd/collective.c). */
+ * checked; Tutti's own markers, runtime/command/split.c and icd/collective.c). */
 cl_int tt_cmd_marker(cl_command_queue q, cl_uint n, const cl_event *list, cl_event *event);
 /* A barrier on q after the n events of list (clEnqueueBarrierWithWaitList, clEnqueueBarrier,
  * clEnqueueWaitForEvents once checked). */
 cl_int tt_cmd_barrier(cl_command_queue q, cl_uint n, const cl_event *list, cl_event *event);
-/* clFinish's marker on q (icd/queue.c; a job of several ranks): clEnqueueMarkerWithWaitList
- * on every rank alike; on the owner, when it returns, the native queue is finished and the
- * marker complete. */
+/* clFinish's marker on q (runtime/command/queue.c; a job of several ranks):
+ * clEnqueueMarkerWithWaitList on every rank alike; on the owner, when it returns, the native queue
+ * is finished and the marker complete. */
 cl_int tt_cmd_finish_marker(cl_command_queue q, cl_event *event);
 
 #endif

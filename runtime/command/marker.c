@@ -45,7 +45,7 @@ static cl_int marker_one(cl_command_queue q, cl_uint n, const cl_event *list, cl
 }
 
 /* A marker or barrier; on a queue of the aggregate device one on every member, then the
- * queue's own after them all (icd/aggregate.c). */
+ * queue's own after them all (runtime/command/aggregate.c). */
 static cl_int marker(cl_command_queue q, cl_uint n, const cl_event *list, cl_event *event,
                      cl_command_type type)
 {

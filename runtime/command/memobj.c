@@ -261,3 +261,58 @@ cl_int tt_buffer_destructor_add(cl_mem memobj, void (CL_CALLBACK *pfn_notify)(cl
   pthread_mutex_unlock(&memobj->obj.lock);
   return CL_SUCCESS;
 }
+
+/* clSetBufferDistributionTUTTI with its checks (a buffer's distribution over devices:
+ * doc/split.md): the buffer then holds windows of its chunks on those devices. */
+cl_int tt_buffer_distribute(cl_mem buffer, const cl_tutti_distribution *d)
+{
+  /* CL_INVALID_MEM_OBJECT if buffer is not a valid buffer object, or is a sub-buffer. */
+  TT_RETURN_IF(!tt_object_valid(buffer, TT_MEM) || buffer->parent, CL_INVALID_MEM_OBJECT);
+  if (!d) {
+    tt_plan_lock();
+    tt_buffer_dist_free(buffer);
+    tt_plan_unlock();
+    return CL_SUCCESS;
+  }
+  /* CL_INVALID_VALUE for an unknown kind, ndims outside 1..3, a zero element size, extents
+   * whose product times elem_size is not the buffer's size, a zero CYCLIC chunk, or devices
+   * NULL with num_devices > 0. */
+  TT_RETURN_IF(d->kind != CL_TUTTI_DIST_BLOCK && d->kind != CL_TUTTI_DIST_CYCLIC &&
+                   d->kind != CL_TUTTI_DIST_REPLICATED,
+               CL_INVALID_VALUE);
+  TT_RETURN_IF(d->ndims < 1 || d->ndims > 3 || d->elem_size == 0, CL_INVALID_VALUE);
+  size_t bytes = d->elem_size;
+  for (cl_uint i = 0; i < d->ndims; i++) {
+    TT_RETURN_IF(d->extents[i] == 0 || bytes > SIZE_MAX / d->extents[i], CL_INVALID_VALUE);
+    bytes *= d->extents[i];
+    TT_RETURN_IF(d->kind == CL_TUTTI_DIST_CYCLIC && d->chunk[i] == 0, CL_INVALID_VALUE);
+  }
+  TT_RETURN_IF(bytes != buffer->size, CL_INVALID_VALUE);
+  TT_RETURN_IF(d->num_devices > 0 && d->devices == NULL, CL_INVALID_VALUE);
+  /* CL_INVALID_DEVICE if a device is not a device of the buffer's context. */
+  for (cl_uint i = 0; i < d->num_devices; i++)
+    TT_RETURN_IF(!tt_object_valid(d->devices[i], TT_DEVICE) ||
+                     !tt_context_has_device(buffer->context, d->devices[i]),
+                 CL_INVALID_DEVICE);
+  struct tt_distribution *t = calloc(1, sizeof *t);
+  cl_uint n = d->num_devices ? d->num_devices : buffer->context->ndevices;
+  cl_device_id *devs = malloc(n * sizeof *devs);
+  if (!t || !devs) {
+    free(t);
+    free(devs);
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  memcpy(devs, d->num_devices ? d->devices : buffer->context->devices, n * sizeof *devs);
+  *t = (struct tt_distribution){d->kind, d->ndims, d->elem_size, {0}, {0}, n, devs};
+  for (cl_uint i = 0; i < d->ndims; i++) {
+    t->extents[i] = d->extents[i];
+    t->chunk[i] = d->chunk[i];
+  }
+  tt_plan_lock();
+  tt_buffer_dist_free(buffer);
+  buffer->dist = t;
+  /* A device then holds windows of it, not all of it (when it holds nothing yet). */
+  tt_window_enable(buffer);
+  tt_plan_unlock();
+  return CL_SUCCESS;
+}

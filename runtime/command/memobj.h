@@ -7,6 +7,8 @@
 
 #include "runtime/base/tutti_internal.h"
 
+#include "CL/tutti.h"
+
 #define TT_MEM_ACCESS_FLAGS (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY)
 #define TT_MEM_HOST_PTR_FLAGS (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)
 #define TT_MEM_HOST_ACCESS_FLAGS \
@@ -25,5 +27,9 @@ cl_int tt_buffer_destructor_add(cl_mem memobj, void (CL_CALLBACK *pfn_notify)(cl
                                 void *user_data);
 /* Drops m's distribution (clSetBufferDistributionTUTTI; plan lock). */
 void tt_buffer_dist_free(cl_mem m);
+
+/* clSetBufferDistributionTUTTI once divergence-checked: its checks, then the buffer's
+ * distribution (NULL: none) set and its windows enabled. */
+cl_int tt_buffer_distribute(cl_mem buffer, const cl_tutti_distribution *d);
 
 #endif

@@ -1,7 +1,7 @@
 /* Devices as OpenCL sees them: the types a request may name, the devices of a type, and the
  * aggregate device (TUTTI_AGGREGATE, doc/split.md), one more device standing for every device
- * of its type in the job. What a queue or a launch on the aggregate device does lives above,
- * in icd/aggregate.c. */
+ * of its type in the job, with its answers to device queries. What a queue or a launch on the
+ * aggregate device does lives above, in runtime/command/aggregate.c. */
 #ifndef TUTTI_DEVICES_H
 #define TUTTI_DEVICES_H
 
@@ -21,5 +21,14 @@ cl_uint tt_devices_of_type(cl_device_type type, cl_uint cap, cl_device_id *out);
 cl_device_id tt_aggregate_device(void);
 cl_device_id tt_device_resolve(cl_device_id d);
 cl_uint tt_devices_expand(cl_uint n, const cl_device_id *in, cl_device_id **out);
+
+/* clGetDeviceInfo of a valid device: Tutti's own answers (OpenCL 1.2, no images, the
+ * extensions it carries through), the owner's for the rest; the aggregate device combines its
+ * members' (sums, smallest limits, the first member's words). */
+cl_int tt_device_info(cl_device_id device, cl_device_info param_name, size_t param_value_size,
+                      void *param_value, size_t *param_value_size_ret);
+cl_int tt_aggregate_device_info(cl_device_id agg, cl_device_info param_name,
+                                size_t param_value_size, void *param_value,
+                                size_t *param_value_size_ret);
 
 #endif

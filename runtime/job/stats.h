@@ -12,8 +12,8 @@ struct tt_stats {
                                       * rather than discarded by the queueing optimization */
   atomic_uint_fast64_t host_reads;   /* reads and maps whose bytes reach every rank */
   atomic_uint_fast64_t wait_ns;      /* time the host spent blocked in OpenCL calls */
-  atomic_uint_fast64_t rebalanced;   /* split kernels given new weights (icd/balance.c; every
-                                      * rank alike), and a digest of those weights */
+  atomic_uint_fast64_t rebalanced;   /* split kernels given new weights (every rank alike;
+                                      * runtime/command/balance.c), a digest of the weights */
   atomic_uint_fast64_t balance_digest;
   atomic_uint_fast64_t polled, poll_fired; /* Tutti's callbacks on native events the poller
                                           * watched, and those it ran before the backend

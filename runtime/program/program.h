@@ -1,13 +1,24 @@
-/* Programs and kernels: one native program and kernel per memory domain, builds shared by
- * the ranks of a node (runtime/job/build.h), each kernel's view of its arguments, and what a
- * kernel's source says for split launches (its parameters, its #pragma tutti). The entry
- * points (icd/program.c, icd/kernel.c) feed the divergence check and call the bodies here,
- * which check their arguments as the specification says; Tutti's own programs (split
- * launches' variants, the collectives' reductions) are made through them too. */
+/* Contexts, programs and kernels: one native context, program and kernel per memory domain, builds
+ * shared by the ranks of a node (runtime/job/build.h), each kernel's view of its arguments, and
+ * what a kernel's source says for split launches (its parameters, its #pragma tutti). The entry
+ * points (icd/program.c, icd/kernel.c) feed the divergence check and call the bodies here, which
+ * check their arguments as the specification says; Tutti's own programs (split launches' variants,
+ * the collectives' reductions) are made through them too. */
 #ifndef TUTTI_PROGRAM_H
 #define TUTTI_PROGRAM_H
 
 #include "runtime/base/tutti_internal.h"
+
+/* --- contexts (runtime/program/context.c) ------------------------------------------------- */
+
+/* A context of the given devices (checked valid; the aggregate device stands for its
+ * members): a memory domain per backend platform or per device with a domain of its own,
+ * one native context each (NVIDIA's kept and taken again: TUTTI_KEEP_CONTEXTS). */
+cl_context tt_context_new(const cl_context_properties *properties, cl_uint num_devices,
+                          const cl_device_id *devices,
+                          void (CL_CALLBACK *pfn_notify)(const char *, const void *, size_t,
+                                                         void *),
+                          void *user_data, cl_int *errcode_ret);
 
 /* --- programs (runtime/program/program.c) ------------------------------------------------- */
 
@@ -94,8 +105,8 @@ struct tt_ann *tt_split_kernel_parse(cl_kernel k, const char *text, char *err, s
 
 enum variant_kind { VARIANT_SHAPE, VARIANT_COMBINE };
 
-/* A program built for a kernel's split launches: the prelude's variant for one launch shape,
- * or the kernel combining the partial results of one reduce rule (icd/split_variant.c). */
+/* A program built for a kernel's split launches: the prelude's variant for one launch shape, or the
+ * kernel combining the partial results of one reduce rule (runtime/command/split_variant.c). */
 struct tt_variant {
   struct tt_variant *next;
   enum variant_kind kind;

@@ -7,7 +7,7 @@
  * the bytes they write; markers, barriers and clFinish cover every member. */
 #include "config.h"
 
-#include "icd/icd.h"
+#include "runtime/command/split.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,103 +17,6 @@
 #include "runtime/base/rangemap.h"
 
 
-enum combine { COMBINE_SUM, COMBINE_MIN, COMBINE_MAX };
-
-/* The members' answers to a numeric query of `size` bytes, summed, or their smallest or
- * largest. */
-static cl_int members_combine(cl_device_id agg, cl_device_info param, size_t size,
-                              enum combine how, cl_ulong *out)
-{
-  *out = 0;
-  for (cl_uint i = 0; i < agg->nmembers; i++) {
-    cl_ulong v = 0;
-    cl_uint u = 0;
-    cl_int err = tt_device_info(agg->members[i], param, size, size == sizeof u ? (void *)&u : &v,
-                                    NULL);
-    if (err != CL_SUCCESS)
-      return err;
-    if (size == sizeof u)
-      v = u;
-    if (how == COMBINE_SUM)
-      *out += v;
-    else if (i == 0 || (how == COMBINE_MAX ? v > *out : v < *out))
-      *out = v;
-  }
-  return CL_SUCCESS;
-}
-
-cl_int tt_aggregate_device_info(cl_device_id agg, cl_device_info param_name,
-                                size_t param_value_size, void *param_value,
-                                size_t *param_value_size_ret)
-{
-  char name[64];
-  size_t size;
-  enum combine how;
-  cl_int err;
-  switch (param_name) {
-  case CL_DEVICE_NAME:
-    snprintf(name, sizeof name, "Tutti aggregate of %u devices", agg->nmembers);
-    return TT_INFO_STR(name);
-  /* The members' sums. */
-  case CL_DEVICE_MAX_COMPUTE_UNITS:
-    size = sizeof(cl_uint), how = COMBINE_SUM;
-    break;
-  case CL_DEVICE_GLOBAL_MEM_SIZE:
-  /* A buffer larger than any member spreads over them (windows, runtime/memory/window.h). */
-  case CL_DEVICE_MAX_MEM_ALLOC_SIZE:
-    size = sizeof(cl_ulong), how = COMBINE_SUM;
-    break;
-  /* The members' smallest limits; alignment: the largest any member needs. */
-  case CL_DEVICE_MAX_WORK_GROUP_SIZE:
-  case CL_DEVICE_MAX_PARAMETER_SIZE:
-  case CL_DEVICE_PROFILING_TIMER_RESOLUTION:
-    size = sizeof(size_t), how = COMBINE_MIN;
-    break;
-  case CL_DEVICE_LOCAL_MEM_SIZE:
-  case CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE:
-  case CL_DEVICE_GLOBAL_MEM_CACHE_SIZE:
-    size = sizeof(cl_ulong), how = COMBINE_MIN;
-    break;
-  case CL_DEVICE_MAX_CLOCK_FREQUENCY:
-  case CL_DEVICE_MAX_CONSTANT_ARGS:
-    size = sizeof(cl_uint), how = COMBINE_MIN;
-    break;
-  case CL_DEVICE_MEM_BASE_ADDR_ALIGN:
-    size = sizeof(cl_uint), how = COMBINE_MAX;
-    break;
-  case CL_DEVICE_MAX_WORK_ITEM_SIZES: {
-    size_t sizes[3] = {0, 0, 0};
-    for (cl_uint i = 0; i < agg->nmembers; i++) {
-      size_t s[3] = {0, 0, 0};
-      if ((err = tt_device_info(agg->members[i], param_name, sizeof s, s, NULL)) != CL_SUCCESS)
-        return err;
-      for (int d = 0; d < 3; d++)
-        sizes[d] = i == 0 || s[d] < sizes[d] ? s[d] : sizes[d];
-    }
-    return TT_INFO(sizes);
-  }
-  case CL_DEVICE_TUTTI_RANK: {
-    cl_int none = -1; /* every member's rank runs it */
-    return TT_INFO(none);
-  }
-  default:
-    /* The first member's answer. */
-    return tt_device_info(agg->members[0], param_name, param_value_size, param_value,
-                              param_value_size_ret);
-  }
-  cl_ulong v;
-  if ((err = members_combine(agg, param_name, size, how, &v)) != CL_SUCCESS)
-    return err;
-  if (size == sizeof(cl_uint)) {
-    cl_uint u = (cl_uint)v;
-    return TT_INFO(u);
-  }
-  if (size == sizeof(size_t) && sizeof(size_t) != sizeof(cl_ulong)) {
-    size_t z = (size_t)v;
-    return TT_INFO(z);
-  }
-  return TT_INFO(v);
-}
 
 cl_int tt_aggregate_queue_init(cl_command_queue q, cl_device_id agg,
                                cl_command_queue_properties props)

@@ -1,8 +1,9 @@
-/* Programs built for split launches (icd/split_impl.h): variants whose prelude answers the
- * whole launch's builtins, and the kernels that combine reduce rules' partial results. */
+/* Programs built for split launches (runtime/command/split_impl.h): variants whose prelude
+ * answers the whole launch's builtins, and the kernels that combine reduce rules' partial
+ * results. */
 #include "config.h"
 
-#include "icd/split_impl.h"
+#include "runtime/command/split_impl.h"
 
 #include <math.h>
 #include <stdio.h>

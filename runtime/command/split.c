@@ -10,7 +10,7 @@
  * copy per part, filled with op's identity and combined into the buffer in part order. */
 #include "config.h"
 
-#include "icd/split_impl.h"
+#include "runtime/command/split_impl.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -52,7 +52,7 @@ static size_t parts_from_distribution(const struct tt_distribution *d, cl_uint n
 }
 
 /* Contiguous ranges of the G work-groups, one per queue: equal, or as the kernel's measured
- * weights say (icd/balance.c; *balanced). */
+ * weights say (runtime/command/balance.c; *balanced). */
 static size_t parts_weighted(cl_kernel k, cl_uint nq, const cl_command_queue *qs, size_t G,
                              struct tt_part **out, bool *balanced)
 {
@@ -623,6 +623,24 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
   return err;
 }
 
+/* The split entry point's own checks, before anything is planned. */
+cl_int tt_split_check(cl_uint nq, const cl_command_queue *qs, cl_kernel kernel,
+                          cl_uint nwait, const cl_event *wait)
+{
+  /* CL_INVALID_VALUE if num_queues is 0 or queues is NULL. */
+  TT_RETURN_IF(nq == 0 || qs == NULL, CL_INVALID_VALUE);
+  /* CL_INVALID_COMMAND_QUEUE if a queue is not a valid command-queue. */
+  for (cl_uint i = 0; i < nq; i++)
+    TT_RETURN_IF(!tt_object_valid(qs[i], TT_QUEUE), CL_INVALID_COMMAND_QUEUE);
+  /* CL_INVALID_CONTEXT if the queues are not all of one context. */
+  for (cl_uint i = 1; i < nq; i++)
+    TT_RETURN_IF(qs[i]->context != qs[0]->context, CL_INVALID_CONTEXT);
+  /* CL_INVALID_KERNEL if kernel is not a valid kernel object. */
+  TT_RETURN_IF(!tt_object_valid(kernel, TT_KERNEL), CL_INVALID_KERNEL);
+  /* The wait list, as clEnqueueNDRangeKernel checks it, before any part is planned. */
+  return tt_order_check_wait_list(qs[0]->context, nwait, wait);
+}
+
 cl_int tt_split_enqueue(cl_uint num_queues, const cl_command_queue *queues, cl_kernel kernel,
                         cl_uint work_dim, const size_t *global_work_offset,
                         const size_t *global_work_size, const size_t *local_work_size,
@@ -652,7 +670,7 @@ cl_int tt_split_enqueue(cl_uint num_queues, const cl_command_queue *queues, cl_k
   struct split s = {.k = kernel};
   bool balanced = false, measure = false;
   pthread_mutex_lock(&kernel->obj.lock);
-  /* What this file and icd/balance.c keep for the kernel goes with it. */
+  /* What this file and runtime/command/balance.c keep for the kernel goes with it. */
   kernel->drop_split_state = drop_split_state;
   cl_uint D = work_dim - 1;
   size_t G = global_work_size[D] / lws[D];
