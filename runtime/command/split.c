@@ -18,6 +18,7 @@
 
 #include "annotations/annotation.h"
 #include "annotations/partition.h"
+#include "annotations/plan.h"
 #include "runtime/job/check.h"
 #include "runtime/command/plan.h"
 #include "runtime/job/stats.h"
@@ -188,68 +189,38 @@ static void split_free(struct split *s)
 static int plan_parts(struct split *s, const struct tt_ann_launch *l)
 {
   cl_kernel k = s->k;
-  const struct tt_ann *a = k->ann;
-  s->nrules = tt_ann_nrules(a);
+  s->nrules = tt_ann_nrules(k->ann);
   s->uses = calloc(s->nparts, sizeof *s->uses);
   s->reduce = calloc(s->nparts * s->nrules + 1, sizeof *s->reduce);
-  struct tt_part_write *w = NULL;
-  size_t nw = 0, capw = 0;
-  int rc = s->uses && s->reduce ? 0 : -2;
-  for (size_t p = 0; p < s->nparts && !rc; p++) {
-    struct tt_ann_part part;
-    for (cl_uint d = 0; d < 3; d++) {
-      part.group_lo[d] = 0;
-      part.group_hi[d] = d < l->work_dim ? l->global[d] / l->local[d] : 1;
-    }
-    part.group_lo[l->work_dim - 1] = s->parts[p].g0;
-    part.group_hi[l->work_dim - 1] = s->parts[p].g1;
-    for (cl_uint i = 0; i < k->nargs && !rc; i++) {
-      const struct tt_kernel_arg *arg = &k->args[i];
-      if (arg->kind != TT_ARG_MEM || !arg->mem)
-        continue;
-      cl_mem m = arg->mem;
-      struct tt_ann_ranges reads = {0}, writes = {0};
-      struct tt_ann_buffer b = {i, m->size, !arg->is_const && !(m->flags & CL_MEM_READ_ONLY)};
-      bool named = false;
-      rc = tt_ann_part_uses(a, l, &part, &b, READ_RANGES_MAX, &reads, &writes,
-                            &s->reduce[p * s->nrules], &named, s->why, sizeof s->why);
-      if (rc || tt_ann_reduce_rule(a, i) != SIZE_MAX) {
-        tt_ann_ranges_free(&reads);
-        tt_ann_ranges_free(&writes);
-        continue;
-      }
-      struct uses *u = &s->uses[p];
-      if (!named) {
-        /* Unannotated: the whole buffer, one use, written unless const or read-only. */
-        rc = use_add(u, m, 0, m->size, true, b.writable) ? -2 : 0;
-      } else {
-        for (size_t j = 0; j < reads.n && !rc; j++)
-          rc = use_add(u, m, reads.r[j].off, reads.r[j].len, true, false) ? -2 : 0;
-        for (size_t j = 0; j < writes.n && !rc; j++)
-          rc = use_add(u, m, writes.r[j].off, writes.r[j].len, false, true) ? -2 : 0;
-      }
-      for (size_t j = 0; j < writes.n && !rc; j++) {
-        if (nw == capw) {
-          capw = capw ? capw * 2 : 64;
-          struct tt_part_write *g = realloc(w, capw * sizeof *w);
-          if (!g) {
-            rc = -2;
-            break;
-          }
-          w = g;
-        }
-        size_t o = m->origin + writes.r[j].off;
-        w[nw++] = (struct tt_part_write){m->root->obj.id, o, o + writes.r[j].len, p};
-      }
-      tt_ann_ranges_free(&reads);
-      tt_ann_ranges_free(&writes);
-    }
+  /* The buffer arguments as annotations/plan.h sees them, and each one's cl_mem. */
+  struct tt_plan_buffer *b = calloc(k->nargs + 1, sizeof *b);
+  cl_mem *mem = calloc(k->nargs + 1, sizeof *mem);
+  struct tt_plan_use **pu = calloc(s->nparts, sizeof *pu);
+  size_t *npu = calloc(s->nparts, sizeof *npu), nb = 0;
+  int rc = s->uses && s->reduce && b && mem && pu && npu ? 0 : -2;
+  for (cl_uint i = 0; i < k->nargs && !rc; i++) {
+    const struct tt_kernel_arg *arg = &k->args[i];
+    if (arg->kind != TT_ARG_MEM || !arg->mem)
+      continue;
+    cl_mem m = arg->mem;
+    mem[nb] = m;
+    b[nb++] = (struct tt_plan_buffer){i, m->size, !arg->is_const && !(m->flags & CL_MEM_READ_ONLY),
+                                      m->root->obj.id, m->origin};
   }
-  if (!rc && s->nparts > 1 && tt_part_writes_overlap(w, nw)) {
-    snprintf(s->why, sizeof s->why, "the write regions of its parts overlap");
-    rc = -1;
-  }
-  free(w);
+  if (!rc)
+    rc = tt_plan_parts(k->ann, l, s->parts, s->nparts, b, nb, READ_RANGES_MAX, pu, npu,
+                       s->reduce, s->why, sizeof s->why);
+  for (size_t p = 0; p < s->nparts && !rc; p++)
+    for (size_t j = 0; j < npu[p] && !rc; j++) {
+      const struct tt_plan_use *u = &pu[p][j];
+      rc = use_add(&s->uses[p], mem[u->buffer], u->off, u->len, u->reads, u->writes) ? -2 : 0;
+    }
+  for (size_t p = 0; pu && p < s->nparts; p++)
+    free(pu[p]);
+  free(pu);
+  free(npu);
+  free(b);
+  free(mem);
   return rc;
 }
 
