@@ -440,7 +440,7 @@ uint64_t tt_cuda_address(cl_mem native, size_t at)
   return lookup(native, &c) ? c.va + at : 0;
 }
 
-/* --- memory of other ranks of the host (copy thread only) ------------------------------ */
+/* --- memory of other ranks of the host (copy threads, under peers_lock) ----------------- */
 
 /* Imported allocations of peers, most recently used first; the oldest goes beyond PEERS
  * (it may still hold memory its owner released). An import is mapped once and made
@@ -518,8 +518,13 @@ static CUdeviceptr peer_address(const struct tt_cuda_desc *d, int device)
   return p.va + d->at;
 }
 
-/* --- the copy thread ------------------------------------------------------------------- */
+/* --- the copy threads ------------------------------------------------------------------ */
 
+/* Each copy runs on the copying (destination) device's stream and is synchronized before
+ * its end is told. One thread takes every copy of the rank, one after another; with
+ * TUTTI_CUDA_THREADS=gpu each device has a thread of its own, so that copies into different
+ * GPUs of the rank overlap. The cache of other ranks' memory is shared: a copy from it holds
+ * peers_lock from the lookup to its end, so that no import goes while a copy reads it. */
 struct job {
   struct job *next;
   int device;
@@ -531,29 +536,38 @@ struct job {
   void *arg;
 };
 
+/* The jobs of one thread: queue 0 takes every device's, or each device its own. */
+struct jobs {
+  struct job *head, **tail;
+  pthread_cond_t cond;
+  bool started;
+};
 static pthread_mutex_t jobs_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t jobs_cond = PTHREAD_COND_INITIALIZER;
-static struct job *jobs_head, **jobs_tail = &jobs_head;
-static bool worker_started;
+static pthread_mutex_t peers_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct jobs queues[MAX_DEVICES];
 
-static void *worker(void *unused)
+static void *worker(void *arg)
 {
-  (void)unused;
+  struct jobs *q = arg;
   for (;;) {
     pthread_mutex_lock(&jobs_lock);
-    while (!jobs_head)
-      pthread_cond_wait(&jobs_cond, &jobs_lock);
-    struct job *j = jobs_head;
-    jobs_head = j->next;
-    if (!jobs_head)
-      jobs_tail = &jobs_head;
+    while (!q->head)
+      pthread_cond_wait(&q->cond, &jobs_lock);
+    struct job *j = q->head;
+    q->head = j->next;
+    if (!q->head)
+      q->tail = &q->head;
     pthread_mutex_unlock(&jobs_lock);
     bool ok = enter(j->device);
     CUdeviceptr src = j->src;
+    if (j->from_peer)
+      pthread_mutex_lock(&peers_lock);
     if (ok && j->from_peer)
       ok = j->peer.ok && (src = peer_address(&j->peer, j->device)) != 0;
     ok = ok && CU_OK(cu.MemcpyDtoDAsync(j->dst, src, j->len, streams[j->device]));
     ok = ok && CU_OK(cu.StreamSynchronize(streams[j->device]));
+    if (j->from_peer)
+      pthread_mutex_unlock(&peers_lock);
     j->done(j->arg, ok);
     free(j);
   }
@@ -564,23 +578,31 @@ int tt_cuda_copy(int device, uint64_t dst, uint64_t src, const struct tt_cuda_de
                  size_t len, void (*done)(void *arg, int ok), void *arg)
 {
   struct job *j = calloc(1, sizeof *j);
-  if (!j || !ready())
+  if (!j || !ready() || device < 0 || device >= MAX_DEVICES)
     return free(j), -1;
   *j = (struct job){NULL, device, dst, src, {0}, peer != NULL, len, done, arg};
   if (peer)
     j->peer = *peer;
+  struct jobs *q = &queues[tt_env()->cuda_thread_per_gpu ? device : 0];
   pthread_mutex_lock(&jobs_lock);
-  if (!worker_started) {
-    worker_started = tt_thread_start("tutti-cuda", worker);
-    if (!worker_started) {
+  if (!q->started) {
+    q->head = NULL;
+    q->tail = &q->head;
+    pthread_cond_init(&q->cond, NULL);
+    char name[16] = "tutti-cuda";
+    if (tt_env()->cuda_thread_per_gpu)
+      snprintf(name, sizeof name, "tutti-cuda%d", device);
+    q->started = tt_thread_start(name, worker, q);
+    if (!q->started) {
+      pthread_cond_destroy(&q->cond);
       pthread_mutex_unlock(&jobs_lock);
       free(j);
       return -1;
     }
   }
-  *jobs_tail = j;
-  jobs_tail = &j->next;
-  pthread_cond_signal(&jobs_cond);
+  *q->tail = j;
+  q->tail = &j->next;
+  pthread_cond_signal(&q->cond);
   pthread_mutex_unlock(&jobs_lock);
   return 0;
 }

@@ -182,7 +182,7 @@ void tt_reaper_run(void (*fn)(void *), void *arg)
   *r = (struct reap){fn, arg, NULL};
   pthread_mutex_lock(&reap_lock);
   if (!reaper_started)
-    reaper_started = tt_thread_start("tutti-reaper", reaper_main);
+    reaper_started = tt_thread_start("tutti-reaper", reaper_main, NULL);
   if (reap_tail)
     reap_tail->next = r;
   else
@@ -235,13 +235,13 @@ void tt_object_list_live(void)
   pthread_rwlock_unlock(&registry_lock);
 }
 
-bool tt_thread_start(const char *name, void *(*fn)(void *))
+bool tt_thread_start(const char *name, void *(*fn)(void *), void *arg)
 {
   pthread_t t;
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  bool ok = pthread_create(&t, &attr, fn, NULL) == 0;
+  bool ok = pthread_create(&t, &attr, fn, arg) == 0;
   pthread_attr_destroy(&attr);
   if (ok)
     pthread_setname_np(t, name);

@@ -64,10 +64,10 @@ void tt_reaper_leave(void);
 /* Runs fn(arg) now on an ordinary thread, or on the reaper thread inside enter/leave. */
 void tt_reaper_run(void (*fn)(void *), void *arg);
 
-/* Starts a detached thread running fn(NULL), named name as ps and debuggers show it (15
+/* Starts a detached thread running fn(arg), named name as ps and debuggers show it (15
  * characters at most): Tutti's service threads (the reaper, the sweeper of failed commands,
- * the CUDA copy thread). Whether it started. */
-bool tt_thread_start(const char *name, void *(*fn)(void *));
+ * the CUDA copy threads). Whether it started. */
+bool tt_thread_start(const char *name, void *(*fn)(void *), void *arg);
 
 #define TT_RETAIN(x) tt_object_retain(&(x)->obj)
 #define TT_RELEASE(x) tt_object_release(&(x)->obj)

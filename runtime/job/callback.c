@@ -127,7 +127,7 @@ void tt_native_note_failure(void)
   if (atomic_exchange(&failures_seen, true) || tt_cluster_distributed() ||
       atomic_exchange(&sweeping, true))
     return;
-  if (!tt_thread_start("tutti-sweeper", sweeper_main))
+  if (!tt_thread_start("tutti-sweeper", sweeper_main, NULL))
     TT_WARN("cannot start the thread that completes failed commands");
 }
 
@@ -222,7 +222,7 @@ static bool poll_add(struct native_cb *c)
   if (!atomic_load(&poller_started)) {
     pthread_mutex_lock(&poll_lock);
     if (!atomic_load(&poller_started))
-      atomic_store(&poller_started, tt_thread_start("tutti-poller", poller_main));
+      atomic_store(&poller_started, tt_thread_start("tutti-poller", poller_main, NULL));
     pthread_mutex_unlock(&poll_lock);
     if (!atomic_load(&poller_started))
       return false;
