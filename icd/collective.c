@@ -1,5 +1,5 @@
 /* cl_tutti_collective's entry points (SnuCL's collective buffer commands): the divergence check,
- * then the bodies (runtime/command/split.h), which check the arguments as the specification says. */
+ * then the bodies (runtime/command/compound.h), which check the arguments as the specification says. */
 #include "config.h"
 
 #include "icd/icd.h"

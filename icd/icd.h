@@ -9,7 +9,7 @@
 #include "runtime/job/cluster.h"
 #include "runtime/job/devices.h"
 #include "runtime/program/program.h"
-#include "runtime/command/split.h"
+#include "runtime/command/compound.h"
 #include "runtime/base/log.h"
 #include "runtime/base/tutti_internal.h"
 #include "runtime/command/buffer.h"

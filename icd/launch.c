@@ -1,4 +1,4 @@
-/* Kernel launch entry points: the divergence check, then the bodies (runtime/command/split.h),
+/* Kernel launch entry points: the divergence check, then the bodies (runtime/command/compound.h),
  * which check the arguments as the specification says. */
 #include "config.h"
 

@@ -1,4 +1,4 @@
-/* Command queue entry points: the divergence check, then the bodies (runtime/command/split.h),
+/* Command queue entry points: the divergence check, then the bodies (runtime/command/compound.h),
  * which check the arguments as the specification says. */
 #include "config.h"
 

@@ -7,7 +7,7 @@
  * the bytes they write; markers, barriers and clFinish cover every member. */
 #include "config.h"
 
-#include "runtime/command/split.h"
+#include "runtime/command/compound.h"
 
 #include <stdio.h>
 #include <stdlib.h>

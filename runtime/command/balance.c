@@ -12,7 +12,7 @@
  * the measured speeds, unless the parts already ended within 5% of each other. Launches whose
  * parts follow a buffer's distribution are not re-weighted (the data decides where work
  * goes). TUTTI_BALANCE=off turns it off. */
-#include "runtime/command/split.h"
+#include "runtime/command/compound.h"
 
 #include "annotations/partition.h"
 

@@ -5,7 +5,7 @@
  * Every rank calls them at the same program step. */
 #include "config.h"
 
-#include "runtime/command/split.h"
+#include "runtime/command/compound.h"
 
 #include "runtime/job/check.h"
 

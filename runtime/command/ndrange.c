@@ -3,7 +3,7 @@
  * (runtime/command/launch.h), or on the aggregate device's queue a split launch. */
 #include "config.h"
 
-#include "runtime/command/split.h"
+#include "runtime/command/compound.h"
 
 #include <stdlib.h>
 #include <string.h>

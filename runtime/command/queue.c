@@ -2,7 +2,7 @@
  * commands in order, and the plan then knows that a queue's commands are already ordered. */
 #include "config.h"
 
-#include "runtime/command/split.h"
+#include "runtime/command/compound.h"
 
 #include "runtime/job/trace.h"
 

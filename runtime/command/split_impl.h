@@ -1,11 +1,11 @@
 /* What the files of split launches share (runtime/command/split.c: planning and running a
  * split launch, its checks; runtime/command/split_variant.c: programs built for split
  * launches). Nothing else includes it: the rest of Tutti calls the functions
- * runtime/command/split.h declares. */
+ * runtime/command/compound.h declares. */
 #ifndef TUTTI_SPLIT_IMPL_H
 #define TUTTI_SPLIT_IMPL_H
 
-#include "runtime/command/split.h"
+#include "runtime/command/compound.h"
 
 #include "annotations/annotation.h"
 

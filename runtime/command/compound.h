@@ -3,8 +3,8 @@
  * device's queues and launches, SnuCL's collectives built from copies and reductions, and
  * command queues with their flush and finish. The entry points of icd/ feed the divergence
  * check and call these. */
-#ifndef TUTTI_COMMAND_SPLIT_H
-#define TUTTI_COMMAND_SPLIT_H
+#ifndef TUTTI_COMMAND_COMPOUND_H
+#define TUTTI_COMMAND_COMPOUND_H
 
 #include "runtime/base/backend.h"
 #include "runtime/base/log.h"
