@@ -50,10 +50,7 @@ cl_program CL_API_CALL tt_clCreateProgramWithBuiltInKernels(cl_context context,
   TT_GOTO_IF(device_list == NULL || num_devices == 0, CL_INVALID_VALUE);
   /* CL_INVALID_DEVICE if devices listed in device_list are not in the list of devices
    * associated with context. */
-  for (cl_uint i = 0; i < num_devices; i++)
-    TT_GOTO_IF(!tt_object_valid(device_list[i], TT_DEVICE) ||
-                   !tt_context_has_device(context, device_list[i]),
-               CL_INVALID_DEVICE);
+  TT_GOTO_IF(!tt_context_has_devices(context, num_devices, device_list), CL_INVALID_DEVICE);
   /* CL_INVALID_VALUE if kernel_names is NULL or contains a kernel name that is not supported
    * by any of the devices (Tutti's devices report no built-in kernels). */
   TT_GOTO_IF(1, CL_INVALID_VALUE);

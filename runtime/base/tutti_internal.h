@@ -436,4 +436,14 @@ static inline bool tt_context_has_device(cl_context ctx, cl_device_id d)
   return false;
 }
 
+/* Whether every one of the n handles of list is a valid device of ctx (the specification's
+ * CL_INVALID_DEVICE for device lists). */
+static inline bool tt_context_has_devices(cl_context ctx, cl_uint n, const cl_device_id *list)
+{
+  for (cl_uint i = 0; i < n; i++)
+    if (!tt_object_valid(list[i], TT_DEVICE) || !tt_context_has_device(ctx, list[i]))
+      return false;
+  return true;
+}
+
 #endif

@@ -290,10 +290,8 @@ cl_int tt_buffer_distribute(cl_mem buffer, const cl_tutti_distribution *d)
   TT_RETURN_IF(bytes != buffer->size, CL_INVALID_VALUE);
   TT_RETURN_IF(d->num_devices > 0 && d->devices == NULL, CL_INVALID_VALUE);
   /* CL_INVALID_DEVICE if a device is not a device of the buffer's context. */
-  for (cl_uint i = 0; i < d->num_devices; i++)
-    TT_RETURN_IF(!tt_object_valid(d->devices[i], TT_DEVICE) ||
-                     !tt_context_has_device(buffer->context, d->devices[i]),
-                 CL_INVALID_DEVICE);
+  TT_RETURN_IF(!tt_context_has_devices(buffer->context, d->num_devices, d->devices),
+               CL_INVALID_DEVICE);
   struct tt_distribution *t = calloc(1, sizeof *t);
   cl_uint n = d->num_devices ? d->num_devices : buffer->context->ndevices;
   cl_device_id *devs = malloc(n * sizeof *devs);

@@ -208,10 +208,7 @@ static cl_program with_binary(cl_context context, cl_uint num_devices,
   TT_GOTO_IF(device_list == NULL || num_devices == 0, CL_INVALID_VALUE);
   /* CL_INVALID_DEVICE if OpenCL devices listed in device_list are not in the list of devices
    * associated with context. */
-  for (cl_uint i = 0; i < num_devices; i++)
-    TT_GOTO_IF(!tt_object_valid(device_list[i], TT_DEVICE) ||
-                   !tt_context_has_device(context, device_list[i]),
-               CL_INVALID_DEVICE);
+  TT_GOTO_IF(!tt_context_has_devices(context, num_devices, device_list), CL_INVALID_DEVICE);
   /* CL_INVALID_VALUE if lengths or binaries are NULL or if any entry in lengths[i] is zero
    * or binaries[i] is NULL. */
   TT_GOTO_IF(lengths == NULL || binaries == NULL, CL_INVALID_VALUE);
@@ -516,10 +513,7 @@ cl_program tt_program_link(cl_context context, cl_uint num_devices,
   TT_GOTO_IF(pfn_notify == NULL && user_data != NULL, CL_INVALID_VALUE);
   /* CL_INVALID_DEVICE if devices listed in device_list are not in the list of devices
    * associated with context. */
-  for (cl_uint i = 0; i < num_devices; i++)
-    TT_GOTO_IF(!tt_object_valid(device_list[i], TT_DEVICE) ||
-                   !tt_context_has_device(context, device_list[i]),
-               CL_INVALID_DEVICE);
+  TT_GOTO_IF(!tt_context_has_devices(context, num_devices, device_list), CL_INVALID_DEVICE);
   if (!device_list) {
     num_devices = context->ndevices;
     device_list = context->devices;
