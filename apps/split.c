@@ -171,11 +171,17 @@ static void launch(cl_kernel k, int split, cl_uint dim, const size_t *gws, const
   if (split) {
     CHECK(clEnqueueSplitNDRangeKernelTUTTI(ndev, queues, k, dim, NULL, gws, lws, 0, NULL, NULL));
   } else if (part_n > 1) {
-    /* Part part_k of the last dimension in whole work-groups (64 items where the program
-     * gives no local size and they divide it), as Tutti cuts parts. */
+    /* Part part_k of the last dimension in whole work-groups, as Tutti cuts parts: where the
+     * program gives no local size, Tutti's is the largest power of two up to 64 dividing the
+     * global size along the first dimension, 1 along the others (doc/split.md). */
     size_t off[3] = {0, 0, 0}, size[3];
     memcpy(size, gws, dim * sizeof *gws);
-    size_t g = gws[dim - 1], unit = lws ? lws[dim - 1] : g % 64 ? 1 : 64;
+    size_t g = gws[dim - 1], unit = 1;
+    if (lws)
+      unit = lws[dim - 1];
+    else if (dim == 1)
+      while (unit < 64 && g % (unit * 2) == 0)
+        unit *= 2;
     size_t groups = g / unit, g0 = groups * part_k / part_n, g1 = groups * (part_k + 1) / part_n;
     off[dim - 1] = g0 * unit;
     size[dim - 1] = (g1 - g0) * unit;
