@@ -98,7 +98,8 @@ static struct {
 #define MAX_DEVICES 16
 static int ndevices;
 static CUcontext contexts[MAX_DEVICES];
-static CUstream streams[MAX_DEVICES];
+static CUstream streams[MAX_DEVICES];     /* the copy threads' */
+static CUstream now_streams[MAX_DEVICES]; /* copies on the calling thread (tt_cuda_copy_now) */
 static unsigned char uuids[MAX_DEVICES][16];
 static bool loaded;
 static char load_why[128]; /* why libcuda cannot serve, once load() failed */
@@ -217,8 +218,12 @@ static bool enter(int i)
     CUdevice d;
     if (!contexts[i] && CU_OK(cu.DeviceGet(&d, i)))
       CU_OK(cu.DevicePrimaryCtxRetain(&contexts[i], d));
-    if (contexts[i] && !streams[i] && CU_OK(cu.CtxSetCurrent(contexts[i])))
-      CU_OK(cu.StreamCreate(&streams[i], CU_NONBLOCKING));
+    if (contexts[i] && !streams[i] && CU_OK(cu.CtxSetCurrent(contexts[i]))) {
+      if (!now_streams[i])
+        CU_OK(cu.StreamCreate(&now_streams[i], CU_NONBLOCKING));
+      if (now_streams[i])
+        CU_OK(cu.StreamCreate(&streams[i], CU_NONBLOCKING));
+    }
     pthread_mutex_unlock(&lock);
   }
   return contexts[i] && streams[i] && CU_OK(cu.CtxSetCurrent(contexts[i]));
@@ -521,9 +526,9 @@ static CUdeviceptr peer_address(const struct tt_cuda_desc *d, int device)
 /* --- the copy threads ------------------------------------------------------------------ */
 
 /* Each copy runs on the copying (destination) device's stream and is synchronized before
- * its end is told. One thread takes every copy of the rank, one after another; with
- * TUTTI_CUDA_THREADS=gpu each device has a thread of its own, so that copies into different
- * GPUs of the rank overlap. The cache of other ranks' memory is shared: a copy from it holds
+ * its end is told. Each device has a thread of its own (TUTTI_CUDA_THREADS=gpu, the
+ * default), so that copies into different GPUs of the rank overlap; with =one a single
+ * thread takes every copy of the rank, one after another. The cache of other ranks' memory is shared: a copy from it holds
  * peers_lock from the lookup to its end, so that no import goes while a copy reads it. */
 struct job {
   struct job *next;
@@ -546,6 +551,11 @@ static pthread_mutex_t jobs_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t peers_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct jobs queues[MAX_DEVICES];
 
+static bool copy_on(CUstream s, CUdeviceptr dst, CUdeviceptr src, size_t len)
+{
+  return CU_OK(cu.MemcpyDtoDAsync(dst, src, len, s)) && CU_OK(cu.StreamSynchronize(s));
+}
+
 static void *worker(void *arg)
 {
   struct jobs *q = arg;
@@ -564,8 +574,7 @@ static void *worker(void *arg)
       pthread_mutex_lock(&peers_lock);
     if (ok && j->from_peer)
       ok = j->peer.ok && (src = peer_address(&j->peer, j->device)) != 0;
-    ok = ok && CU_OK(cu.MemcpyDtoDAsync(j->dst, src, j->len, streams[j->device]));
-    ok = ok && CU_OK(cu.StreamSynchronize(streams[j->device]));
+    ok = ok && copy_on(streams[j->device], j->dst, src, j->len);
     if (j->from_peer)
       pthread_mutex_unlock(&peers_lock);
     j->done(j->arg, ok);
@@ -605,4 +614,9 @@ int tt_cuda_copy(int device, uint64_t dst, uint64_t src, const struct tt_cuda_de
   pthread_cond_signal(&q->cond);
   pthread_mutex_unlock(&jobs_lock);
   return 0;
+}
+
+bool tt_cuda_copy_now(int device, uint64_t dst, uint64_t src, size_t len)
+{
+  return enter(device) && copy_on(now_streams[device], dst, src, len);
 }

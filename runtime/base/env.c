@@ -248,7 +248,7 @@ static void read_env(void)
   env.evict_lru = choice("TUTTI_EVICT", (const char *const[]){"next-use", "lru", NULL}, 0) == 1;
   env.cuda = choice("TUTTI_CUDA", (const char *const[]){"auto", "on", "off", NULL}, TT_CUDA_AUTO);
   env.cuda_thread_per_gpu =
-      choice("TUTTI_CUDA_THREADS", (const char *const[]){"one", "gpu", NULL}, 0) == 1;
+      choice("TUTTI_CUDA_THREADS", (const char *const[]){"one", "gpu", NULL}, 1) == 1;
   env.domains = choice("TUTTI_DOMAINS", (const char *const[]){"auto", "backend", "device", NULL},
                        TT_DOMAINS_AUTO);
 }

@@ -36,8 +36,8 @@ struct tt_env {
   int cuda;                   /* TUTTI_CUDA: TT_CUDA_AUTO (default), _ON, _OFF: NVIDIA devices'
                                * memory through the CUDA driver, shared (runtime/base/cuda.h);
                                * auto and on alike but for how loudly its absence is said */
-  bool cuda_thread_per_gpu;   /* TUTTI_CUDA_THREADS: gpu (a copy thread per GPU of the rank),
-                               * or one (default: one thread for all) */
+  bool cuda_thread_per_gpu;   /* TUTTI_CUDA_THREADS: gpu (default: a copy thread per GPU of
+                               * the rank), or one (one thread for all) */
   int event_poll;             /* TUTTI_EVENT_POLL: -1 auto (backends whose callbacks come
                                * late: NVIDIA), 0 off, 1 on (every backend), 2 only (every
                                * backend, its own callbacks never asked for: tests) */
