@@ -164,7 +164,7 @@ __attribute__((constructor)) static void host_layer_init(void)
 
 /* Calls made from these libraries, directly or through others (libudev asks getrandom
  * inside MPI_Init), are the runtime's, not the program's: they pass through. */
-static bool runtime_library(const char *path)
+bool runtime_library(const char *path)
 {
   static const char *const libs[] = {
       "libtutti", "libOpenCL", "libpocl", "libnvidia", "libcuda", "libLLVM", "libclang",
@@ -255,6 +255,24 @@ static int job(void)
   job_size = size;
   inside--;
   return size;
+}
+
+int host_job(void)
+{
+  return job();
+}
+
+bool host_ordering(void)
+{
+  return state == 1 && job_size > 1 && ops;
+}
+
+int host_ordered(int (*fn)(void *arg, int rank0), void *arg)
+{
+  inside++;
+  int r = ops->ordered(fn, arg);
+  inside--;
+  return r;
 }
 
 /* The job is over (TUTTI_HOST_OVER): from now on every call is this rank's alone, as in a

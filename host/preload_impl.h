@@ -29,6 +29,16 @@ bool arrive(const char *what);
 /* The outcome of a call made on rank 0 only, with the bytes it put in buf. */
 bool agree(const char *what, int64_t *ret, int *err, void *buf, size_t cap);
 
+/* Whether calls from this library path are the runtime's (Tutti, MPI, the drivers). */
+bool runtime_library(const char *path);
+/* Starts the job, if not yet; its size. */
+int host_job(void);
+/* Whether the program's locks go in rank 0's order of turns: a job of several ranks whose
+ * Tutti started (runtime/job/turns.h). */
+bool host_ordering(void);
+/* fn in that order (tt_turn_ordered). */
+int host_ordered(int (*fn)(void *arg, int rank0), void *arg);
+
 /* Random devices (host/preload_random.c). */
 bool host_is_random_device(const char *path);
 /* fd, open on a random device for reading, gives rank 0's bytes (read) or no longer does. */

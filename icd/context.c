@@ -68,6 +68,7 @@ cl_int CL_API_CALL tt_clRetainContext(cl_context context)
 
 cl_int CL_API_CALL tt_clReleaseContext(cl_context context)
 {
+  TT_TURN();
   /* CL_INVALID_CONTEXT if context is not a valid OpenCL context. */
   TT_RETURN_IF(!tt_object_valid(context, TT_CONTEXT), CL_INVALID_CONTEXT);
   TT_RELEASE(context);

@@ -269,6 +269,7 @@ void *CL_API_CALL tt_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem b
                                         const cl_event *event_wait_list, cl_event *event,
                                         cl_int *errcode_ret)
 {
+  TT_TURN();
   cl_int err = CL_SUCCESS;
   void *p = NULL;
 #define CHECK(x)                                                                                  \
@@ -290,7 +291,7 @@ void *CL_API_CALL tt_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem b
   if (map_flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION))
     CHECK(host_may_write(buffer));
   /* Checked after the handles were. */
-  TT_CHECK(command_queue->obj.id, buffer->obj.id, blocking_map, map_flags, offset, size, num_events_in_wait_list, event != NULL);
+  TT_HASH(command_queue->obj.id, buffer->obj.id, blocking_map, map_flags, offset, size, num_events_in_wait_list, event != NULL);
   p = tt_cmd_map(command_queue, buffer, blocking_map, map_flags, offset, size,
                  num_events_in_wait_list, event_wait_list, event, &err);
 out:

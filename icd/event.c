@@ -61,10 +61,12 @@ cl_int CL_API_CALL tt_clGetEventInfo(cl_event event, cl_event_info param_name,
   case CL_EVENT_COMMAND_TYPE:
     return TT_INFO(event->type);
   case CL_EVENT_COMMAND_EXECUTION_STATUS:
+  {
     /* A program may steer by the answer: every rank asks, and hears the same. */
     TT_CHECK(event->obj.id, param_name);
     status = tt_event_agreed_status(event);
     return TT_INFO(status);
+  }
   case CL_EVENT_REFERENCE_COUNT:
     u = (cl_uint)atomic_load(&event->obj.refcount);
     return TT_INFO(u);
@@ -84,6 +86,7 @@ cl_int CL_API_CALL tt_clRetainEvent(cl_event event)
 
 cl_int CL_API_CALL tt_clReleaseEvent(cl_event event)
 {
+  TT_TURN();
   /* CL_INVALID_EVENT if event is not a valid event object. */
   TT_RETURN_IF(!tt_object_valid(event, TT_EVENT), CL_INVALID_EVENT);
   TT_RELEASE(event);

@@ -31,6 +31,7 @@ cl_int CL_API_CALL tt_clRetainKernel(cl_kernel kernel)
 
 cl_int CL_API_CALL tt_clReleaseKernel(cl_kernel kernel)
 {
+  TT_TURN();
   /* CL_INVALID_KERNEL if kernel is not a valid kernel object. */
   TT_RETURN_IF(!tt_object_valid(kernel, TT_KERNEL), CL_INVALID_KERNEL);
   TT_RELEASE(kernel);

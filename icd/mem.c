@@ -127,6 +127,7 @@ cl_int CL_API_CALL tt_clRetainMemObject(cl_mem memobj)
 
 cl_int CL_API_CALL tt_clReleaseMemObject(cl_mem memobj)
 {
+  TT_TURN();
   /* CL_INVALID_MEM_OBJECT if memobj is not a valid memory object. */
   TT_RETURN_IF(!tt_object_valid(memobj, TT_MEM), CL_INVALID_MEM_OBJECT);
   TT_RELEASE(memobj);
@@ -268,6 +269,7 @@ cl_int CL_API_CALL tt_clRetainSampler(cl_sampler sampler)
 
 cl_int CL_API_CALL tt_clReleaseSampler(cl_sampler sampler)
 {
+  TT_TURN();
   TT_RETURN_IF(!tt_object_valid(sampler, TT_SAMPLER), CL_INVALID_SAMPLER);
   return CL_SUCCESS;
 }

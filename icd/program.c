@@ -33,6 +33,7 @@ cl_program CL_API_CALL tt_clCreateProgramWithBinary(cl_context context, cl_uint 
                                                     const unsigned char **binaries,
                                                     cl_int *binary_status, cl_int *errcode_ret)
 {
+  TT_TURN();
   return tt_program_with_binary(context, num_devices, device_list, lengths, binaries, binary_status,
                                 errcode_ret);
 }
@@ -43,6 +44,7 @@ cl_program CL_API_CALL tt_clCreateProgramWithBuiltInKernels(cl_context context,
                                                             const char *kernel_names,
                                                             cl_int *errcode_ret)
 {
+  TT_TURN();
   cl_int err = CL_INVALID_VALUE;
   /* CL_INVALID_CONTEXT if context is not a valid context. */
   TT_GOTO_IF(!tt_object_valid(context, TT_CONTEXT), CL_INVALID_CONTEXT);
@@ -69,6 +71,7 @@ cl_int CL_API_CALL tt_clRetainProgram(cl_program program)
 
 cl_int CL_API_CALL tt_clReleaseProgram(cl_program program)
 {
+  TT_TURN();
   /* CL_INVALID_PROGRAM if program is not a valid program object. */
   TT_RETURN_IF(!tt_object_valid(program, TT_PROGRAM), CL_INVALID_PROGRAM);
   TT_RELEASE(program);

@@ -42,6 +42,7 @@ cl_int CL_API_CALL tt_clRetainCommandQueue(cl_command_queue command_queue)
 
 cl_int CL_API_CALL tt_clReleaseCommandQueue(cl_command_queue command_queue)
 {
+  TT_TURN();
   /* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue. */
   TT_RETURN_IF(!tt_object_valid(command_queue, TT_QUEUE), CL_INVALID_COMMAND_QUEUE);
   tt_queue_release(command_queue);

@@ -72,6 +72,7 @@ cl_int CL_API_CALL tt_clEnqueueSplitNDRangeKernelTUTTI(cl_uint num_queues,
                                                        const cl_event *event_wait_list,
                                                        cl_event *event)
 {
+  TT_TURN();
   return tt_split_enqueue(num_queues, queues, kernel, work_dim, global_work_offset,
                           global_work_size, local_work_size, num_events_in_wait_list,
                           event_wait_list, event);

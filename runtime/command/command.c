@@ -473,13 +473,15 @@ cl_int tt_cmd_end(struct tt_cmd *c, cl_int err, cl_event native, cl_command_type
       memcpy(c->host_ptr, c->send_from, c->host_len);
       atomic_fetch_add_explicit(&tt_stats.wait_ns, tt_stats_now_ns() - t0, memory_order_relaxed);
     }
+    /* Handed out before any wait: the rest of a call that waited decides nothing that has
+     * to agree (runtime/job/turns.h). */
+    if (event)
+      *event = tt_cmd_handed(c, e);
     if (blocking && tt_event_wait(e) < 0)
       err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
     if (blocking)
       err = blocking_done(c, err);
-    if (event)
-      *event = tt_cmd_handed(c, e);
-    else
+    if (!event)
       TT_RELEASE(e);
     return err;
   }
@@ -493,7 +495,20 @@ cl_int tt_cmd_end(struct tt_cmd *c, cl_int err, cl_event native, cl_command_type
   }
   if (!native)
     return blocking ? blocking_done(c, err) : err;
+  /* The event is made before any wait (as above). */
+  struct tt_fail *held_fail = fail;
+  if (event) {
+    *event = tt_cmd_handed(c, tt_event_new(c->ctx, c->q, type, c->dom, native));
+    if (!*event) {
+      tt_fail_put(fail);
+      return CL_OUT_OF_HOST_MEMORY;
+    }
+    (*event)->may_fail = may_fail;
+    (*event)->fail = fail;
+    held_fail = NULL; /* the event's now */
+  }
   if (blocking) {
+    tt_turn_give();
     tt_check_sync();
     uint64_t t0 = tt_stats_now_ns();
     c->d->clWaitForEvents(1, &native);
@@ -506,17 +521,9 @@ cl_int tt_cmd_end(struct tt_cmd *c, cl_int err, cl_event native, cl_command_type
       err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
     err = blocking_done(c, err);
   }
-  if (event) {
-    *event = tt_cmd_handed(c, tt_event_new(c->ctx, c->q, type, c->dom, native));
-    if (!*event) {
-      tt_fail_put(fail);
-      return CL_OUT_OF_HOST_MEMORY;
-    }
-    (*event)->may_fail = may_fail;
-    (*event)->fail = fail;
-  } else {
+  if (!event) {
     c->d->clReleaseEvent(native);
-    tt_fail_put(fail);
+    tt_fail_put(held_fail);
   }
   return err;
 }

@@ -75,6 +75,9 @@ cl_int tt_cmd_finish_marker(cl_command_queue q, cl_event *event)
   /* An aggregate queue's marker follows its members' (marker()). */
   cl_int err = q->nmembers < 2 ? marker_one(q, 0, NULL, event, CL_COMMAND_MARKER, &reached)
                                : marker(q, 0, NULL, event, CL_COMMAND_MARKER);
+  /* Every rank comes here: the turn goes while the owner waits, and is taken again by every
+   * rank (runtime/job/turns.h). */
+  tt_turn_give();
   if (reached) {
     /* Everything before the marker is done when the native queue is. Bytes still to come
      * from other ranks first: the backend's wait then finds no command held by a user event
@@ -89,6 +92,7 @@ cl_int tt_cmd_finish_marker(cl_command_queue q, cl_event *event)
     d->clSetUserEventStatus(reached, fin == CL_SUCCESS ? CL_COMPLETE : fin);
     d->clReleaseEvent(reached);
   }
+  tt_turn_resume();
   return err;
 }
 

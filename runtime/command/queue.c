@@ -142,11 +142,12 @@ static cl_int finish(cl_command_queue command_queue)
                                ? atomic_load_explicit(&command_queue->nq->issued, memory_order_acquire)
                                : 0;
     struct tt_batch *b = tt_event_batch(command_queue);
-    cl_int status = tt_event_wait(m);
+    cl_int status = tt_event_wait(m); /* gives the turn (runtime/job/turns.h) */
     tt_event_batch_waited(b, m, status);
     if (command_queue->device->actual && status == CL_COMPLETE)
       atomic_store_explicit(&command_queue->nq->drained, issued, memory_order_release);
     tt_event_wait_spreads(command_queue, UINT64_MAX);
+    tt_turn_resume(); /* every rank: balancing decides */
     if (status == CL_COMPLETE)
       tt_balance_finished(command_queue, m->seq);
     TT_RELEASE(m);

@@ -13,6 +13,7 @@
 
 #include "runtime/base/backend.h"
 #include "runtime/job/check.h"
+#include "runtime/job/turns.h"
 #include "runtime/base/env.h"
 #include "runtime/base/log.h"
 #include "runtime/job/stats.h"
@@ -403,6 +404,7 @@ static bool start_job(void)
     if (tt_transport_start(&world) != 0)
       TT_WARN("cannot start the transport thread");
     tt_check_start();
+    tt_turns_start();
   }
   tt_trace_start();
   if (tt_trace_on && !job_distributed)

@@ -9,6 +9,7 @@
 #include "runtime/job/cluster.h"
 #include "runtime/base/log.h"
 #include "runtime/job/transport.h"
+#include "runtime/job/turns.h"
 #include "runtime/base/tutti_internal.h"
 
 #define PIECE ((size_t)1 << 30)
@@ -26,6 +27,7 @@ static int host_share(const char *what, void *buf, size_t len)
     return 0;
   if (!tt_transport_running())
     return TUTTI_HOST_OVER;
+  TT_TURN();
   if (tt_check_active) {
     uint64_t v = len;
     tt_check_call(what, 0, &v, 1);
@@ -51,13 +53,14 @@ static int host_arrive(const char *what)
     return 0;
   if (!tt_transport_running())
     return TUTTI_HOST_OVER;
+  TT_TURN();
   tt_check_sync();
   int v = 0;
   return tt_transport_allreduce_min_int(&v);
 }
 
 static const struct tutti_host_ops ops = {TUTTI_HOST_OPS_VERSION, host_start, host_share,
-                                          host_arrive};
+                                          host_arrive, tt_turn_ordered};
 
 TT_API const struct tutti_host_ops *tutti_host_interface(void)
 {

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#define TUTTI_HOST_OPS_VERSION 3
+#define TUTTI_HOST_OPS_VERSION 4
 
 /* What share and arrive return once the job is over (this rank left: Tutti's exit handler
  * ran, at exit or after the program's own MPI_Finalize): nothing is agreed on any more, and
@@ -28,6 +28,9 @@ struct tutti_host_ops {
    * reached it (a rank that checks for a directory before making it then decides as rank 0
    * did). 0 on success, TUTTI_HOST_OVER once the job is over. */
   int (*arrive)(const char *what);
+  /* Runs fn in the order of host threads' turns that rank 0 chose (runtime/job/turns.h,
+   * tt_turn_ordered): the program's locks, once it made threads. */
+  int (*ordered)(int (*fn)(void *arg, int rank0), void *arg);
 };
 
 const struct tutti_host_ops *tutti_host_interface(void);

@@ -18,6 +18,8 @@
  *                since ids of transfers the other way may be equal)
  *   TT_CH_CTRL   a rank leaving the job (id: 0; payload: the rank)
  *   TT_CH_CHECK  divergence checks (runtime/job/check.h) and trace merging (runtime/job/trace.h)
+ *   TT_CH_TURN   the order in which rank 0's host threads took turns (runtime/job/turns.h; id:
+ *                the batch's number)
  * Point-to-point operations are posted from any thread; one progress thread tests them with
  * MPI_Testsome and backs off when nothing completes (a blocking MPI wait spins a core:
  * doc/architecture.md). Completion callbacks run on that thread and must not block. Collectives run on
@@ -38,6 +40,7 @@ enum tt_channel {
   TT_CH_ANSWER,
   TT_CH_CTRL,
   TT_CH_CHECK,
+  TT_CH_TURN,
   TT_CH_COUNT
 };
 

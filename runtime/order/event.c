@@ -15,6 +15,7 @@
 #include "runtime/order/order.h"
 #include "runtime/job/stats.h"
 #include "runtime/job/transport.h"
+#include "runtime/job/turns.h"
 #include "runtime/job/callback.h"
 
 struct tt_callback {
@@ -211,6 +212,7 @@ cl_int tt_event_agreed_status(cl_event e)
 
 cl_int tt_event_wait(cl_event e)
 {
+  tt_turn_give(); /* another host thread may be what ends the wait */
   tt_check_sync();
   uint64_t t0 = tt_stats_now_ns();
   cl_int s;

@@ -379,6 +379,42 @@ static cl_int merge_error(cl_int sofar, cl_int e)
 }
 
 
+/* The devices of domain k that hold a build of program and are not among the n native devices
+ * in nd are added to them: PoCL keeps one executable per program, so that a build for some of
+ * its devices drops the others' (its launches there then abort), as happens when threads
+ * build one program each for its own device. They are built again with the new options; and
+ * builds of one program from several threads take turns (program_lock), so that each sees
+ * the one before. */
+static cl_uint with_earlier_builds(cl_program program, cl_uint k, cl_device_id *nd, cl_uint n)
+{
+  for (cl_uint i = 0; i < program->ndevices; i++) {
+    cl_device_id d = program->devices[i];
+    if (tt_context_domain_of(program->context, d) != k ||
+        tt_program_build_status(program, d) != CL_BUILD_SUCCESS)
+      continue;
+    cl_uint j = 0;
+    while (j < n && nd[j] != d->native)
+      j++;
+    if (j == n)
+      nd[n++] = d->native;
+  }
+  return n;
+}
+
+/* Builds of one program from several threads, one at a time (locks shared by programs whose
+ * addresses meet modulo 16). */
+static pthread_mutex_t *program_lock(cl_program program)
+{
+  static pthread_mutex_t locks[16] = {
+      PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+      PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+      PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+      PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+      PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+      PTHREAD_MUTEX_INITIALIZER};
+  return &locks[((uintptr_t)program >> 6) % 16];
+}
+
 cl_int tt_program_build(cl_program program, cl_uint num_devices, const cl_device_id *device_list,
                         const char *options, void (CL_CALLBACK *pfn_notify)(cl_program, void *),
                         void *user_data)
@@ -411,7 +447,10 @@ cl_int tt_program_build(cl_program program, cl_uint num_devices, const cl_device
   cl_context ctx = program->context;
   program->made = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
   struct tt_turns t = tt_build_turns(program, num_devices, device_list, nd, true);
+  pthread_mutex_t *one_at_a_time = program_lock(program);
+  pthread_mutex_lock(one_at_a_time);
   for (cl_uint k, n; tt_build_turn_next(&t, &k, &n);) {
+    n = with_earlier_builds(program, k, nd, n);
     /* Builds are synchronous: the callback, if any, runs once they are done. */
     cl_int e = ctx->domains[k].bp->d->clBuildProgram(program->native[k], n, nd, opts, NULL, NULL);
     if (e != CL_SUCCESS)
@@ -420,6 +459,7 @@ cl_int tt_program_build(cl_program program, cl_uint num_devices, const cl_device
              tt_error_name(e));
     err = merge_error(err, e);
   }
+  pthread_mutex_unlock(one_at_a_time);
   free(nd);
   free(opts);
   err = tt_build_share_results(program, err, NULL);
