@@ -146,22 +146,22 @@ static void find_locks(void)
   }
 }
 
+static int lock_ordered(pthread_mutex_t *m, bool try)
+{
+  struct lock_op o = {m, try};
+  return host_ordered(lock_in_order, &o);
+}
+
 EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 {
   find_locks();
-  if (!ordering(__builtin_return_address(0)))
-    return real_lock(m);
-  struct lock_op o = {m, false};
-  return host_ordered(lock_in_order, &o);
+  return ordering(__builtin_return_address(0)) ? lock_ordered(m, false) : real_lock(m);
 }
 
 EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 {
   find_locks();
-  if (!ordering(__builtin_return_address(0)))
-    return real_trylock(m);
-  struct lock_op o = {m, true};
-  return host_ordered(lock_in_order, &o);
+  return ordering(__builtin_return_address(0)) ? lock_ordered(m, true) : real_trylock(m);
 }
 
 /* The wait's own relock is let go at once and made again in order: a wait may return later
@@ -174,8 +174,7 @@ EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
     return real_pthread_cond_wait(c, m);
   int rc = real_pthread_cond_wait(c, m);
   real_unlock(m);
-  struct lock_op o = {m, false};
-  host_ordered(lock_in_order, &o);
+  lock_ordered(m, false);
   return rc;
 }
 
@@ -188,7 +187,6 @@ EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
     return real_pthread_cond_timedwait(c, m, abstime);
   int rc = real_pthread_cond_timedwait(c, m, abstime);
   real_unlock(m);
-  struct lock_op o = {m, false};
-  host_ordered(lock_in_order, &o);
+  lock_ordered(m, false);
   return rc;
 }
