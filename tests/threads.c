@@ -9,13 +9,17 @@
  *     four kernels run one after another on up to four devices;
  *   - thread 0 makes a buffer, hands it to thread 1 and releases its reference while thread 1
  *     uses it; thread 1 releases the last one with its kernel and read still queued (the
- *     specification keeps a buffer while commands use it).
+ *     specification keeps a buffer while commands use it);
+ *   - each thread takes the program's lock by spinning on pthread_mutex_trylock and makes a
+ *     call under it: the order in which the threads got it, over all rounds, is printed as
+ *     letters, so that tutti-run names a rank where it differs from rank 0's.
  * Prints one line per check; exit status 1 when any failed.
  *
  *   threads [ROUNDS] */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +56,7 @@ static cl_mem shared, given; /* the shared buffer; thread 0's buffer for thread 
 static cl_program common;    /* one program, built by each thread for its own device */
 static pthread_barrier_t built;
 static int failed[THREADS];
+static unsigned long long got_order = 1469598103934665603ull; /* threads in lock order */
 
 static void *work(void *arg)
 {
@@ -155,6 +160,13 @@ static void *work(void *arg)
         failed[t] |= 4;
   }
 
+  /* The lock by trylock: every rank sees the threads get it in rank 0's order. */
+  while (pthread_mutex_trylock(&lock) != 0)
+    sched_yield();
+  got_order = (got_order ^ (unsigned long long)(t + 1)) * 1099511628211ull;
+  CHECK(clSetKernelArg(add, 1, sizeof t, &t));
+  pthread_mutex_unlock(&lock);
+
   CHECK(clFinish(q));
   if (ck)
     CHECK(clReleaseKernel(ck));
@@ -211,8 +223,13 @@ int main(int argc, char **argv)
     for (int t = 0; t < THREADS; t++)
       bad |= failed[t] << (3 * t);
   }
-  printf("%s threads: %d rounds of %d host threads over %u device(s) of this rank's platform\n",
-         bad ? "not ok" : "ok", rounds, THREADS, ndevs);
+  char letters[14];
+  for (int i = 0; i < 13; i++, got_order /= 26)
+    letters[i] = (char)('a' + got_order % 26);
+  letters[13] = 0;
+  printf("%s threads: %d rounds of %d host threads over %u device(s) of this rank's platform, "
+         "lock order %s\n",
+         bad ? "not ok" : "ok", rounds, THREADS, ndevs, letters);
   if (bad)
     printf("# failed checks (3 bits per thread: own chain, shared buffer, given buffer): %#x\n",
            bad);

@@ -8,18 +8,21 @@
 #include "runtime/job/turns.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "runtime/base/log.h"
 #include "runtime/job/check.h"
 #include "runtime/job/cluster.h"
 #include "runtime/job/transport.h"
 
-#define BATCH 1024 /* thread ids a batch carries at most */
+#define BATCH 1024    /* thread ids a batch carries at most */
+#define LONG_WAIT_S 20 /* a thread waiting this long for its turn is told of */
 
 struct batch {
   uint64_t seq;
@@ -219,13 +222,26 @@ static bool take_flagged(bool flag, bool *flag_out)
       abort();
     }
   } else {
-    bool waits = false;
+    bool waits = false, said = false;
+    struct timespec since;
+    clock_gettime(CLOCK_REALTIME, &since);
     while (held || count == 0 || (order[first] & ~(uint64_t)2) != id) {
       if (!waits && count == 0) {
         waits = true;
         tt_transport_host_waits(1); /* the order comes in a message */
       }
-      pthread_cond_wait(&changed, &lock);
+      struct timespec until = since;
+      until.tv_sec += said ? 3600 : LONG_WAIT_S;
+      if (pthread_cond_timedwait(&changed, &lock, &until) == ETIMEDOUT && !said) {
+        said = true;
+        TT_WARN("host thread %s has waited %d s for its turn to call OpenCL (%s); if the job "
+                "hangs here, its threads may hand work to each other by rwlocks, semaphores or "
+                "atomics, which are not ordered alike on every rank (doc/cluster.md, \"Host "
+                "threads\")",
+                thread_name(), LONG_WAIT_S,
+                held ? "another thread holds it"
+                     : count ? "rank 0's next turns are other threads'" : "no order from rank 0");
+      }
     }
     if (waits)
       tt_transport_host_waits(-1);
