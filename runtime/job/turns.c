@@ -171,7 +171,7 @@ void tt_turns_start(void)
 }
 
 static bool take(void);
-static bool take_flagged(bool flag, bool *flag_out);
+static bool take_flagged(bool *flag_out);
 static void give_only(void);
 
 bool tt_turn_take(void)
@@ -195,32 +195,58 @@ void tt_turn_end(void)
 
 static bool take(void)
 {
-  return take_flagged(false, NULL);
+  return take_flagged(NULL);
 }
 
-/* Takes a turn; rank 0 writes flag into its entry, the others read it into *flag_out. */
-static bool take_flagged(bool flag, bool *flag_out)
+/* The calling thread's id when it takes turns now, else 0. */
+static uint64_t turn_id(void)
 {
   /* Turns start with the first call after the program made its first thread: a point of
    * the making thread's program order, so the same call on every rank. */
   if (!atomic_load_explicit(&on, memory_order_acquire)) {
     if (threads_made() == 0)
-      return false;
+      return 0;
     atomic_store(&on, true);
   }
-  uint64_t id = thread_id();
   /* Once this rank left the job (its exit handler ran), every call is its own again. */
-  if (!id || !tt_transport_running())
+  return tt_transport_running() ? thread_id() : 0;
+}
+
+static void push_or_die(uint64_t entry)
+{
+  if (!push(entry)) {
+    pthread_mutex_unlock(&lock);
+    TT_WARN("turns: out of memory for the order of host threads");
+    abort();
+  }
+}
+
+/* Rank 0: the place of a program's lock in the order, recorded once taken, without waiting
+ * for the turn: the thread holding it may be waiting for that very lock (in a callback its
+ * call runs). Elsewhere the lock's turn waits until that call is over. */
+static void record(bool flag)
+{
+  uint64_t id = turn_id();
+  if (!id)
+    return;
+  pthread_mutex_lock(&lock);
+  push_or_die(id | (flag ? 2 : 0));
+  pthread_mutex_unlock(&lock);
+  send_taken();
+}
+
+/* Takes a turn; on ranks other than 0, *flag_out (if asked) gets the outcome rank 0 recorded
+ * with it. */
+static bool take_flagged(bool *flag_out)
+{
+  uint64_t id = turn_id();
+  if (!id)
     return false;
   pthread_mutex_lock(&lock);
   if (me == 0) {
     while (held)
       pthread_cond_wait(&changed, &lock);
-    if (!push(id | (flag ? 2 : 0))) {
-      pthread_mutex_unlock(&lock);
-      TT_WARN("turns: out of memory for the order of host threads");
-      abort();
-    }
+    push_or_die(id);
   } else {
     bool waits = false, said = false;
     struct timespec since;
@@ -280,14 +306,13 @@ int tt_turn_ordered(int (*fn)(void *arg, int rank0), void *arg)
     /* The action first (a lock may wait for its holder, who may need turns before it lets
      * go), then its place in the order, its outcome with it. */
     int r = fn(arg, -1);
-    if (take_flagged(r != 0, NULL))
-      give_only();
+    record(r != 0);
     return r;
   }
   /* Every turn before this one was taken: a lock's holder here needs no more turns before it
    * lets go, so the action may wait while holding this one. */
   bool failed = false;
-  bool took = take_flagged(false, &failed);
+  bool took = take_flagged(&failed);
   int r = fn(arg, took ? failed : -1);
   if (took)
     give_only();
