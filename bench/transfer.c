@@ -169,10 +169,11 @@ static int host_mode(int rounds, const char *want)
 static void cuda_report(const char *what, size_t bytes, double tutti, int rounds)
 {
   char why[128] = "";
-  static const char *const kinds[] = {"CUDA", "CUDA VMM"};
+  static const char *const kinds[] = {"CUDA", "CUDA VMM", "CUDA fill"};
   /* cuMemAlloc's memory (the baseline), then memory as Tutti allocates it (physical
-   * allocations mapped for both GPUs). */
-  for (int k = 0; k < 2; k++) {
+   * allocations mapped for both GPUs), then that memory filled on its GPU before each copy
+   * (bench/cuda_peer.h). */
+  for (int k = 0; k < 3; k++) {
     double c = cuda_peer_copy_of(0, 1, bytes, rounds, (enum cuda_mem_kind)k, why, sizeof why);
     if (c > 0)
       report(what, bytes, tutti, c, kinds[k]);
