@@ -179,6 +179,17 @@ bool runtime_library(const char *path)
   return false;
 }
 
+void *host_base(void)
+{
+  static void *self;
+  if (!self) {
+    Dl_info me;
+    if (dladdr((void *)host_base, &me))
+      self = me.dli_fbase;
+  }
+  return self;
+}
+
 /* Whether any caller on this thread's stack belongs to the runtime. Verdicts are kept by
  * object (a few dozen libraries at most). */
 static bool from_runtime(void)
@@ -188,14 +199,9 @@ static bool from_runtime(void)
     bool runtime;
   } seen[64];
   static int nseen;
-  static void *self;
+  void *self = host_base();
   void *frames[64];
   int n = backtrace(frames, 64);
-  if (!self) {
-    Dl_info me;
-    if (dladdr((void *)from_runtime, &me))
-      self = me.dli_fbase;
-  }
   for (int i = 1; i < n; i++) {
     Dl_info info;
     if (!dladdr(frames[i], &info) || !info.dli_fname || info.dli_fbase == self)

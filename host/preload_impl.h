@@ -29,6 +29,8 @@ bool arrive(const char *what);
 /* The outcome of a call made on rank 0 only, with the bytes it put in buf. */
 bool agree(const char *what, int64_t *ret, int *err, void *buf, size_t cap);
 
+/* Where this library (libtutti-host.so) is loaded: its calls are the layer's own. */
+void *host_base(void);
 /* Whether calls from this library path are the runtime's (Tutti, MPI, the drivers). */
 bool runtime_library(const char *path);
 /* Starts the job, if not yet; its size. */

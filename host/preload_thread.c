@@ -97,19 +97,13 @@ static int (*real_unlock)(pthread_mutex_t *);
 static bool program_site(void *ret)
 {
   static _Atomic uintptr_t seen[1024];
-  static void *self;
   uintptr_t site = (uintptr_t)ret;
   _Atomic uintptr_t *slot = &seen[(site >> 2) % 1024];
   uintptr_t v = atomic_load_explicit(slot, memory_order_relaxed);
   if (v >> 1 == site)
     return v & 1;
-  if (!self) {
-    Dl_info me;
-    if (dladdr((void *)program_site, &me))
-      self = me.dli_fbase;
-  }
   Dl_info info;
-  bool program = dladdr(ret, &info) && info.dli_fname && info.dli_fbase != self &&
+  bool program = dladdr(ret, &info) && info.dli_fname && info.dli_fbase != host_base() &&
                  !runtime_library(info.dli_fname);
   atomic_store_explicit(slot, site << 1 | program, memory_order_relaxed);
   return program;

@@ -495,8 +495,7 @@ cl_int tt_cmd_end(struct tt_cmd *c, cl_int err, cl_event native, cl_command_type
   }
   if (!native)
     return blocking ? blocking_done(c, err) : err;
-  /* The event is made before any wait (as above). */
-  struct tt_fail *held_fail = fail;
+  /* The event is made before any wait (as above); it takes fail. */
   if (event) {
     *event = tt_cmd_handed(c, tt_event_new(c->ctx, c->q, type, c->dom, native));
     if (!*event) {
@@ -505,7 +504,6 @@ cl_int tt_cmd_end(struct tt_cmd *c, cl_int err, cl_event native, cl_command_type
     }
     (*event)->may_fail = may_fail;
     (*event)->fail = fail;
-    held_fail = NULL; /* the event's now */
   }
   if (blocking) {
     tt_turn_give();
@@ -523,7 +521,7 @@ cl_int tt_cmd_end(struct tt_cmd *c, cl_int err, cl_event native, cl_command_type
   }
   if (!event) {
     c->d->clReleaseEvent(native);
-    tt_fail_put(held_fail);
+    tt_fail_put(fail);
   }
   return err;
 }

@@ -136,10 +136,6 @@ uint64_t tt_check_name(const char *name)
   return tt_check_bytes(name, strlen(name)) | 1;
 }
 
-/* The calling thread's name as the host layer gives it alike on every rank
- * (host/preload_thread.c: "0.2" is the main thread's second thread), kept for the thread's
- * life; NULL for the main thread, a thread of the runtime's, or without the host layer.
- * Names stay once made: records may outlive their thread. */
 static const char *(*shim_thread_name)(void);
 static pthread_once_t shim_once = PTHREAD_ONCE_INIT;
 
@@ -148,6 +144,15 @@ static void find_shim(void)
   shim_thread_name = (const char *(*)(void))dlsym(RTLD_DEFAULT, "tutti_shim_thread_name");
 }
 
+const char *tt_check_host_thread(void)
+{
+  pthread_once(&shim_once, find_shim);
+  return shim_thread_name ? shim_thread_name() : NULL;
+}
+
+/* The calling thread's name for reports, kept for the thread's life; NULL for the main
+ * thread, a thread of the runtime's, or without the host layer. Names stay once made:
+ * records may outlive their thread. */
 static const char *thread_of_call(void)
 {
   static __thread const char *mine;
@@ -155,8 +160,7 @@ static const char *thread_of_call(void)
   if (looked)
     return mine;
   looked = true;
-  pthread_once(&shim_once, find_shim);
-  const char *n = shim_thread_name ? shim_thread_name() : NULL;
+  const char *n = tt_check_host_thread();
   if (!n || !strcmp(n, "0"))
     return NULL;
   static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -29,6 +29,11 @@ void tt_check_start(void);
 void tt_check_call(const char *name, uint64_t name_hash, const uint64_t *v, size_t n);
 uint64_t tt_check_name(const char *name);
 
+/* The calling thread's name as the host layer gives it alike on every rank
+ * (host/preload_thread.c: "0" is the main thread, "0.2" its second thread); NULL for a
+ * thread of the runtime's, or without the host layer. */
+const char *tt_check_host_thread(void);
+
 /* The host reaches a point where it may wait: rank 0 learns this rank's count and hash. */
 void tt_check_sync(void);
 

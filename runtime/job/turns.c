@@ -34,7 +34,6 @@ static int me, nranks;
 static bool armed;     /* a job of several ranks under the host layer: turns may start */
 static atomic_bool on; /* the program made a thread of its own: turns are taken */
 static unsigned (*threads_made)(void);
-static const char *(*thread_name)(void);
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
@@ -60,7 +59,7 @@ static uint64_t thread_id(void)
   if (known)
     return id;
   known = true;
-  const char *name = thread_name ? thread_name() : NULL;
+  const char *name = tt_check_host_thread();
   id = name ? (tt_check_bytes(name, strlen(name)) & ~(uint64_t)3) | 1 : 0;
   return id;
 }
@@ -162,8 +161,7 @@ void tt_turns_start(void)
   me = tt_cluster_rank();
   nranks = tt_cluster_size();
   threads_made = (unsigned (*)(void))dlsym(RTLD_DEFAULT, "tutti_shim_threads_made");
-  thread_name = (const char *(*)(void))dlsym(RTLD_DEFAULT, "tutti_shim_thread_name");
-  if (nranks < 2 || !threads_made || !thread_name)
+  if (nranks < 2 || !threads_made || !tt_check_host_thread())
     return;
   armed = true;
   if (me != 0)
@@ -264,7 +262,7 @@ static bool take_flagged(bool *flag_out)
                 "hangs here, its threads may hand work to each other by rwlocks, semaphores or "
                 "atomics, which are not ordered alike on every rank (doc/cluster.md, \"Host "
                 "threads\")",
-                thread_name(), LONG_WAIT_S,
+                tt_check_host_thread(), LONG_WAIT_S,
                 held ? "another thread holds it"
                      : count ? "rank 0's next turns are other threads'" : "no order from rank 0");
       }
