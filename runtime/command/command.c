@@ -429,10 +429,13 @@ cl_int tt_cmd_end(struct tt_cmd *c, cl_int err, cl_event native, cl_command_type
   bool may_fail = c->locked && c->actual && err == CL_SUCCESS ? tt_order_may_fail(&c->deps, c->nq)
                                                                 : c->deps.may_fail;
   may_fail |= c->refused;
+  /* A command done on the host without an event of its own is complete: its accesses order
+   * nothing after them (recorded without an event they would: by a marker on the queue). */
+  struct tt_nqueue *record_on = c->on_host && !native ? NULL : c->nq;
   if (err == CL_SUCCESS)
     for (cl_uint i = 0; i < c->nuses && !c->brings; i++) {
       tt_window_record(c->uses[i].mem, c->uses[i].off, c->uses[i].len, c->uses[i].writes, c->dom,
-                     c->nq, native, may_fail);
+                     record_on, native, may_fail);
       if (c->uses[i].writes)
         tt_plan_write_back(c->uses[i].mem, c->uses[i].off, c->uses[i].len, c->dom);
     }

@@ -153,9 +153,16 @@ static cl_int finish(cl_command_queue command_queue)
     TT_RELEASE(m);
     return CL_SUCCESS;
   }
+  /* Commands done without the backend (runtime/command/buffer.c, order_in_place) end with
+   * the queue's lazy event; once both are done, the queue holds nothing issued so far. */
+  struct tt_nqueue *nq = command_queue->nq;
+  uint_fast64_t issued = atomic_load_explicit(&nq->issued, memory_order_acquire);
   uint64_t t0 = tt_stats_now_ns();
   cl_int err = command_queue->device->bp->d->clFinish(command_queue->native);
+  tt_nqueue_wait_lazy(nq);
   atomic_fetch_add_explicit(&tt_stats.wait_ns, tt_stats_now_ns() - t0, memory_order_relaxed);
+  if (err == CL_SUCCESS)
+    atomic_store_explicit(&nq->drained, issued, memory_order_release);
   /* Some backends (NVIDIA) report a failed command here; the specification lists only queue
    * and resource errors, and failed commands show in their events. */
   if (err != CL_SUCCESS && err != CL_OUT_OF_RESOURCES && err != CL_OUT_OF_HOST_MEMORY) {
