@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "bench.h"
 
@@ -31,7 +32,6 @@ static struct {
   CUresult (*DeviceGet)(int *, int);
   CUresult (*DevicePrimaryCtxRetain)(void **, int);
   CUresult (*CtxSetCurrent)(void *);
-  CUresult (*CtxSynchronize)(void);
   CUresult (*CtxEnablePeerAccess)(void *, unsigned);
   CUresult (*DeviceCanAccessPeer)(int *, int, int);
   CUresult (*MemAlloc)(CUdeviceptr *, size_t);
@@ -72,7 +72,6 @@ static int load(void)
       {(void **)&cu.DeviceGet, "cuDeviceGet"},
       {(void **)&cu.DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"},
       {(void **)&cu.CtxSetCurrent, "cuCtxSetCurrent"},
-      {(void **)&cu.CtxSynchronize, "cuCtxSynchronize"},
       {(void **)&cu.CtxEnablePeerAccess, "cuCtxEnablePeerAccess"},
       {(void **)&cu.DeviceCanAccessPeer, "cuDeviceCanAccessPeer"},
       {(void **)&cu.MemAlloc, "cuMemAlloc_v2"},
@@ -171,15 +170,8 @@ double cuda_peer_copy_of(int from, int to, size_t bytes, int rounds, enum cuda_m
   }
   double *t = malloc((size_t)(rounds + 1) * sizeof *t);
   for (int r = 0; t && r <= rounds; r++) {
-    /* CUDA_MEM_VMM_FILLED: the source written by its own GPU just before, as a kernel of
-     * Tutti's benchmark writes it (bench/transfer.c fills it each round). */
-    if (kind == CUDA_MEM_VMM_FILLED &&
-        (cu.CtxSetCurrent(ctx[0]) || cu.MemsetD8(mem[0], (unsigned char)(r + 2), bytes) ||
-         cu.CtxSynchronize() || cu.CtxSetCurrent(ctx[1]))) {
-      snprintf(why, cap, "cuMemsetD8 before the copy failed");
-      free(t);
-      goto out;
-    }
+    if (kind == CUDA_MEM_VMM_IDLE)
+      nanosleep(&(struct timespec){0, CUDA_IDLE_MS * 1000000L}, NULL);
     double t0 = now();
     if (cu.MemcpyDtoDAsync(mem[1], mem[0], bytes, stream) || cu.StreamSynchronize(stream)) {
       snprintf(why, cap, "cuMemcpyDtoDAsync failed");

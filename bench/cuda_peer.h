@@ -15,9 +15,10 @@ double cuda_peer_copy(int from, int to, size_t bytes, int rounds, char *why, siz
 /* The same with memory of another kind: cuMemAlloc's (what cuda_peer_copy uses), or
  * physical allocations mapped for both devices as Tutti makes them (runtime/base/cuda.c):
  * whether Tutti's kind of memory copies slower than CUDA's usual one; and the latter with
- * its source written by its own GPU (cuMemsetD8, waited for) before each copy, as Tutti's
- * rounds in bench/transfer.c fill it: whether a copy right after a write runs slower. */
-enum cuda_mem_kind { CUDA_MEM_ALLOC, CUDA_MEM_VMM, CUDA_MEM_VMM_FILLED };
+ * the host idle for CUDA_IDLE_MS before each copy: a copy after the GPUs' link idled (after
+ * a long kernel, say) takes longer (doc/testing.md). */
+enum cuda_mem_kind { CUDA_MEM_ALLOC, CUDA_MEM_VMM, CUDA_MEM_VMM_IDLE };
+#define CUDA_IDLE_MS 50
 double cuda_peer_copy_of(int from, int to, size_t bytes, int rounds, enum cuda_mem_kind kind,
                          char *why, size_t cap);
 
