@@ -583,10 +583,9 @@ static void kmeans(int scale)
  * double. A device sums the n accelerations in float, one after another: each addition may
  * round by a float epsilon of the partial sum, and each term by a few of its own (slack: the
  * epsilon times the partial sums' magnitudes and four times the terms'). On this lattice of
- * bodies the partial sums drift alike, so the roundings add up: at 2M bodies the error passed
- * 4 sqrt(n) roundings of the terms' magnitudes, the bound used before; it stays under a
- * hundredth of this slack, while leaving out a 64th of the bodies passes it for many of 2048
- * sampled bodies (a simulation on the host). */
+ * bodies the partial sums drift alike, so the roundings add up (a bound of some sqrt(n)
+ * roundings of the terms failed at 2M bodies); a part's bodies missing from the sum still
+ * move it far past this slack (doc/testing.md, "Figures behind the code"). */
 struct bodies {
   const cl_float4 *pos, *vel;
   cl_float4 *rp, *rv, *sp, *sv; /* sp, sv: the slack of each position and velocity */

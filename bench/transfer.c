@@ -243,9 +243,8 @@ static int peer_mode(int rounds, const char *want)
         peer_round(q[k][0], q[k][1], m[k], dst[k], bytes, 1); /* first touch */
       }
       /* Each platform's rounds back to back, as CUDA's baseline copies: a copy between GPUs
-       * whose link idled takes longer (CUDA's own 256 MiB copy 0.69 ms back to back, 0.89
-       * ms after 50 ms idle: doc/testing.md), and the backend's rounds through host memory
-       * take that long. */
+       * whose link idled takes longer (doc/testing.md, "Figures behind the code"), and the
+       * backend's rounds through host memory idle it that long. */
       for (int k = 0; k < 2; k++)
         for (int r = 0; r < rounds; r++)
           t[k * rounds + r] = peer_round(q[k][0], q[k][1], m[k], dst[k], bytes, (char)(r + 2));

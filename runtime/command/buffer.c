@@ -64,9 +64,10 @@ static cl_uint deps_pending(const struct tt_cmd *c, cl_event *last)
  * later commands and clFinish wait for it (tt_nqueue_set_lazy). A command of the backend in
  * its place costs the receiving rank of a copy the wake-up of a PoCL worker thread as the
  * received bytes' user event is set, which the program's clFinish then waits for
- * (doc/testing.md, "Figures behind the code"); on NVIDIA a copy command between GPUs took
- * 0.29-0.30 ms for 1 MiB with its marker, 0.09 without. Not with profiling or traces, whose
- * times come from the backend's command. */
+ * (doc/testing.md, "Figures behind the code"); on NVIDIA a marker waiting for the copy
+ * engines' user event made a copy command between GPUs several times slower than the copy
+ * (the same table). Not with profiling or traces, whose times come from the backend's
+ * command. */
 static bool order_in_place(struct tt_cmd *c, cl_event *user, cl_event *ev)
 {
   cl_event running = NULL;

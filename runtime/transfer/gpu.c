@@ -234,7 +234,8 @@ static uint64_t gpu_address(struct fetch *f, cl_mem root, cl_uint dom, size_t of
 /* A copy within the rank of at most COPY_HERE_MAX bytes whose source's writers and
  * destination's earlier accesses are all complete runs here and now: afterwards nothing
  * needs ordering after it, so it takes no user events, records no accesses and retains no
- * buffers (their NVIDIA calls cost a 1 MiB copy more than the copy itself: testing.md).
+ * buffers (their NVIDIA calls cost a 1 MiB copy more than the copy itself: doc/testing.md,
+ * "Figures behind the code").
  * False (nothing done) when it must wait, or the copy failed: the caller takes the usual
  * path, which reports it. */
 static bool copied_at_once(struct fetch *f, struct gpu_copy *x, size_t off, cl_mem droot,
