@@ -146,6 +146,16 @@ static int lock_ordered(pthread_mutex_t *m, bool try)
   return host_ordered(lock_in_order, &o);
 }
 
+/* The end of an ordered condition wait that returned rc: its own relock is let go at once
+ * and made again in order, so that a wait may return later than woken, never in another
+ * order. */
+static int relocked_in_order(pthread_mutex_t *m, int rc)
+{
+  real_unlock(m);
+  lock_ordered(m, false);
+  return rc;
+}
+
 EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 {
   find_locks();
@@ -158,18 +168,13 @@ EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
   return ordering(__builtin_return_address(0)) ? lock_ordered(m, true) : real_trylock(m);
 }
 
-/* The wait's own relock is let go at once and made again in order: a wait may return later
- * than woken, never in another order. */
 EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
   REAL(pthread_cond_wait);
   find_locks();
   if (!ordering(__builtin_return_address(0)))
     return real_pthread_cond_wait(c, m);
-  int rc = real_pthread_cond_wait(c, m);
-  real_unlock(m);
-  lock_ordered(m, false);
-  return rc;
+  return relocked_in_order(m, real_pthread_cond_wait(c, m));
 }
 
 EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
@@ -179,8 +184,5 @@ EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
   find_locks();
   if (!ordering(__builtin_return_address(0)))
     return real_pthread_cond_timedwait(c, m, abstime);
-  int rc = real_pthread_cond_timedwait(c, m, abstime);
-  real_unlock(m);
-  lock_ordered(m, false);
-  return rc;
+  return relocked_in_order(m, real_pthread_cond_timedwait(c, m, abstime));
 }

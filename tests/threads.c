@@ -16,26 +16,17 @@
  * Prints one line per check; exit status 1 when any failed.
  *
  *   threads [ROUNDS] */
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/check.h"
+
 #define THREADS 4
 #define N 4096
 #define CHAIN 6
-
-#define CHECK(x)                                                                                  \
-  do {                                                                                            \
-    cl_int e_ = (x);                                                                              \
-    if (e_ != CL_SUCCESS) {                                                                       \
-      fprintf(stderr, "threads: %s:%d: %s = %d\n", __FILE__, __LINE__, #x, e_);                 \
-      exit(1);                                                                                    \
-    }                                                                                             \
-  } while (0)
 
 static const char *src = "__kernel void chain(__global int *x, int k) {\n"
                          "  size_t i = get_global_id(0);\n"
@@ -64,15 +55,15 @@ static void *work(void *arg)
   cl_device_id dev = devs[t % ndevs];
   cl_int err;
   cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &err);
-  CHECK(err);
+  MUST(err);
   /* Threaded builds: every thread builds the same source at once. */
   cl_program p = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
-  CHECK(err);
-  CHECK(clBuildProgram(p, 1, &dev, "", NULL, NULL));
+  MUST(err);
+  MUST(clBuildProgram(p, 1, &dev, "", NULL, NULL));
   cl_kernel step = clCreateKernel(p, "chain", &err);
-  CHECK(err);
+  MUST(err);
   cl_kernel add = clCreateKernel(p, "add", &err);
-  CHECK(err);
+  MUST(err);
 
   /* Own buffer, a chain of kernels, then a blocking read. */
   int *host = malloc(N * sizeof *host), *want = malloc(N * sizeof *want);
@@ -80,13 +71,13 @@ static void *work(void *arg)
     host[i] = want[i] = i * (t + 1);
   cl_mem mine = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, N * sizeof *host,
                                host, &err);
-  CHECK(err);
+  MUST(err);
   size_t n = N;
   for (int k = 0; k < CHAIN; k++) {
     int kk = k + 10 * t;
-    CHECK(clSetKernelArg(step, 0, sizeof mine, &mine));
-    CHECK(clSetKernelArg(step, 1, sizeof kk, &kk));
-    CHECK(clEnqueueNDRangeKernel(q, step, 1, NULL, &n, NULL, 0, NULL, NULL));
+    MUST(clSetKernelArg(step, 0, sizeof mine, &mine));
+    MUST(clSetKernelArg(step, 1, sizeof kk, &kk));
+    MUST(clEnqueueNDRangeKernel(q, step, 1, NULL, &n, NULL, 0, NULL, NULL));
     for (int i = 0; i < N; i++)
       want[i] = want[i] * 3 + kk + i;
   }
@@ -95,19 +86,19 @@ static void *work(void *arg)
    * long as no kernel of the program exists: the kernels come once every build is done). */
   cl_kernel ck = NULL;
   if ((cl_uint)t < ndevs)
-    CHECK(clBuildProgram(common, 1, &dev, "", NULL, NULL));
+    MUST(clBuildProgram(common, 1, &dev, "", NULL, NULL));
   pthread_barrier_wait(&built);
   if ((cl_uint)t < ndevs) {
     ck = clCreateKernel(common, "add", &err);
-    CHECK(err);
+    MUST(err);
     int five = 5;
-    CHECK(clSetKernelArg(ck, 0, sizeof mine, &mine));
-    CHECK(clSetKernelArg(ck, 1, sizeof five, &five));
-    CHECK(clEnqueueNDRangeKernel(q, ck, 1, NULL, &n, NULL, 0, NULL, NULL));
+    MUST(clSetKernelArg(ck, 0, sizeof mine, &mine));
+    MUST(clSetKernelArg(ck, 1, sizeof five, &five));
+    MUST(clEnqueueNDRangeKernel(q, ck, 1, NULL, &n, NULL, 0, NULL, NULL));
     for (int i = 0; i < N; i++)
       want[i] += 5;
   }
-  CHECK(clEnqueueReadBuffer(q, mine, CL_TRUE, 0, N * sizeof *host, host, 0, NULL, NULL));
+  MUST(clEnqueueReadBuffer(q, mine, CL_TRUE, 0, N * sizeof *host, host, 0, NULL, NULL));
   if (memcmp(host, want, N * sizeof *host))
     failed[t] |= 1;
 
@@ -117,13 +108,13 @@ static void *work(void *arg)
     pthread_cond_wait(&changed, &lock);
   cl_event before = shared_ev, after;
   int k = t + 1;
-  CHECK(clSetKernelArg(add, 0, sizeof shared, &shared));
-  CHECK(clSetKernelArg(add, 1, sizeof k, &k));
-  CHECK(clEnqueueNDRangeKernel(q, add, 1, NULL, &n, NULL, before ? 1 : 0, before ? &before : NULL,
+  MUST(clSetKernelArg(add, 0, sizeof shared, &shared));
+  MUST(clSetKernelArg(add, 1, sizeof k, &k));
+  MUST(clEnqueueNDRangeKernel(q, add, 1, NULL, &n, NULL, before ? 1 : 0, before ? &before : NULL,
                                &after));
-  CHECK(clFlush(q));
+  MUST(clFlush(q));
   if (before)
-    CHECK(clReleaseEvent(before));
+    MUST(clReleaseEvent(before));
   shared_ev = after;
   turn++;
   pthread_cond_broadcast(&changed);
@@ -132,16 +123,16 @@ static void *work(void *arg)
   /* A buffer released by its maker while another thread's commands still use it. */
   if (t == 0) {
     cl_mem b = clCreateBuffer(ctx, CL_MEM_READ_WRITE, N * sizeof *host, NULL, &err);
-    CHECK(err);
+    MUST(err);
     int seven = 7;
-    CHECK(clEnqueueFillBuffer(q, b, &seven, sizeof seven, 0, N * sizeof *host, 0, NULL, NULL));
-    CHECK(clFinish(q));
+    MUST(clEnqueueFillBuffer(q, b, &seven, sizeof seven, 0, N * sizeof *host, 0, NULL, NULL));
+    MUST(clFinish(q));
     pthread_mutex_lock(&lock);
     given = b;
-    CHECK(clRetainMemObject(b)); /* thread 1's reference */
+    MUST(clRetainMemObject(b)); /* thread 1's reference */
     pthread_cond_broadcast(&changed);
     pthread_mutex_unlock(&lock);
-    CHECK(clReleaseMemObject(b));
+    MUST(clReleaseMemObject(b));
   } else if (t == 1) {
     pthread_mutex_lock(&lock);
     while (!given)
@@ -149,12 +140,12 @@ static void *work(void *arg)
     cl_mem b = given;
     pthread_mutex_unlock(&lock);
     int three = 3;
-    CHECK(clSetKernelArg(add, 0, sizeof b, &b));
-    CHECK(clSetKernelArg(add, 1, sizeof three, &three));
-    CHECK(clEnqueueNDRangeKernel(q, add, 1, NULL, &n, NULL, 0, NULL, NULL));
-    CHECK(clEnqueueReadBuffer(q, b, CL_FALSE, 0, N * sizeof *host, host, 0, NULL, NULL));
-    CHECK(clReleaseMemObject(b)); /* the last reference: the kernel and the read still use it */
-    CHECK(clFinish(q));
+    MUST(clSetKernelArg(add, 0, sizeof b, &b));
+    MUST(clSetKernelArg(add, 1, sizeof three, &three));
+    MUST(clEnqueueNDRangeKernel(q, add, 1, NULL, &n, NULL, 0, NULL, NULL));
+    MUST(clEnqueueReadBuffer(q, b, CL_FALSE, 0, N * sizeof *host, host, 0, NULL, NULL));
+    MUST(clReleaseMemObject(b)); /* the last reference: the kernel and the read still use it */
+    MUST(clFinish(q));
     for (int i = 0; i < N; i++)
       if (host[i] != 10)
         failed[t] |= 4;
@@ -164,17 +155,17 @@ static void *work(void *arg)
   while (pthread_mutex_trylock(&lock) != 0)
     sched_yield();
   got_order = (got_order ^ (unsigned long long)(t + 1)) * 1099511628211ull;
-  CHECK(clSetKernelArg(add, 1, sizeof t, &t));
+  MUST(clSetKernelArg(add, 1, sizeof t, &t));
   pthread_mutex_unlock(&lock);
 
-  CHECK(clFinish(q));
+  MUST(clFinish(q));
   if (ck)
-    CHECK(clReleaseKernel(ck));
-  CHECK(clReleaseKernel(step));
-  CHECK(clReleaseKernel(add));
-  CHECK(clReleaseProgram(p));
-  CHECK(clReleaseMemObject(mine));
-  CHECK(clReleaseCommandQueue(q));
+    MUST(clReleaseKernel(ck));
+  MUST(clReleaseKernel(step));
+  MUST(clReleaseKernel(add));
+  MUST(clReleaseProgram(p));
+  MUST(clReleaseMemObject(mine));
+  MUST(clReleaseCommandQueue(q));
   free(host);
   free(want);
   return NULL;
@@ -184,22 +175,22 @@ int main(int argc, char **argv)
 {
   int rounds = argc > 1 ? atoi(argv[1]) : 50;
   cl_platform_id plat;
-  CHECK(clGetPlatformIDs(1, &plat, NULL));
-  CHECK(clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 16, devs, &ndevs));
+  MUST(clGetPlatformIDs(1, &plat, NULL));
+  MUST(clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 16, devs, &ndevs));
   cl_int err;
   ctx = clCreateContext(NULL, ndevs, devs, NULL, NULL, &err);
-  CHECK(err);
+  MUST(err);
   cl_command_queue q0 = clCreateCommandQueue(ctx, devs[0], 0, &err);
-  CHECK(err);
+  MUST(err);
   pthread_barrier_init(&built, NULL, THREADS);
   int bad = 0;
   for (int r = 0; r < rounds; r++) {
     int *host = calloc(N, sizeof *host);
     shared = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, N * sizeof *host, host,
                             &err);
-    CHECK(err);
+    MUST(err);
     common = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
-    CHECK(err);
+    MUST(err);
     turn = 0;
     shared_ev = NULL;
     given = NULL;
@@ -211,14 +202,14 @@ int main(int argc, char **argv)
       }
     for (int t = 0; t < THREADS; t++)
       pthread_join(th[t], NULL);
-    CHECK(clWaitForEvents(1, &shared_ev));
-    CHECK(clReleaseEvent(shared_ev));
-    CHECK(clEnqueueReadBuffer(q0, shared, CL_TRUE, 0, N * sizeof *host, host, 0, NULL, NULL));
+    MUST(clWaitForEvents(1, &shared_ev));
+    MUST(clReleaseEvent(shared_ev));
+    MUST(clEnqueueReadBuffer(q0, shared, CL_TRUE, 0, N * sizeof *host, host, 0, NULL, NULL));
     for (int i = 0; i < N; i++)
       if (host[i] != 1 + 2 + 3 + 4)
         failed[0] |= 2;
-    CHECK(clReleaseMemObject(shared));
-    CHECK(clReleaseProgram(common));
+    MUST(clReleaseMemObject(shared));
+    MUST(clReleaseProgram(common));
     free(host);
     for (int t = 0; t < THREADS; t++)
       bad |= failed[t] << (3 * t);
@@ -233,7 +224,7 @@ int main(int argc, char **argv)
   if (bad)
     printf("# failed checks (3 bits per thread: own chain, shared buffer, given buffer): %#x\n",
            bad);
-  CHECK(clReleaseCommandQueue(q0));
-  CHECK(clReleaseContext(ctx));
+  MUST(clReleaseCommandQueue(q0));
+  MUST(clReleaseContext(ctx));
   return bad ? 1 : 0;
 }

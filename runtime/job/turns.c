@@ -170,7 +170,6 @@ void tt_turns_start(void)
 
 static bool take(void);
 static bool take_flagged(bool *flag_out);
-static void give_only(void);
 
 bool tt_turn_take(void)
 {
@@ -283,11 +282,6 @@ static bool take_flagged(bool *flag_out)
 
 void tt_turn_give(void)
 {
-  give_only();
-}
-
-static void give_only(void)
-{
   if (!holding)
     return;
   pthread_mutex_lock(&lock);
@@ -313,6 +307,6 @@ int tt_turn_ordered(int (*fn)(void *arg, int rank0), void *arg)
   bool took = take_flagged(&failed);
   int r = fn(arg, took ? failed : -1);
   if (took)
-    give_only();
+    tt_turn_give();
   return r;
 }

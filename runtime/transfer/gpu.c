@@ -142,14 +142,13 @@ static void gpu_desc_sent(void *arg, int ok)
   gpu_end(arg);
 }
 
-/* Copies within a rank of at most this many bytes, whose turn comes while they are planned,
- * run on the planning thread (tt_cuda_copy_now): 1 MiB then takes (H200, NVLink) some 40 us
- * less than through the copy thread and the queue's wait for the copy's user event, which is
- * complete before the command waiting for it is enqueued. */
+/* Copies within a rank of at most this many bytes, free to go while they are planned, run on
+ * the planning thread (copied_at_once): 1 MiB then takes (H200, NVLink) tens of microseconds
+ * less than through the copy thread and the queue's wait for the copy's user event. */
 #define COPY_HERE_MAX ((size_t)4 << 20)
 
-/* Everything before the copy (or the description) happened; here: on the planning thread. */
-static void gpu_go(struct gpu_copy *x, bool here)
+/* Everything before the copy (or the description) happened. */
+static void gpu_go(struct gpu_copy *x)
 {
   if (tt_trace_on)
     x->t_ready = tt_stats_now_ns();
@@ -166,24 +165,22 @@ static void gpu_go(struct gpu_copy *x, bool here)
   }
   if (!x->dst || (x->role == GPU_LOCAL && !x->src))
     gpu_copied(x, 0);
-  else if (here && x->role == GPU_LOCAL && x->len <= COPY_HERE_MAX)
-    gpu_copied(x, tt_cuda_copy_now(x->device, x->dst, x->src, x->len));
   else if (tt_cuda_copy(x->device, x->dst, x->src, x->role == GPU_RECV ? &x->desc : NULL, x->len,
                         gpu_copied, x) != 0)
     gpu_copied(x, 0);
 }
 
-static void gpu_step(struct gpu_copy *x, bool here)
+static void gpu_step(struct gpu_copy *x)
 {
   if (atomic_fetch_sub(&x->waiting, 1) == 1)
-    gpu_go(x, here);
+    gpu_go(x);
 }
 
 static void CL_CALLBACK gpu_ready(cl_event ev, cl_int status, void *arg)
 {
   (void)ev;
   (void)status; /* ordering only, as for direct transfers */
-  gpu_step(arg, false);
+  gpu_step(arg);
 }
 
 static void gpu_desc_arrived(void *arg, int ok)
@@ -191,7 +188,7 @@ static void gpu_desc_arrived(void *arg, int ok)
   struct gpu_copy *x = arg;
   if (!ok)
     x->desc.ok = 0;
-  gpu_step(x, false);
+  gpu_step(x);
 }
 
 /* One side of a copy in local domain dom: its user event, and the accesses it must wait for
@@ -346,7 +343,7 @@ int tt_gpu_run(struct fetch *f, enum gpu_role role, cl_uint src, size_t off, siz
     TT_WARN("planning the GPU copy of %s failed: %s", tt_xfer_str(&x->what, s, sizeof s),
             tt_error_name(f->err));
   }
-  gpu_step(x, true); /* set up: a failure above still runs the exchange, so the peer is not
+  gpu_step(x); /* set up: a failure above still runs the exchange, so the peer is not
                      * stuck */
   return failed;
 }
