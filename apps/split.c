@@ -9,7 +9,8 @@
  *   Q queues of the first device instead of one queue per device; SPLIT_PER_DEVICE=Q over Q
  *   queues of every device (parts that each hold a slice of data past a budget); JACOBI_ITERS sets Jacobi's
  *   sweeps, MATMUL_REPS how many times the product is computed (default 1; the same B, as a
- *   solver's iterations would); SPLIT_WARMUPS=W launches each app W times (default 1), each followed by clFinish of
+ *   solver's iterations would); JACOBI_BLOCKS=1 gives Jacobi's grids a BLOCK distribution, each
+ *   device's rows written on its queue (the split launches only); SPLIT_WARMUPS=W launches each app W times (default 1), each followed by clFinish of
  *   every queue, before the timed launch (histogram: once); SPLIT_ONLY=1 runs the split launches alone (no whole launch: data past a device's
  *   budget, TUTTI_DEVICE_MEM, taken in by parts). On a platform without cl_tutti_split (a vendor's own), or with SPLIT_PLAIN=1, only
  *   the whole launches run, on the first device: the vendor's baseline of Tutti's overhead, or
@@ -372,6 +373,40 @@ static void jacobi_reference(float *ref, float *tmp, int w, int h, int iters)
     memcpy(ref, tmp, (size_t)w * h * 4);
 }
 
+/* JACOBI_BLOCKS=1, split launches over queues of distinct devices: both grids carry a BLOCK
+ * distribution over the queues' devices, set before anything is written, and the host writes
+ * each device's rows on its queue, so that each device holds its rows and their halo only
+ * (doc/split.md, "Windows") rather than the whole grid; on NVIDIA GPUs those windows fit the
+ * copy engines' memory where a whole grid of 512 MiB or more does not (doc/cluster.md). The
+ * grids to use, written with g: 0 when it does not apply. */
+static int jacobi_blocks(cl_mem *a, cl_mem *b, const float *g, int w, int h)
+{
+  const char *on = getenv("JACOBI_BLOCKS");
+  if (!on || atoi(on) <= 0 || ndev > MAX_DEVS)
+    return 0;
+  cl_device_id qd[MAX_DEVS];
+  for (cl_uint i = 0; i < ndev; i++) {
+    CHECK(clGetCommandQueueInfo(queues[i], CL_QUEUE_DEVICE, sizeof qd[i], &qd[i], NULL));
+    for (cl_uint j = 0; j < i; j++)
+      if (qd[j] == qd[i])
+        return 0;
+  }
+  size_t n = (size_t)w * h;
+  *a = buffer(n * 4, NULL);
+  *b = buffer(n * 4, NULL);
+  cl_tutti_distribution d = {CL_TUTTI_DIST_BLOCK, 2, sizeof(float), {(size_t)h, (size_t)w, 0},
+                             {0, 0, 0}, ndev, qd};
+  CHECK(clSetBufferDistributionTUTTI(*a, &d));
+  CHECK(clSetBufferDistributionTUTTI(*b, &d));
+  for (cl_uint i = 0; i < ndev; i++) {
+    size_t r0 = (size_t)h * i / ndev, r1 = (size_t)h * (i + 1) / ndev;
+    CHECK(clEnqueueWriteBuffer(queues[i], *a, CL_FALSE, r0 * w * 4, (r1 - r0) * w * 4, g + r0 * w,
+                               0, NULL, NULL));
+  }
+  finish_all();
+  return 1;
+}
+
 static void jacobi(int scale)
 {
   int w = 256, h = 128 * scale, iters = getenv("JACOBI_ITERS") ? atoi(getenv("JACOBI_ITERS")) : 10;
@@ -386,7 +421,11 @@ static void jacobi(int scale)
   double t[2] = {0, 0};
   int ok = 1;
   for (int split = first_run; split < 1 + have_split; split++) {
-    cl_mem a = buffer(n * 4, g), b = buffer(n * 4, NULL);
+    cl_mem a, b;
+    if (!split || !jacobi_blocks(&a, &b, g, w, h)) {
+      a = buffer(n * 4, g);
+      b = buffer(n * 4, NULL);
+    }
     CHECK(clSetKernelArg(k, 2, sizeof w, &w));
     CHECK(clSetKernelArg(k, 3, sizeof h, &h));
     /* Warm-up (builds, first transfers) into b, which the first sweep overwrites. */

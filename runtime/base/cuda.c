@@ -556,6 +556,19 @@ static bool copy_on(CUstream s, CUdeviceptr dst, CUdeviceptr src, size_t len)
   return CU_OK(cu.MemcpyDtoDAsync(dst, src, len, s)) && CU_OK(cu.StreamSynchronize(s));
 }
 
+/* From src, or from the bytes a peer described (peer not NULL): its import is held from the
+ * lookup to the copy's end. */
+static bool copy_from(CUstream s, int device, CUdeviceptr dst, CUdeviceptr src,
+                      const struct tt_cuda_desc *peer, size_t len)
+{
+  if (!peer)
+    return copy_on(s, dst, src, len);
+  pthread_mutex_lock(&peers_lock);
+  bool ok = peer->ok && (src = peer_address(peer, device)) != 0 && copy_on(s, dst, src, len);
+  pthread_mutex_unlock(&peers_lock);
+  return ok;
+}
+
 static void *worker(void *arg)
 {
   struct jobs *q = arg;
@@ -568,15 +581,8 @@ static void *worker(void *arg)
     if (!q->head)
       q->tail = &q->head;
     pthread_mutex_unlock(&jobs_lock);
-    bool ok = enter(j->device);
-    CUdeviceptr src = j->src;
-    if (j->from_peer)
-      pthread_mutex_lock(&peers_lock);
-    if (ok && j->from_peer)
-      ok = j->peer.ok && (src = peer_address(&j->peer, j->device)) != 0;
-    ok = ok && copy_on(streams[j->device], j->dst, src, j->len);
-    if (j->from_peer)
-      pthread_mutex_unlock(&peers_lock);
+    bool ok = enter(j->device) && copy_from(streams[j->device], j->device, j->dst, j->src,
+                                            j->from_peer ? &j->peer : NULL, j->len);
     j->done(j->arg, ok);
     free(j);
   }
@@ -616,7 +622,8 @@ int tt_cuda_copy(int device, uint64_t dst, uint64_t src, const struct tt_cuda_de
   return 0;
 }
 
-bool tt_cuda_copy_now(int device, uint64_t dst, uint64_t src, size_t len)
+bool tt_cuda_copy_now(int device, uint64_t dst, uint64_t src, const struct tt_cuda_desc *peer,
+                      size_t len)
 {
-  return enter(device) && copy_on(now_streams[device], dst, src, len);
+  return enter(device) && copy_from(now_streams[device], device, dst, src, peer, len);
 }

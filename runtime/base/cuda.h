@@ -72,9 +72,11 @@ int tt_cuda_copy(int device, uint64_t dst, uint64_t src, const struct tt_cuda_de
                  size_t len, void (*done)(void *arg, int ok), void *arg);
 
 /* The same on the calling thread, at once (a stream of its own per device): whether the bytes
- * are there when it returns. For small copies whose turn has come where they are planned: a
- * copy thread's wake-up, and a queue waiting for the copy's user event, cost more than such a
- * copy (runtime/transfer/gpu.c). */
-bool tt_cuda_copy_now(int device, uint64_t dst, uint64_t src, size_t len);
+ * are there when it returns. For small copies whose turn has come where they are planned, or
+ * on Tutti's poller or transport thread as their last wait ends: a copy thread's wake-up, and
+ * a queue waiting for the copy's user event, cost more than such a copy
+ * (runtime/transfer/gpu.c). */
+bool tt_cuda_copy_now(int device, uint64_t dst, uint64_t src, const struct tt_cuda_desc *peer,
+                      size_t len);
 
 #endif

@@ -113,8 +113,18 @@ static void sweep(void)
   tt_reaper_leave();
 }
 
+/* Set on Tutti's own threads that run callbacks (the sweeper, the poller). */
+static _Thread_local bool own_thread;
+
+bool tt_native_callback_on_own_thread(void)
+{
+  return own_thread;
+}
+
 static void *sweeper_main(void *unused)
 {
+  (void)unused;
+  own_thread = true;
   for (;;) {
     nanosleep(&(struct timespec){0, 1000000}, NULL);
     sweep();
@@ -168,6 +178,7 @@ static bool poll_one(struct native_cb *c)
 static void *poller_main(void *unused)
 {
   (void)unused;
+  own_thread = true;
   /* Naps of microseconds: the kernel's default slack (50 us) would stretch each. */
   prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
   long nap_ns = 0;

@@ -10,6 +10,8 @@
 #ifndef TUTTI_JOB_CALLBACK_H
 #define TUTTI_JOB_CALLBACK_H
 
+#include <stdbool.h>
+
 #include "runtime/base/cl.h"
 
 /* clSetEventCallback on a native event, with the sweep behind it. */
@@ -24,6 +26,11 @@ cl_int tt_native_callback(cl_event native, cl_int type,
  * costs nothing. A failed command whose backend never calls back keeps its memory. */
 cl_int tt_native_free_after(cl_event native, void (CL_CALLBACK *fn)(cl_event, cl_int, void *),
                             void *data);
+
+/* Whether the calling thread is one of Tutti's that run callbacks (the sweeper, the poller):
+ * a callback there may call other libraries (CUDA), which it must not on a backend's own
+ * thread. */
+bool tt_native_callback_on_own_thread(void);
 
 /* A command failed (a status below zero was seen): the sweeps begin. */
 void tt_native_note_failure(void);

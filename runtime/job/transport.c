@@ -160,6 +160,17 @@ static atomic_int host_waiting; /* tt_transport_host_waits */
 #define HOT_WAIT_NS 1000000LL
 static _Atomic int64_t host_wait_since;
 
+/* Receives of GPU copies' descriptions and answers posted and not complete (lock held): while
+ * any is, the polling stays hot (hot_polling). Each stands between a GPU's kernel and the next
+ * on another rank (a split Jacobi's halos every sweep), and a nap of up to 50 us on either
+ * side came to most of a sweep's overhead; such ranks run on hosts of many cores. */
+static int gpu_recvs;
+
+static bool gpu_channel(const struct op *o)
+{
+  return !o->send && !o->watch && (o->ch == TT_CH_PEER || o->ch == TT_CH_ANSWER);
+}
+
 static int busy_requests(void)
 {
   int n = 0;
@@ -277,6 +288,7 @@ static void *progress_main(void *unused)
           o->failed = 1;
         if (--o->pending == 0) {
           done[ndone++] = o;
+          gpu_recvs -= gpu_channel(o);
           if (o->len >= LARGE_MESSAGE && !o->watch) {
             large_inflight--;
             large_activity_ns = now_ns();
@@ -315,7 +327,7 @@ static void *progress_main(void *unused)
                                  : 5000000;
       bool hot = (large_inflight > 0 &&
                   t - large_activity_ns < (hot_polling ? HOT_NS : HOT_FEW_CORES_NS)) ||
-                 (hot_polling && waited && waited_ns < HOT_WAIT_NS);
+                 (hot_polling && ((waited && waited_ns < HOT_WAIT_NS) || gpu_recvs > 0));
       pthread_mutex_unlock(&lock);
       if (hot) {
         sched_yield();
@@ -518,6 +530,7 @@ static int post_op(bool send, enum tt_channel ch, void *buf, size_t len, int pee
     o->failed = 1;
   bool nothing_posted = o->pending == 0;
   posted++;
+  gpu_recvs += !nothing_posted && gpu_channel(o);
   if (!nothing_posted && len >= LARGE_MESSAGE && !watch) {
     large_inflight++;
     large_activity_ns = now_ns();

@@ -50,6 +50,7 @@ struct tt_access {
   cl_event ev;          /* native, retained; NULL until some other queue needs to wait */
   bool may_fail;        /* waited for through an absorbing bridge (runtime/order/order.h) */
   bool flushed;         /* its queue was flushed since it was recorded */
+  uint_fast64_t seq;    /* nq->issued once its command is counted there (access_drained) */
 };
 
 /* The command being planned (under the plan lock): named in messages about its transfers. */
@@ -189,6 +190,15 @@ static void drop_access(struct tt_access *a)
   if (a->ev)
     TT_NATIVE_DISPATCH(a->ev)->clReleaseEvent(a->ev);
   tt_nqueue_unref(a->nq);
+}
+
+/* Whether a clFinish of the access's queue that began after its command was issued ended
+ * without an error: the command is complete, and a host wait or an order that absorbs
+ * failures needs no event of it (whose marker costs NVIDIA calls: doc/testing.md, "Figures
+ * behind the code"). Queues the program never finishes (Tutti's internal ones) never are. */
+static bool access_drained(const struct tt_access *a)
+{
+  return a->seq <= atomic_load_explicit(&a->nq->drained, memory_order_acquire);
 }
 
 /* Gives an access an event: a marker after it on its in-order queue. */
@@ -507,6 +517,9 @@ static cl_int depend_on(struct tt_deps *d, cl_context ctx, cl_uint dom, struct t
    * native user event and a callback). */
   if (dom != TT_HOST_WAITS && a->dom != dom && !shared)
     return CL_SUCCESS;
+  /* Complete: only a dependency that would pass on its failure needs it still. */
+  if ((dom == TT_HOST_WAITS || a->dom != dom || a->may_fail) && access_drained(a))
+    return CL_SUCCESS;
   cl_int err = access_event(a);
   if (err != CL_SUCCESS)
     return err;
@@ -583,6 +596,8 @@ static void prune(cl_mem root)
   size_t nmade = 0;
   for (size_t i = 0; i < root->naccesses; i++) {
     struct tt_access *a = &root->accesses[i];
+    if (access_drained(a))
+      continue; /* complete: dropped below without an event */
     /* A marker made in this pass follows every command of its queue so far. */
     for (size_t j = 0; j < nmade && !a->ev; j++)
       if (made[j].nq == a->nq) {
@@ -600,9 +615,10 @@ static void prune(cl_mem root)
   root->access_longest = 0;
   for (size_t i = 0; i < root->naccesses; i++) {
     struct tt_access *a = &root->accesses[i];
-    cl_int st = CL_QUEUED;
-    TT_NATIVE_DISPATCH(a->ev)->clGetEventInfo(a->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st,
-                                              &st, NULL);
+    cl_int st = CL_COMPLETE;
+    if (!access_drained(a))
+      TT_NATIVE_DISPATCH(a->ev)->clGetEventInfo(a->ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                                sizeof st, &st, NULL);
     if (st == CL_COMPLETE) {
       drop_access(a);
       continue;
@@ -659,7 +675,9 @@ void tt_order_access_record(cl_mem root, size_t off, size_t len, bool writes, cl
   root->naccesses++;
   root->access_longest = len > root->access_longest ? len : root->access_longest;
   /* A command of a queue that saw a failing command may fail with it. */
-  acc[at] = (struct tt_access){off, len, writes, dom, nq, ev, may_fail || nq->may_fail, false};
+  /* Its command is counted in nq->issued once issued (tt_cmd_end, after its records). */
+  uint_fast64_t seq = atomic_load_explicit(&nq->issued, memory_order_acquire) + 1;
+  acc[at] = (struct tt_access){off, len, writes, dom, nq, ev, may_fail || nq->may_fail, false, seq};
 }
 
 void tt_order_record(cl_mem root, size_t off, size_t len, cl_uint dom,

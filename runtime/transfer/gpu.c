@@ -9,6 +9,7 @@
 #include "runtime/base/backend.h"
 #include "runtime/base/cuda.h"
 #include "runtime/base/log.h"
+#include "runtime/job/callback.h"
 #include "runtime/job/stats.h"
 #include "runtime/job/trace.h"
 #include "runtime/job/transport.h"
@@ -95,7 +96,7 @@ static void gpu_answer_sent(void *arg, int ok)
   gpu_end(arg);
 }
 
-/* The copy thread: the bytes are there (or not). */
+/* The bytes are there (or not): on the copy thread, or where the copy ran at once. */
 static void gpu_copied(void *arg, int ok)
 {
   struct gpu_copy *x = arg;
@@ -142,13 +143,16 @@ static void gpu_desc_sent(void *arg, int ok)
   gpu_end(arg);
 }
 
-/* Copies within a rank of at most this many bytes, free to go while they are planned, run on
- * the planning thread (copied_at_once): 1 MiB then takes (H200, NVLink) tens of microseconds
- * less than through the copy thread and the queue's wait for the copy's user event. */
+/* Copies of at most this many bytes run on the thread that saw their last wait end: within a
+ * rank, on the planning thread when nothing is to wait for (copied_at_once, which then also
+ * needs no user events), else on Tutti's poller; from another rank, where the description
+ * arrives (the transport's thread). 1 MiB then takes (H200, NVLink) tens of microseconds less
+ * than through the copy thread's wake-up. */
 #define COPY_HERE_MAX ((size_t)4 << 20)
 
-/* Everything before the copy (or the description) happened. */
-static void gpu_go(struct gpu_copy *x)
+/* Everything before the copy (or the description) happened; here: on a thread of Tutti's
+ * (not a backend's, whose callbacks must not call CUDA). */
+static void gpu_go(struct gpu_copy *x, bool here)
 {
   if (tt_trace_on)
     x->t_ready = tt_stats_now_ns();
@@ -165,22 +169,25 @@ static void gpu_go(struct gpu_copy *x)
   }
   if (!x->dst || (x->role == GPU_LOCAL && !x->src))
     gpu_copied(x, 0);
+  else if (here && x->len <= COPY_HERE_MAX)
+    gpu_copied(x, tt_cuda_copy_now(x->device, x->dst, x->src,
+                                   x->role == GPU_RECV ? &x->desc : NULL, x->len));
   else if (tt_cuda_copy(x->device, x->dst, x->src, x->role == GPU_RECV ? &x->desc : NULL, x->len,
                         gpu_copied, x) != 0)
     gpu_copied(x, 0);
 }
 
-static void gpu_step(struct gpu_copy *x)
+static void gpu_step(struct gpu_copy *x, bool here)
 {
   if (atomic_fetch_sub(&x->waiting, 1) == 1)
-    gpu_go(x);
+    gpu_go(x, here);
 }
 
 static void CL_CALLBACK gpu_ready(cl_event ev, cl_int status, void *arg)
 {
   (void)ev;
   (void)status; /* ordering only, as for direct transfers */
-  gpu_step(arg);
+  gpu_step(arg, tt_native_callback_on_own_thread());
 }
 
 static void gpu_desc_arrived(void *arg, int ok)
@@ -188,7 +195,7 @@ static void gpu_desc_arrived(void *arg, int ok)
   struct gpu_copy *x = arg;
   if (!ok)
     x->desc.ok = 0;
-  gpu_step(x);
+  gpu_step(x, true);
 }
 
 /* One side of a copy in local domain dom: its user event, and the accesses it must wait for
@@ -251,7 +258,7 @@ static bool copied_at_once(struct fetch *f, struct gpu_copy *x, size_t off, cl_m
   tt_deps_release(&deps);
   if (tt_trace_on)
     x->t_ready = tt_stats_now_ns();
-  if (!free_now || !tt_cuda_copy_now(x->device, x->dst, x->src, x->len))
+  if (!free_now || !tt_cuda_copy_now(x->device, x->dst, x->src, NULL, x->len))
     return false;
   atomic_store(&x->ends, 1);
   gpu_copied(x, true); /* traces it, and frees x */
@@ -343,7 +350,7 @@ int tt_gpu_run(struct fetch *f, enum gpu_role role, cl_uint src, size_t off, siz
     TT_WARN("planning the GPU copy of %s failed: %s", tt_xfer_str(&x->what, s, sizeof s),
             tt_error_name(f->err));
   }
-  gpu_step(x); /* set up: a failure above still runs the exchange, so the peer is not
+  gpu_step(x, true); /* set up: a failure above still runs the exchange, so the peer is not
                      * stuck */
   return failed;
 }
