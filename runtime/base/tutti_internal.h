@@ -74,8 +74,9 @@ struct tt_nqueue {
    * issued here: the backend may fail the commands after it too (runtime/order/order.h). Plan
    * lock; never cleared. */
   bool may_fail;
-  /* Commands issued on it, and that count when a clFinish on it last ended: equal, nothing
-   * has been issued since the queue was last empty. */
+  /* Commands issued on it, and the most of that count a clFinish on it covered (one that
+   * ended well, runtime/command/queue.c): equal, nothing has been issued since the queue was
+   * last empty. */
   atomic_uint_fast64_t issued, drained;
   /* User events of Tutti's gating commands here that another thread will set once bytes
    * from another rank are in (tt_nqueue_gate): a host wait waits for them before it waits

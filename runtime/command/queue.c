@@ -111,6 +111,17 @@ cl_int tt_queue_flush(cl_command_queue command_queue)
 
 static cl_int finish(cl_command_queue command_queue);
 
+/* A clFinish of nq that began with `issued` commands issued there ended well: raises
+ * nq->drained to it. Never lowers it: two threads finishing one queue may end out of order,
+ * and runtime/order/order.c takes what a count covered as complete for good. */
+static void drained_to(struct tt_nqueue *nq, uint_fast64_t issued)
+{
+  uint_fast64_t was = atomic_load_explicit(&nq->drained, memory_order_relaxed);
+  while (was < issued && !atomic_compare_exchange_weak_explicit(
+                             &nq->drained, &was, issued, memory_order_release, memory_order_relaxed))
+    ;
+}
+
 cl_int tt_queue_finish(cl_command_queue command_queue)
 {
   /* CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue. */
@@ -145,7 +156,7 @@ static cl_int finish(cl_command_queue command_queue)
     cl_int status = tt_event_wait(m); /* gives the turn (runtime/job/turns.h) */
     tt_event_batch_waited(b, m, status);
     if (command_queue->device->actual && status == CL_COMPLETE)
-      atomic_store_explicit(&command_queue->nq->drained, issued, memory_order_release);
+      drained_to(command_queue->nq, issued);
     tt_event_wait_spreads(command_queue, UINT64_MAX);
     tt_turn_resume(); /* every rank: balancing decides */
     if (status == CL_COMPLETE)
@@ -162,7 +173,7 @@ static cl_int finish(cl_command_queue command_queue)
   tt_nqueue_wait_lazy(nq);
   atomic_fetch_add_explicit(&tt_stats.wait_ns, tt_stats_now_ns() - t0, memory_order_relaxed);
   if (err == CL_SUCCESS)
-    atomic_store_explicit(&nq->drained, issued, memory_order_release);
+    drained_to(nq, issued);
   /* Some backends (NVIDIA) report a failed command here; the specification lists only queue
    * and resource errors, and failed commands show in their events. */
   if (err != CL_SUCCESS && err != CL_OUT_OF_RESOURCES && err != CL_OUT_OF_HOST_MEMORY) {

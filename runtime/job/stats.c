@@ -102,6 +102,10 @@ static void report(void)
     fprintf(tt_log_file(), "[tutti %d stats] callbacks on native events polled %llu, run by "
             "polling first %llu\n", tt_cluster_rank(), (unsigned long long)polled,
             (unsigned long long)atomic_load(&tt_stats.poll_fired));
+  uint64_t markers = atomic_load(&tt_stats.access_markers);
+  if (markers)
+    fprintf(tt_log_file(), "[tutti %d stats] markers for waits on earlier commands %llu\n",
+            tt_cluster_rank(), (unsigned long long)markers);
   report_devices();
 }
 

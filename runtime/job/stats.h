@@ -18,6 +18,9 @@ struct tt_stats {
   atomic_uint_fast64_t polled, poll_fired; /* Tutti's callbacks on native events the poller
                                           * watched, and those it ran before the backend
                                           * did (runtime/job/callback.c) */
+  atomic_uint_fast64_t access_markers;  /* markers made so that another queue or the host could
+                                          * wait for an earlier command that had no event
+                                          * (runtime/order/order.c, access_event) */
   atomic_uint_fast64_t evictions_digest; /* a hash of every eviction so far and the holders
                                           * each left (runtime/memory/window.c): equal on every rank */
 };

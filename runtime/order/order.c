@@ -206,6 +206,7 @@ static cl_int access_event(struct tt_access *a)
 {
   if (a->ev)
     return CL_SUCCESS;
+  atomic_fetch_add_explicit(&tt_stats.access_markers, 1, memory_order_relaxed);
   return a->nq->d->clEnqueueMarkerWithWaitList(a->nq->native, 0, NULL, &a->ev);
 }
 
@@ -616,7 +617,7 @@ static void prune(cl_mem root)
   for (size_t i = 0; i < root->naccesses; i++) {
     struct tt_access *a = &root->accesses[i];
     cl_int st = CL_COMPLETE;
-    if (!access_drained(a))
+    if (a->ev && !access_drained(a)) /* none: drained in the pass above */
       TT_NATIVE_DISPATCH(a->ev)->clGetEventInfo(a->ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
                                                 sizeof st, &st, NULL);
     if (st == CL_COMPLETE) {
