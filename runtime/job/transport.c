@@ -161,9 +161,10 @@ static atomic_int host_waiting; /* tt_transport_host_waits */
 static _Atomic int64_t host_wait_since;
 
 /* Receives of GPU copies' descriptions and answers posted and not complete (lock held): while
- * any is, the polling stays hot (hot_polling). Each stands between a GPU's kernel and the next
- * on another rank (a split Jacobi's halos every sweep), and a nap of up to 50 us on either
- * side came to most of a sweep's overhead; such ranks run on hosts of many cores. */
+ * any is, the polling stays hot (hot_polling). Each stands between a command and the next on
+ * another rank (a split launch's halos), where a nap of up to 50 us on either side adds to the
+ * copy's time (doc/testing.md, "Figures behind the code"); such ranks run on hosts of many
+ * cores. */
 static int gpu_recvs;
 
 static bool gpu_channel(const struct op *o)
