@@ -160,23 +160,27 @@ static atomic_int host_waiting; /* tt_transport_host_waits */
 #define HOT_WAIT_NS 1000000LL
 static _Atomic int64_t host_wait_since;
 
-/* Receives of GPU copies' descriptions and answers posted and not complete (lock held): while
- * any is, the polling stays hot (hot_polling). Each stands between a command and the next on
- * another rank (a split launch's halos), where a nap of up to 50 us on either side adds to the
- * copy's time (doc/testing.md, "Figures behind the code"); such ranks run on hosts of many
- * cores. */
-static int gpu_recvs;
-
+/* Receives of GPU copies' descriptions and answers: while any is outstanding, the polling
+ * stays hot (hot_polling). Each stands between a command and the next on another rank (a
+ * split launch's halos), where a nap of up to 50 us on either side adds to the copy's time
+ * (doc/testing.md, "Figures behind the code"); such ranks run on hosts of many cores. */
 static bool gpu_channel(const struct op *o)
 {
-  return !o->send && !o->watch && (o->ch == TT_CH_PEER || o->ch == TT_CH_ANSWER);
+  return !o->send && (o->ch == TT_CH_PEER || o->ch == TT_CH_ANSWER);
 }
 
-static int busy_requests(void)
+/* Outstanding requests that someone waits for (not standing ones); *gpu (unless NULL): how
+ * many of them are GPU copies' receives (gpu_channel). Lock held. */
+static int busy_requests(int *gpu)
 {
-  int n = 0;
+  int n = 0, g = 0;
   for (int i = 0; i < nreqs; i++)
-    n += owners[i] && !owners[i]->watch;
+    if (owners[i] && !owners[i]->watch) {
+      n++;
+      g += gpu_channel(owners[i]);
+    }
+  if (gpu)
+    *gpu = g;
   return n;
 }
 
@@ -243,7 +247,7 @@ static void *progress_main(void *unused)
       pthread_cond_timedwait(&wake, &lock, &ts);
       check_departed();
     }
-    if (stopping && busy_requests() == 0 &&
+    if (stopping && busy_requests(NULL) == 0 &&
         (atomic_load(&promises) == 0 || now_ns() > stop_deadline)) {
       if (atomic_load(&promises) > 0)
         TT_WARN("leaving with %d send(s) to other ranks never made: their commands did not "
@@ -289,7 +293,6 @@ static void *progress_main(void *unused)
           o->failed = 1;
         if (--o->pending == 0) {
           done[ndone++] = o;
-          gpu_recvs -= gpu_channel(o);
           if (o->len >= LARGE_MESSAGE && !o->watch) {
             large_inflight--;
             large_activity_ns = now_ns();
@@ -321,7 +324,8 @@ static void *progress_main(void *unused)
       bool waited = atomic_load(&host_waiting) > 0;
       int64_t t = now_ns(), waited_ns = waited ? t - atomic_load(&host_wait_since) : 0;
       /* A long wait is told of its end at most 1/16 of its length late (5 ms at most). */
-      long cap = busy_requests() ? 50000
+      int gpu_recvs;
+      long cap = busy_requests(&gpu_recvs) ? 50000
                  : waited        ? (long)(waited_ns / 16 < 50000     ? 50000
                                           : waited_ns / 16 > 5000000 ? 5000000
                                                                      : waited_ns / 16)
@@ -531,7 +535,6 @@ static int post_op(bool send, enum tt_channel ch, void *buf, size_t len, int pee
     o->failed = 1;
   bool nothing_posted = o->pending == 0;
   posted++;
-  gpu_recvs += !nothing_posted && gpu_channel(o);
   if (!nothing_posted && len >= LARGE_MESSAGE && !watch) {
     large_inflight++;
     large_activity_ns = now_ns();

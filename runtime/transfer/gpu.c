@@ -167,13 +167,12 @@ static void gpu_go(struct gpu_copy *x, bool here)
     tt_transport_promise(-1);
     return;
   }
+  const struct tt_cuda_desc *peer = x->role == GPU_RECV ? &x->desc : NULL;
   if (!x->dst || (x->role == GPU_LOCAL && !x->src))
     gpu_copied(x, 0);
   else if (here && x->len <= COPY_HERE_MAX)
-    gpu_copied(x, tt_cuda_copy_now(x->device, x->dst, x->src,
-                                   x->role == GPU_RECV ? &x->desc : NULL, x->len));
-  else if (tt_cuda_copy(x->device, x->dst, x->src, x->role == GPU_RECV ? &x->desc : NULL, x->len,
-                        gpu_copied, x) != 0)
+    gpu_copied(x, tt_cuda_copy_now(x->device, x->dst, x->src, peer, x->len));
+  else if (tt_cuda_copy(x->device, x->dst, x->src, peer, x->len, gpu_copied, x) != 0)
     gpu_copied(x, 0);
 }
 
