@@ -11,7 +11,8 @@
  *   sweeps, MATMUL_REPS how many times the product is computed (default 1; the same B, as a
  *   solver's iterations would); JACOBI_BLOCKS=1 gives Jacobi's grids a BLOCK distribution, each
  *   device's rows written on its queue (the split launches only); SPLIT_WARMUPS=W launches each app W times (default 1), each followed by clFinish of
- *   every queue, before the timed launch (histogram: once); SPLIT_ONLY=1 runs the split launches alone (no whole launch: data past a device's
+ *   every queue, before the timed launch (histogram: once; Jacobi: W sweeps each way, part of
+ *   the solve); SPLIT_ONLY=1 runs the split launches alone (no whole launch: data past a device's
  *   budget, TUTTI_DEVICE_MEM, taken in by parts). On a platform without cl_tutti_split (a vendor's own), or with SPLIT_PLAIN=1, only
  *   the whole launches run, on the first device: the vendor's baseline of Tutti's overhead, or
  *   an unchanged program that TUTTI_AGGREGATE splits over every device. There SPLIT_PART=K/N
@@ -195,10 +196,15 @@ static void launch(cl_kernel k, int split, cl_uint dim, const size_t *gws, const
 
 /* Warm-up launches (builds, first transfers), each followed by clFinish of every queue:
  * SPLIT_WARMUPS of them (default 1; more let Tutti's balancing measure the parts). */
-static void warm_up(cl_kernel k, int split, cl_uint dim, const size_t *gws, const size_t *lws)
+static int warmups(void)
 {
   int n = getenv("SPLIT_WARMUPS") ? atoi(getenv("SPLIT_WARMUPS")) : 1;
-  for (int i = 0; i < (n > 0 ? n : 1); i++) {
+  return n > 0 ? n : 1;
+}
+
+static void warm_up(cl_kernel k, int split, cl_uint dim, const size_t *gws, const size_t *lws)
+{
+  for (int i = 0; i < warmups(); i++) {
     launch(k, split, dim, gws, lws);
     finish_all();
   }
@@ -410,12 +416,14 @@ static int jacobi_blocks(cl_mem *a, cl_mem *b, const float *g, int w, int h)
 static void jacobi(int scale)
 {
   int w = 256, h = 128 * scale, iters = getenv("JACOBI_ITERS") ? atoi(getenv("JACOBI_ITERS")) : 10;
+  /* Untimed sweeps first, as many each way (a to b, b to a) as SPLIT_WARMUPS says. */
+  int warm = 2 * warmups();
   size_t n = (size_t)w * h;
   float *g = malloc(n * 4), *ref = malloc(n * 4), *tmp = malloc(n * 4), *out = malloc(n * 4);
   for (size_t i = 0; i < n; i++)
     g[i] = (float)((i * 7919) % 1000) * 0.01f;
   memcpy(ref, g, n * 4);
-  jacobi_reference(ref, tmp, w, h, iters);
+  jacobi_reference(ref, tmp, w, h, warm + iters);
   cl_kernel k = kernel("jacobi");
   size_t gws[2] = {(size_t)w, (size_t)h}, lws[2] = {64, 1};
   double t[2] = {0, 0};
@@ -428,10 +436,16 @@ static void jacobi(int scale)
     }
     CHECK(clSetKernelArg(k, 2, sizeof w, &w));
     CHECK(clSetKernelArg(k, 3, sizeof h, &h));
-    /* Warm-up (builds, first transfers) into b, which the first sweep overwrites. */
-    CHECK(clSetKernelArg(k, 0, sizeof a, &a));
-    CHECK(clSetKernelArg(k, 1, sizeof b, &b));
-    warm_up(k, split, 2, gws, lws);
+    /* Warm-up sweeps, each followed by clFinish of every queue: builds, first transfers,
+     * and what a grid pays the first time a device reads its halo (a window widened, staging
+     * or a peer's memory mapped: doc/split.md), in both directions. They are the solve's
+     * first sweeps: the timed ones go on from there, and the reference counts them. */
+    for (int it = 0; it < warm; it++) {
+      CHECK(clSetKernelArg(k, 0, sizeof a, it % 2 ? &b : &a));
+      CHECK(clSetKernelArg(k, 1, sizeof a, it % 2 ? &a : &b));
+      launch(k, split, 2, gws, lws);
+      finish_all();
+    }
     double t0 = now();
     for (int it = 0; it < iters; it++) {
       CHECK(clSetKernelArg(k, 0, sizeof a, it % 2 ? &b : &a));

@@ -45,6 +45,7 @@ struct _cl_device_id {
   int rank;             /* owning rank */
   bool actual;          /* owned by this rank */
   cl_device_type type;  /* as presented (TUTTI_DEVICE_TYPE, DEFAULT bit) */
+  bool on_cores;        /* its kernels run on its host's cores (natively a CPU device) */
   cl_uint bp_index;     /* index of its backend platform on the owning rank */
   cl_uint native_index; /* its place among that platform's devices */
   struct tt_backend_platform *bp; /* actual devices only, once loaded (tt_cluster_device_load) */

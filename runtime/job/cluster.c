@@ -46,6 +46,7 @@ struct desc_header {
   cl_uint bp_index;
   cl_uint native_index; /* the device's place among its backend platform's devices */
   cl_device_type type;
+  cl_uint on_cores; /* its kernels run on the host's cores (a CPU device, natively) */
   cl_int cuda; /* its CUDA device, or -1 (runtime/base/cuda.h) */
   char gpu_copies[96];
   char host[64];
@@ -175,6 +176,7 @@ static void describe(struct _cl_device_id *d, bool answers, unsigned char **buf,
   h.bp_index = d->bp_index;
   h.native_index = d->native_index;
   h.type = d->type;
+  h.on_cores = d->on_cores;
   h.cuda = d->cuda;
   memcpy(h.gpu_copies, d->gpu_copies, sizeof h.gpu_copies);
   memcpy(h.host, d->host, sizeof h.host);
@@ -249,6 +251,7 @@ static void from_description(struct _cl_device_id *d, const unsigned char *desc,
   d->bp_index = h.bp_index;
   d->native_index = h.native_index;
   d->type = h.type;
+  d->on_cores = h.on_cores != 0;
   d->cuda = h.cuda;
   memcpy(d->gpu_copies, h.gpu_copies, sizeof d->gpu_copies);
   d->gpu_copies[sizeof d->gpu_copies - 1] = 0;
@@ -305,6 +308,7 @@ static void node_catalogue(bool answers, unsigned char **buf, size_t *len)
       cl_device_type t = CL_DEVICE_TYPE_CPU;
       TT_NCALL(bp, clGetDeviceInfo, d.native, CL_DEVICE_TYPE, sizeof t, &t, NULL);
       d.type = forced ? forced : t & ~(cl_device_type)CL_DEVICE_TYPE_DEFAULT;
+      d.on_cores = (t & CL_DEVICE_TYPE_CPU) != 0;
       d.cuda = tt_cuda_device_of(bp, d.native, d.gpu_copies, sizeof d.gpu_copies);
       engines |= d.cuda >= 0;
       if (i == 0 && k == 0)
@@ -470,10 +474,20 @@ static void init(void)
     q += total;
   }
   free(cat);
+  /* A rank none of whose devices computes on the host's cores may poll for the whole of a
+   * host wait (runtime/job/transport.h). */
+  bool on_cores = false;
+  for (cl_uint i = 0; i < nown; i++)
+    on_cores |= own[i].on_cores;
+  if (distributed)
+    tt_transport_kernels_on_cores(on_cores || nown == 0);
   /* The backends' lines count the node's devices; this says which are the rank's. */
   TT_LOG(TT_LOG_BACKEND, "rank %d (local rank %d of %d): %u of the node's %u device(s) are "
-         "this rank's%s", my_rank, local_rank, local_size, nown, nlocal_all,
-         nlocal_all < (cl_uint)local_size ? " (fewer devices than ranks: ranks share them)" : "");
+         "this rank's%s%s", my_rank, local_rank, local_size, nown, nlocal_all,
+         nlocal_all < (cl_uint)local_size ? " (fewer devices than ranks: ranks share them)" : "",
+         distributed && !on_cores && nown ? "; none computes on the host's cores: its host "
+                                            "waits for messages poll throughout"
+                                          : "");
   if (!distributed) {
     table = own;
     ntable = nown;

@@ -159,6 +159,12 @@ static atomic_int host_waiting; /* tt_transport_host_waits */
  * (from 50 us to 5 ms: its wake-ups take the backend's cores too). */
 #define HOT_WAIT_NS 1000000LL
 static _Atomic int64_t host_wait_since;
+/* Where no device of the rank computes on the host's cores (GPUs), the polling stays hot for
+ * the whole of a host wait: a clFinish of another rank's queue at the end of a long run of
+ * kernels (every rank's finish of every queue, as a split launch's program ends its steps)
+ * was told of its end up to 1/16 of its length late, a millisecond and more at 2 GPUs
+ * (doc/testing.md, "Figures behind the code"). */
+static atomic_bool kernels_on_cores = true;
 
 /* Receives of GPU copies' descriptions and answers: while any is outstanding, the polling
  * stays hot (hot_polling). Each stands between a command and the next on another rank (a
@@ -332,7 +338,9 @@ static void *progress_main(void *unused)
                                  : 5000000;
       bool hot = (large_inflight > 0 &&
                   t - large_activity_ns < (hot_polling ? HOT_NS : HOT_FEW_CORES_NS)) ||
-                 (hot_polling && ((waited && waited_ns < HOT_WAIT_NS) || gpu_recvs > 0));
+                 (hot_polling && ((waited && (waited_ns < HOT_WAIT_NS ||
+                                              !atomic_load(&kernels_on_cores))) ||
+                                  gpu_recvs > 0));
       pthread_mutex_unlock(&lock);
       if (hot) {
         sched_yield();
@@ -600,6 +608,11 @@ void tt_transport_host_waits(int delta)
    * is lost, and the sleep then ends as it would have. */
   if (delta > 0 && hot_polling)
     pthread_cond_signal(&wake);
+}
+
+void tt_transport_kernels_on_cores(bool yes)
+{
+  atomic_store(&kernels_on_cores, yes);
 }
 
 bool tt_transport_cores_to_spare(void)

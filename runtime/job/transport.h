@@ -86,10 +86,14 @@ void tt_transport_describe_with(enum tt_channel ch, void (*fn)(void *arg, char *
 void tt_transport_on_poll(void (*fn)(void));
 
 /* A host thread starts (+1) or ends (-1) waiting for something a message will complete:
- * meanwhile the progress thread polls without sleeping for the wait's first millisecond,
- * where the rank has cores to spare, then sleeps between tests up to 1/16 of the time
- * waited so far. */
+ * meanwhile the progress thread polls without sleeping, where the rank has cores to spare,
+ * for the wait's first millisecond (for all of it where no device of the rank computes on
+ * the host's cores), then sleeps between tests up to 1/16 of the time waited so far. */
 void tt_transport_host_waits(int delta);
+
+/* Whether some device of this rank runs its kernels on the host's cores (the default: yes),
+ * told once its devices are known. */
+void tt_transport_kernels_on_cores(bool yes);
 
 /* Whether the rank has cores to spare for a host thread to poll for a message's effect
  * rather than sleep (4 or more in its affinity; every thread alike), and for how long such a
