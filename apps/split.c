@@ -177,18 +177,19 @@ static void launch(cl_kernel k, int split, cl_uint dim, const size_t *gws, const
     /* Part part_k of the last dimension in whole work-groups, as Tutti cuts parts: where the
      * program gives no local size, Tutti's is the largest power of two up to 64 dividing the
      * global size along the first dimension, 1 along the others (doc/split.md). */
-    size_t off[3] = {0, 0, 0}, size[3];
+    size_t off[3] = {0, 0, 0}, size[3], local[3] = {1, 1, 1};
     memcpy(size, gws, dim * sizeof *gws);
-    size_t g = gws[dim - 1], unit = 1;
     if (lws)
-      unit = lws[dim - 1];
-    else if (dim == 1)
-      while (unit < 64 && g % (unit * 2) == 0)
-        unit *= 2;
-    size_t groups = g / unit, g0 = groups * part_k / part_n, g1 = groups * (part_k + 1) / part_n;
+      memcpy(local, lws, dim * sizeof *lws);
+    else
+      while (local[0] < 64 && gws[0] % (local[0] * 2) == 0)
+        local[0] *= 2;
+    /* The part runs with that local size, given as Tutti gives it, not the driver's choice. */
+    size_t unit = local[dim - 1], groups = gws[dim - 1] / unit;
+    size_t g0 = groups * part_k / part_n, g1 = groups * (part_k + 1) / part_n;
     off[dim - 1] = g0 * unit;
     size[dim - 1] = (g1 - g0) * unit;
-    CHECK(clEnqueueNDRangeKernel(queues[0], k, dim, off, size, lws, 0, NULL, NULL));
+    CHECK(clEnqueueNDRangeKernel(queues[0], k, dim, off, size, local, 0, NULL, NULL));
   } else {
     CHECK(clEnqueueNDRangeKernel(queues[0], k, dim, NULL, gws, lws, 0, NULL, NULL));
   }
