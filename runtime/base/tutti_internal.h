@@ -153,6 +153,9 @@ struct _cl_context {
   /* Its windowed buffers (runtime/memory/window.h, plan lock): where eviction looks. */
   cl_mem *windowed;
   size_t nwindowed, capwindowed;
+  /* Tutti's adding kernels of the collective reductions (runtime/command/collective.c), built
+   * at the first reduction and kept with the context: they hold no reference on it. */
+  _Atomic(cl_program) reduce;
 };
 
 /* A growable list of retained events. */
@@ -245,8 +248,10 @@ struct _cl_mem {
 
 struct _cl_program {
   struct tt_object obj;
-  cl_context context;
-  cl_program *native;   /* one per domain; NULL where the program has no device there */
+  cl_context context;   /* referenced, but by a context's own program (weak) */
+  bool weak;
+  cl_uint nnative;
+  cl_program *native;   /* one per domain (nnative); NULL where the program has no device there */
   cl_uint ndevices;
   cl_device_id *devices;
   char *source;

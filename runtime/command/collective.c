@@ -126,6 +126,32 @@ static cl_int copy(cl_command_queue q, cl_mem src, size_t soff, cl_mem dst, size
   return tt_cmd_copy(q, src, dst, soff, doff, cb, 0, NULL, NULL);
 }
 
+/* The context's adding kernels, built once: a build per reduction cost each a backend build
+ * (NVIDIA's from its cache still takes milliseconds), while the reduction's own copies ran
+ * beside it. The program holds no reference on the context, which releases it (weak). */
+static cl_program reduce_program(cl_context ctx, cl_int *err)
+{
+  cl_program p = atomic_load(&ctx->reduce);
+  if (p)
+    return p;
+  p = tt_program_with_source(ctx, 1, &reduce_source, NULL, err);
+  if (!p)
+    return NULL;
+  *err = tt_program_build(p, 0, NULL, NULL, NULL, NULL);
+  if (*err != CL_SUCCESS) {
+    TT_RELEASE(p);
+    return NULL;
+  }
+  p->weak = true;
+  TT_RELEASE(ctx); /* the program's reference: it is the context's own now */
+  cl_program none = NULL;
+  if (!atomic_compare_exchange_strong(&ctx->reduce, &none, p)) {
+    TT_RELEASE(p);
+    p = none;
+  }
+  return p;
+}
+
 /* dst[doff..+cb] = sum over i < n of src[i][soff[i] + block..+cb], on q's device: the first
  * block is copied in place, the others through a temporary buffer and an adding kernel. */
 static cl_int reduce_into(cl_command_queue q, cl_mem *src, const size_t *soff, size_t block,
@@ -140,11 +166,9 @@ static cl_int reduce_into(cl_command_queue q, cl_mem *src, const size_t *soff, s
   cl_mem tmp = tt_buffer_new(ctx, CL_MEM_READ_WRITE, cb, NULL, false, &err);
   if (!tmp)
     return err;
-  cl_program prog = tt_program_with_source(ctx, 1, &reduce_source, NULL, &err);
+  cl_program prog = reduce_program(ctx, &err);
   cl_kernel k = NULL;
   if (prog)
-    err = tt_program_build(prog, 0, NULL, NULL, NULL, NULL);
-  if (err == CL_SUCCESS)
     k = tt_kernel_new(prog, name, &err);
   /* CL_INVALID_VALUE if the device cannot add this datatype (double without cl_khr_fp64). */
   if (err == CL_INVALID_KERNEL_NAME)
@@ -167,8 +191,6 @@ static cl_int reduce_into(cl_command_queue q, cl_mem *src, const size_t *soff, s
   /* The commands keep what they use. */
   if (k)
     TT_RELEASE(k);
-  if (prog)
-    TT_RELEASE(prog);
   TT_RELEASE(tmp);
   return err;
 }

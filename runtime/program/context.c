@@ -119,6 +119,9 @@ static void native_put(struct native_ctx *nc)
 static void destroy_context(struct tt_object *o)
 {
   cl_context c = (cl_context)o;
+  cl_program reduce = atomic_load(&c->reduce);
+  if (reduce)
+    TT_RELEASE(reduce);
   for (cl_uint i = 0; i < c->ndomains; i++) {
     struct tt_domain *dm = &c->domains[i];
     if (!dm->local)

@@ -26,9 +26,10 @@
 static void destroy_program(struct tt_object *o)
 {
   cl_program p = (cl_program)o;
-  for (cl_uint i = 0; p->native && i < p->context->ndomains; i++)
+  /* Not through the context: a weak program may outlive it. */
+  for (cl_uint i = 0; p->native && i < p->nnative; i++)
     if (p->native[i])
-      p->context->domains[i].bp->d->clReleaseProgram(p->native[i]);
+      TT_NATIVE_DISPATCH(p->native[i])->clReleaseProgram(p->native[i]);
   for (cl_uint i = 0; p->logs && i < p->ndevices; i++)
     free(p->logs[i]);
   for (cl_uint i = 0; p->given && i < p->ndevices; i++)
@@ -45,7 +46,8 @@ static void destroy_program(struct tt_object *o)
   tt_ann_pragmas_free(p->pragmas, p->npragmas);
   free(p->ann_error);
   free(p->options);
-  TT_RELEASE(p->context);
+  if (!p->weak)
+    TT_RELEASE(p->context);
   free(p);
 }
 
@@ -55,6 +57,7 @@ static cl_program alloc_program(cl_context ctx, cl_uint ndevices, const cl_devic
   if (!p)
     return NULL;
   p->native = calloc(ctx->ndomains, sizeof *p->native);
+  p->nnative = ctx->ndomains;
   p->devices = malloc(ndevices * sizeof *p->devices);
   p->status = calloc(ndevices, sizeof *p->status);
   p->binary_type = calloc(ndevices, sizeof *p->binary_type);
