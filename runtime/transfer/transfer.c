@@ -294,9 +294,10 @@ static struct piece *map_piece(struct fetch *f, cl_uint dom, size_t off, size_t 
 
 /* Backends that keep buffers in device memory (GPUs) move pieces through pinned host
  * memory of their own (a buffer allocated with CL_MEM_ALLOC_HOST_PTR and mapped once): their
- * reads and writes are then DMA at the link's speed, where a map of a device buffer is a slow
- * pageable copy. A piece that finds no free slot takes the map path. Up to 16 slots of a
- * piece each, 64 MiB at most (2 slots at least). */
+ * reads and writes are then DMA at the link's speed, where a map of a device buffer is a
+ * pageable copy. Up to 16 slots of a piece each, 64 MiB at most (2 slots at least). A
+ * transfer takes the slots that are free when it is planned, as many as its pieces, and its
+ * pieces take turns in them (struct chains); one that finds none free maps its pieces. */
 #define STAGING_MAX_SLOTS 16
 #define STAGING_BYTES ((size_t)64 << 20)
 
@@ -314,10 +315,36 @@ struct tt_staging {
   uint32_t free_slots; /* bit i: slot i is free */
 };
 
+/* The slots of one transfer: piece i takes slot[i % m] once piece i - m let go of it (sent
+ * it, or wrote it into the device): a piece's read into a slot waits for a user event that
+ * the send before it sets; a piece's receive is posted once the write before it ended. A
+ * slot goes back to the domain when the last of its pieces lets go of it. Referenced by the
+ * planning loop and by each piece until it lets go. */
+struct slot_chain {
+  pthread_mutex_t lock;
+  int left;               /* pieces of the transfer in this slot that have not let go */
+  struct staged *head, *tail; /* receiving: the next pieces, their receives not posted yet */
+  bool idle;              /* receiving: the last piece let go before the next was made */
+  cl_event gate;          /* sending: what the next piece's read waits for (the loop's) */
+};
+
+struct chains {
+  atomic_int refs;
+  int m;
+  struct tt_staging *st;
+  int slot[STAGING_MAX_SLOTS];
+  struct slot_chain c[STAGING_MAX_SLOTS];
+};
+
 struct staged {
   struct xfer what; /* first: the transport describes operations by it */
   struct tt_staging *st;
   int slot;           /* of st, or -1: the piece has host memory of its own (own) */
+  struct chains *ch;  /* its transfer's slots (slot is ch->slot[k]), or NULL */
+  int k;
+  cl_event next_gate;      /* sending: set once sent (the slot's next read waits for it) */
+  struct staged *queued;   /* receiving: the piece after it in its slot's queue */
+  struct tt_nqueue *rq;    /* sending: the queue of that read (referenced) */
   unsigned char *own;
   size_t len;
   int peer;
@@ -326,8 +353,10 @@ struct staged {
   struct tt_nqueue *wq; /* receiving side: the queue of the write (referenced) */
 };
 
-/* A free slot of the domain's pinned staging (made on first use), or -1. */
-static int staging_slot(cl_context ctx, cl_uint dom, struct tt_staging **out)
+/* Up to want free slots of the domain's pinned staging (made on first use) into slots:
+ * how many. */
+static int staging_take(cl_context ctx, cl_uint dom, int want, int *slots,
+                        struct tt_staging **out)
 {
   struct tt_domain *dm = &ctx->domains[dom];
   if (!dm->staging) {
@@ -347,22 +376,103 @@ static int staging_slot(cl_context ctx, cl_uint dom, struct tt_staging **out)
     dm->staging = st;
   }
   struct tt_staging *st = dm->staging;
+  int n = 0;
   pthread_mutex_lock(&st->lock);
-  int slot = st->free_slots ? __builtin_ctz(st->free_slots) : -1;
-  if (slot >= 0)
-    st->free_slots &= ~(1u << slot);
+  while (n < want && st->free_slots) {
+    slots[n] = __builtin_ctz(st->free_slots);
+    st->free_slots &= ~(1u << slots[n++]);
+  }
   pthread_mutex_unlock(&st->lock);
   *out = st;
-  return slot;
+  return n;
+}
+
+/* The slots a transfer of npieces pieces in domain dom takes: those free now, at most one a
+ * piece (NULL: none free, or no staging; its pieces map instead). */
+static struct chains *chains_new(cl_context ctx, cl_uint dom, size_t npieces)
+{
+  struct chains *ch = calloc(1, sizeof *ch);
+  if (!ch)
+    return NULL;
+  int want = npieces < STAGING_MAX_SLOTS ? (int)npieces : STAGING_MAX_SLOTS;
+  ch->m = staging_take(ctx, dom, want, ch->slot, &ch->st);
+  if (ch->m <= 0) {
+    free(ch);
+    return NULL;
+  }
+  atomic_init(&ch->refs, 1);
+  for (int k = 0; k < ch->m; k++) {
+    pthread_mutex_init(&ch->c[k].lock, NULL);
+    ch->c[k].left = (int)((npieces - (size_t)k + (size_t)ch->m - 1) / (size_t)ch->m);
+  }
+  return ch;
+}
+
+static void slot_give_back(struct tt_staging *st, int slot)
+{
+  pthread_mutex_lock(&st->lock);
+  st->free_slots |= 1u << slot;
+  pthread_mutex_unlock(&st->lock);
+}
+
+static void chains_put(struct chains *ch)
+{
+  if (atomic_fetch_sub(&ch->refs, 1) != 1)
+    return;
+  for (int k = 0; k < ch->m; k++) {
+    if (ch->c[k].gate)
+      TT_NATIVE_DISPATCH(ch->c[k].gate)->clReleaseEvent(ch->c[k].gate);
+    pthread_mutex_destroy(&ch->c[k].lock);
+  }
+  free(ch);
+}
+
+/* n pieces of the transfer's slot k let go of it, or will never come (an error stopped the
+ * planning): the slot goes back to the domain after its last piece. */
+static void chain_leave(struct chains *ch, int k, int n)
+{
+  struct slot_chain *c = &ch->c[k];
+  pthread_mutex_lock(&c->lock);
+  bool last = (c->left -= n) == 0;
+  pthread_mutex_unlock(&c->lock);
+  if (last)
+    slot_give_back(ch->st, ch->slot[k]);
+}
+
+static void staged_post_recv(struct staged *s);
+
+/* s, a piece done with its slot: the slot's next piece may take it. */
+static void staged_let_go(struct staged *s)
+{
+  if (!s->ch) {
+    if (s->slot >= 0)
+      slot_give_back(s->st, s->slot);
+    return;
+  }
+  if (s->next_gate) {
+    TT_NATIVE_DISPATCH(s->next_gate)->clSetUserEventStatus(s->next_gate, CL_COMPLETE);
+    TT_NATIVE_DISPATCH(s->next_gate)->clReleaseEvent(s->next_gate);
+    /* NVIDIA starts a command whose user event was set only at a flush. */
+    s->rq->d->clFlush(s->rq->native);
+  }
+  struct slot_chain *c = &s->ch->c[s->k];
+  pthread_mutex_lock(&c->lock);
+  struct staged *next = c->head;
+  if (next && !(c->head = next->queued))
+    c->tail = NULL;
+  c->idle = next == NULL;
+  pthread_mutex_unlock(&c->lock);
+  if (next)
+    staged_post_recv(next);
+  chain_leave(s->ch, s->k, 1);
+  chains_put(s->ch);
 }
 
 static void staged_free(struct staged *s)
 {
-  if (s->slot >= 0) {
-    pthread_mutex_lock(&s->st->lock);
-    s->st->free_slots |= 1u << s->slot;
-    pthread_mutex_unlock(&s->st->lock);
-  }
+  staged_let_go(s);
+  if (s->rq)
+    tt_nqueue_unref(s->rq);
   free(s->own);
   free(s);
 }
@@ -415,43 +525,58 @@ static void CL_CALLBACK staged_written(cl_event ev, cl_int status, void *arg)
   staged_free(s);
 }
 
-/* One piece through pinned staging, or through host memory of its own (own_copy): send side
- * (read, then send) or receive side (receive, then write on the command's queue). Returns 0
- * when done, -1 when no slot was free (the caller maps instead), 1 on an error (f->err). */
-static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool send, int peer,
-                        uint64_t id, bool own_copy)
+static void staged_post_recv(struct staged *s)
 {
-  struct tt_staging *st = NULL;
-  int slot = -1;
+  /* Not posted: the write fails with its mirror, and the command through its event. */
+  if (tt_transport_irecv(TT_CH_DATA, slot_ptr(s), s->len, s->peer, s->id, staged_received, s) != 0)
+    staged_received(s, 0);
+}
+
+/* Frees a piece that issued nothing (its slot stays with the transfer). */
+static void staged_discard(struct staged *s)
+{
+  if (s->ch)
+    chains_put(s->ch);
+  if (s->rq)
+    tt_nqueue_unref(s->rq);
+  if (s->next_gate)
+    TT_NATIVE_DISPATCH(s->next_gate)->clReleaseEvent(s->next_gate);
+  free(s->own);
+  free(s);
+}
+
+/* One piece through pinned staging (slot k of ch, its turn there after the transfer's piece
+ * before it in that slot when after is set), or through host memory of its own (own_copy,
+ * ch NULL): send side (read, then send) or receive side (receive, then write on the
+ * command's queue). Returns 0 when done, 1 on an error once something was issued (the
+ * piece's callbacks still run), 2 on an error before (f->err either way). */
+static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool send, int peer,
+                        uint64_t id, bool own_copy, struct chains *ch, int k, bool after,
+                        bool before)
+{
   unsigned char *own = NULL;
-  if (own_copy) {
-    own = malloc(n);
-    if (!own) {
-      f->err = CL_OUT_OF_HOST_MEMORY;
-      return 1;
-    }
-  } else if ((slot = staging_slot(f->ctx, dom, &st)) < 0) {
-    return -1;
+  if (own_copy && !(own = malloc(n))) {
+    f->err = CL_OUT_OF_HOST_MEMORY;
+    return 2;
   }
   struct tt_domain *dm = &f->ctx->domains[dom];
   struct staged *s = calloc(1, sizeof *s);
   if (!s) {
-    if (slot >= 0) {
-      pthread_mutex_lock(&st->lock);
-      st->free_slots |= 1u << slot;
-      pthread_mutex_unlock(&st->lock);
-    }
     free(own);
     f->err = CL_OUT_OF_HOST_MEMORY;
-    return 1;
+    return 2;
   }
-  *s = (struct staged){{0}, st, slot, own, n, peer, id, NULL, NULL};
+  *s = (struct staged){.st = ch ? ch->st : NULL, .slot = ch ? ch->slot[k] : -1, .ch = ch,
+                       .k = k, .own = own, .len = n, .peer = peer, .id = id};
+  if (ch)
+    atomic_fetch_add(&ch->refs, 1);
   s->what = send ? tt_xfer_of(f, dm->rank, peer, off, n, id) : tt_xfer_of(f, peer, dm->rank, off, n, id);
+  struct slot_chain *c = ch ? &ch->c[k] : NULL;
   cl_event ev = NULL;
   size_t at = 0;
   cl_mem native = tt_xfer_placed(f, dom, off, n, &at, NULL);
   if (!native) {
-    /* Nothing issued: the slot and copy go back as they came. */
+    /* Nothing issued. */
   } else if (send) {
     struct tt_nqueue *q;
     struct tt_deps deps;
@@ -459,6 +584,23 @@ static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool
     f->err = tt_order_internal_queue(f->ctx, dom, &q);
     if (f->err == CL_SUCCESS)
       f->err = tt_order_after(&deps, f->ctx, dom, q, f->root, off, n, false);
+    /* The slot's turn: once the piece before has been sent from it. */
+    if (f->err == CL_SUCCESS && after && c->gate) {
+      dm->bp->d->clRetainEvent(c->gate);
+      f->err = tt_deps_take(&deps, c->gate);
+    }
+    /* The gate of the piece after, set once this one is sent. */
+    if (f->err == CL_SUCCESS && before) {
+      s->next_gate = dm->bp->d->clCreateUserEvent(dm->native, &f->err);
+      if (s->next_gate) {
+        if (c->gate)
+          dm->bp->d->clReleaseEvent(c->gate);
+        c->gate = s->next_gate;
+        dm->bp->d->clRetainEvent(c->gate);
+        tt_nqueue_ref(q);
+        s->rq = q;
+      }
+    }
     if (f->err == CL_SUCCESS)
       f->err = dm->bp->d->clEnqueueReadBuffer(q->native, native, CL_FALSE, at, n, slot_ptr(s), deps.n, deps.n ? deps.ev : NULL, &ev);
     tt_deps_release(&deps);
@@ -492,18 +634,32 @@ static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool
       tt_nqueue_ref(f->nq);
       s->wq = f->nq;
       tt_nqueue_gate(f->nq, 1);
-      /* Not posted: the write fails with its mirror, and the command through its event. */
-      if (tt_transport_irecv(TT_CH_DATA, slot_ptr(s), n, peer, id, staged_received, s) != 0)
-        staged_received(s, 0);
+      /* The slot's turn: once the piece before was written out of it. */
+      bool now = true;
+      if (after) {
+        pthread_mutex_lock(&c->lock);
+        now = c->idle;
+        c->idle = false;
+        if (!now) {
+          if (c->tail)
+            c->tail->queued = s;
+          else
+            c->head = s;
+          c->tail = s;
+        }
+        pthread_mutex_unlock(&c->lock);
+      }
+      if (now)
+        staged_post_recv(s);
     } else if (s->mirror) {
       dm->bp->d->clReleaseEvent(s->mirror);
     }
   }
   if (ev)
     dm->bp->d->clReleaseEvent(ev);
-  if (f->err != CL_SUCCESS && !ev) {
-    staged_free(s);
-    return 1;
+  if (!ev) {
+    staged_discard(s);
+    return 2;
   }
   return f->err != CL_SUCCESS;
 }
@@ -745,13 +901,22 @@ int tt_transfer_remote(struct fetch *f, cl_uint src, size_t off, size_t len, int
     direct_run(f, dom, off, len, send, peer, id, native, host);
   void (CL_CALLBACK *mapped)(cl_event, cl_int, void *) =
       send ? piece_mapped_for_send : piece_mapped_for_recv;
-  for (size_t at = 0; !direct && at < len && f->err == CL_SUCCESS; at += PIECE_BYTES, id++) {
+  size_t npieces = direct ? 0 : (len + PIECE_BYTES - 1) / PIECE_BYTES;
+  bool device = tt_domain_device_memory(f->ctx, dom);
+  struct chains *ch = device && npieces ? chains_new(f->ctx, dom, npieces) : NULL;
+  size_t i = 0;
+  for (size_t at = 0; !direct && at < len && f->err == CL_SUCCESS; at += PIECE_BYTES, id++, i++) {
     size_t n = len - at < PIECE_BYTES ? len - at : PIECE_BYTES;
-    if (tt_domain_device_memory(f->ctx, dom) || (n == len && tt_env()->staging < 0)) {
-      int r = staged_piece(f, dom, off + at, n, send, peer, id,
-                           !tt_domain_device_memory(f->ctx, dom));
-      if (r >= 0)
-        continue;
+    if (ch) {
+      int k = (int)(i % (size_t)ch->m);
+      if (staged_piece(f, dom, off + at, n, send, peer, id, false, ch, k, i >= (size_t)ch->m,
+                       i + (size_t)ch->m < npieces) == 2)
+        break;
+      continue;
+    }
+    if (!device && n == len && tt_env()->staging < 0) {
+      staged_piece(f, dom, off + at, n, send, peer, id, true, NULL, 0, false, false);
+      continue;
     }
     cl_event ev = NULL;
     struct piece *p = map_piece(f, dom, off + at, n, !send, peer, id, &ev);
@@ -768,6 +933,16 @@ int tt_transfer_remote(struct fetch *f, cl_uint src, size_t off, size_t len, int
       mapped(ev, CL_COMPLETE, p);
     }
     dm->bp->d->clReleaseEvent(ev);
+  }
+  if (ch) {
+    /* Pieces never issued (an error stopped the loop) leave their slots to the others. */
+    for (int k = 0; k < ch->m; k++) {
+      size_t made = i > (size_t)k ? (i - (size_t)k + (size_t)ch->m - 1) / (size_t)ch->m : 0;
+      size_t all = (npieces - (size_t)k + (size_t)ch->m - 1) / (size_t)ch->m;
+      if (made < all)
+        chain_leave(ch, k, (int)(all - made));
+    }
+    chains_put(ch);
   }
   if (dm->internal)
     dm->bp->d->clFlush(dm->internal->native);
