@@ -10,8 +10,9 @@
 #     times (JACOBI_ITERS) and the product is computed 40 times (MATMUL_REPS), so that one
 #     GPU takes 50 ms or more with the default sizes. N-body's kernel runs a thread per body:
 #     at 4 GPUs each part has half the threads of the one-GPU run, each twice as long, and
-#     NVIDIA's own time for that shape is longer (doc/testing.md); its default scale gives
-#     every part of 4 GPUs as many threads as one H200 holds at once.
+#     the part alone on NVIDIA's platform (printed beside it) says what that shape costs the
+#     GPU itself; its default scale gives every part of 4 GPUs twice as many threads as one
+#     H200 holds at once (at a quarter of that, 0.89 at 4 GPUs, against 0.94: doc/testing.md).
 #  3. Strong scaling at GPUS GPUs: N-body and Jacobi whole on GPU 0 against split over every
 #     GPU, one rank with all and a rank per GPU, at sizes where a sweep (Jacobi) takes
 #     milliseconds on one GPU.
@@ -49,13 +50,13 @@ while [ "$n" -le "$gpus" ]; do
   echo "## weak scaling, $n GPUs (efficiency: one GPU's time / the time with $n GPUs and ${n}x the work)"
   GPUS=$n REPS=${REPS:-3} JACOBI_ITERS=${JACOBI_ITERS:-80} MATMUL_REPS=${MATMUL_REPS:-40} \
     sh "$(dirname "$0")/run-split.sh" gpus \
-    "${APPS:-nbody:65536 kmeans:256 matmul:8192 jacobi:2048}"
+    "${APPS:-nbody:262144 kmeans:512 matmul:8192 jacobi:2048}"
   n=$((n * 2))
 done
 
 echo "## strong scaling, $gpus GPUs (whole on GPU 0 / split over $gpus)"
 visible=$(seq -s, 0 $((gpus - 1)))
-for entry in ${STRONG:-nbody:32768 jacobi:8192}; do
+for entry in ${STRONG:-nbody:65536 jacobi:8192}; do
   app=${entry%%:*} size=${entry#*:}
   for r in 1 "$gpus"; do
     printf '%s %s, %s rank(s): ' "$app" "$size" "$r"
