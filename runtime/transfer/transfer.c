@@ -338,9 +338,8 @@ struct chains {
 
 struct staged {
   struct xfer what; /* first: the transport describes operations by it */
-  struct tt_staging *st;
-  int slot;           /* of st, or -1: the piece has host memory of its own (own) */
-  struct chains *ch;  /* its transfer's slots (slot is ch->slot[k]), or NULL */
+  struct chains *ch;  /* its transfer's slots (its own is ch->slot[k]), or NULL: the piece
+                       * has host memory of its own (own) */
   int k;
   cl_event next_gate;      /* sending: set once sent (the slot's next read waits for it) */
   struct staged *queued;   /* receiving: the piece after it in its slot's queue */
@@ -387,6 +386,12 @@ static int staging_take(cl_context ctx, cl_uint dom, int want, int *slots,
   return n;
 }
 
+/* How many of the first n pieces of a transfer holding m slots go through slot k. */
+static size_t pieces_in_slot(size_t n, int k, int m)
+{
+  return n > (size_t)k ? (n - (size_t)k + (size_t)m - 1) / (size_t)m : 0;
+}
+
 /* The slots a transfer of npieces pieces in domain dom takes: those free now, at most one a
  * piece (NULL: none free, or no staging; its pieces map instead). */
 static struct chains *chains_new(cl_context ctx, cl_uint dom, size_t npieces)
@@ -403,7 +408,7 @@ static struct chains *chains_new(cl_context ctx, cl_uint dom, size_t npieces)
   atomic_init(&ch->refs, 1);
   for (int k = 0; k < ch->m; k++) {
     pthread_mutex_init(&ch->c[k].lock, NULL);
-    ch->c[k].left = (int)((npieces - (size_t)k + (size_t)ch->m - 1) / (size_t)ch->m);
+    ch->c[k].left = (int)pieces_in_slot(npieces, k, ch->m);
   }
   return ch;
 }
@@ -444,11 +449,8 @@ static void staged_post_recv(struct staged *s);
 /* s, a piece done with its slot: the slot's next piece may take it. */
 static void staged_let_go(struct staged *s)
 {
-  if (!s->ch) {
-    if (s->slot >= 0)
-      slot_give_back(s->st, s->slot);
+  if (!s->ch)
     return;
-  }
   if (s->next_gate) {
     TT_NATIVE_DISPATCH(s->next_gate)->clSetUserEventStatus(s->next_gate, CL_COMPLETE);
     TT_NATIVE_DISPATCH(s->next_gate)->clReleaseEvent(s->next_gate);
@@ -468,18 +470,24 @@ static void staged_let_go(struct staged *s)
   chains_put(s->ch);
 }
 
-static void staged_free(struct staged *s)
+/* What every piece holds, once its slot is dealt with. */
+static void staged_drop(struct staged *s)
 {
-  staged_let_go(s);
   if (s->rq)
     tt_nqueue_unref(s->rq);
   free(s->own);
   free(s);
 }
 
+static void staged_free(struct staged *s)
+{
+  staged_let_go(s);
+  staged_drop(s);
+}
+
 static void *slot_ptr(const struct staged *s)
 {
-  return s->own ? s->own : s->st->host + (size_t)s->slot * PIECE_BYTES;
+  return s->own ? s->own : s->ch->st->host + (size_t)s->ch->slot[s->k] * PIECE_BYTES;
 }
 
 static void staged_sent(void *arg, int ok)
@@ -535,21 +543,18 @@ static void staged_post_recv(struct staged *s)
 /* Frees a piece that issued nothing (its slot stays with the transfer). */
 static void staged_discard(struct staged *s)
 {
-  if (s->ch)
-    chains_put(s->ch);
-  if (s->rq)
-    tt_nqueue_unref(s->rq);
   if (s->next_gate)
     TT_NATIVE_DISPATCH(s->next_gate)->clReleaseEvent(s->next_gate);
-  free(s->own);
-  free(s);
+  if (s->ch)
+    chains_put(s->ch);
+  staged_drop(s);
 }
 
 /* One piece through pinned staging (slot k of ch, its turn there after the transfer's piece
  * before it in that slot when after is set), or through host memory of its own (own_copy,
  * ch NULL): send side (read, then send) or receive side (receive, then write on the
  * command's queue). Returns 0 when done, 1 on an error once something was issued (the
- * piece's callbacks still run), 2 on an error before (f->err either way). */
+ * piece's callbacks still run; f->err), 2 when nothing was issued. */
 static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool send, int peer,
                         uint64_t id, bool own_copy, struct chains *ch, int k, bool after,
                         bool before)
@@ -566,8 +571,7 @@ static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool
     f->err = CL_OUT_OF_HOST_MEMORY;
     return 2;
   }
-  *s = (struct staged){.st = ch ? ch->st : NULL, .slot = ch ? ch->slot[k] : -1, .ch = ch,
-                       .k = k, .own = own, .len = n, .peer = peer, .id = id};
+  *s = (struct staged){.ch = ch, .k = k, .own = own, .len = n, .peer = peer, .id = id};
   if (ch)
     atomic_fetch_add(&ch->refs, 1);
   s->what = send ? tt_xfer_of(f, dm->rank, peer, off, n, id) : tt_xfer_of(f, peer, dm->rank, off, n, id);
@@ -937,8 +941,7 @@ int tt_transfer_remote(struct fetch *f, cl_uint src, size_t off, size_t len, int
   if (ch) {
     /* Pieces never issued (an error stopped the loop) leave their slots to the others. */
     for (int k = 0; k < ch->m; k++) {
-      size_t made = i > (size_t)k ? (i - (size_t)k + (size_t)ch->m - 1) / (size_t)ch->m : 0;
-      size_t all = (npieces - (size_t)k + (size_t)ch->m - 1) / (size_t)ch->m;
+      size_t made = pieces_in_slot(i, k, ch->m), all = pieces_in_slot(npieces, k, ch->m);
       if (made < all)
         chain_leave(ch, k, (int)(all - made));
     }
