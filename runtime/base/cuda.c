@@ -271,11 +271,6 @@ int tt_cuda_device_of(struct tt_backend_platform *bp, cl_device_id native, char 
   return -1;
 }
 
-bool tt_cuda_fits(size_t size, cl_mem_flags flags)
-{
-  return size >= TT_CUDA_MIN && size <= TT_CUDA_MAX && !(flags & CL_MEM_USE_HOST_PTR);
-}
-
 /* --- buffers ------------------------------------------------------------------------- */
 
 struct cuda_mem {

@@ -39,7 +39,18 @@ int tt_cuda_device_of(struct tt_backend_platform *bp, cl_device_id native, char 
  * Every rank alike. */
 #define TT_CUDA_MIN ((size_t)64 << 10)
 #define TT_CUDA_MAX ((size_t)510 << 20)
-bool tt_cuda_fits(size_t size, cl_mem_flags flags);
+static inline bool tt_cuda_fits(size_t size, cl_mem_flags flags)
+{
+  return size >= TT_CUDA_MIN && size <= TT_CUDA_MAX && !(flags & CL_MEM_USE_HOST_PTR);
+}
+
+/* Whether a new buffer of size bytes with these flags, in a context of gpus domains on the
+ * path, is windowed from the start (runtime/memory/window.h, tt_window_cuda_new): its native
+ * buffers could not be CUDA memory whole, where each GPU's windows of its parts can. */
+static inline bool tt_cuda_windows(size_t size, cl_mem_flags flags, unsigned gpus)
+{
+  return gpus >= 2 && size > TT_CUDA_MAX && !(flags & CL_MEM_USE_HOST_PTR);
+}
 
 /* A native buffer of size bytes in CUDA memory of CUDA device `device`, imported into the
  * native context ctx of the OpenCL device ndev (bp's), holding init's bytes when init is not

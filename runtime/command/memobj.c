@@ -150,8 +150,9 @@ cl_mem tt_buffer_new(cl_context context, cl_mem_flags flags, size_t size, void *
   m->latest = tt_rangemap_new(size, context->ndomains, 1);
   TT_GOTO_IF(!m->latest, CL_OUT_OF_HOST_MEMORY);
   /* With budgets of device memory (TUTTI_DEVICE_MEM) a buffer is windowed from the start too,
-   * so that it can leave the device; the program's bytes wait in this rank's memory. */
-  spread = spread || tt_window_spill_new(m);
+   * so that it can leave the device, and so is one too large for CUDA memory among GPUs that
+   * copy by their copy engines; the program's bytes wait in this rank's memory. */
+  spread = spread || tt_window_spill_new(m) || tt_window_cuda_new(m);
   if (spread) {
     tt_plan_lock();
     if (flags & CL_MEM_COPY_HOST_PTR)

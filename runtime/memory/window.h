@@ -77,6 +77,13 @@ void tt_window_enable(cl_mem root);
  * device (TUTTI_DEVICE_MEM given, not CL_MEM_USE_HOST_PTR). */
 bool tt_window_spill_new(cl_mem root);
 
+/* Whether a new buffer is windowed from the start because its domains' native buffers could
+ * not be CUDA memory: larger than TT_CUDA_MAX (runtime/base/cuda.h), not CL_MEM_USE_HOST_PTR,
+ * in a context of two or more domains on the CUDA path. Split launches then give each GPU
+ * windows of its parts, in CUDA memory where they fit, so that halos and gathers go by the
+ * copy engines rather than through the host (doc/cluster.md). */
+bool tt_window_cuda_new(cl_mem root);
+
 /* Makes a new buffer windowed whose bytes the program gave (CL_MEM_COPY_HOST_PTR): every
  * local domain holds them as an evicted window over the whole buffer, in this rank's memory
  * until a command needs them. Plan lock. */

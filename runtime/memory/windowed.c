@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "runtime/base/backend.h"
+#include "runtime/base/cuda.h"
 #include "runtime/base/env.h"
 #include "runtime/base/rangemap.h"
 #include "runtime/memory/spill.h"
@@ -52,6 +53,16 @@ void tt_window_enable(cl_mem root)
 bool tt_window_spill_new(cl_mem root)
 {
   return tt_env()->device_mem && !(root->flags & CL_MEM_USE_HOST_PTR);
+}
+
+bool tt_window_cuda_new(cl_mem root)
+{
+  /* The device table says every domain's path alike on every rank. */
+  cl_context ctx = root->context;
+  unsigned gpus = 0;
+  for (cl_uint d = 0; d < ctx->ndomains; d++)
+    gpus += ctx->domains[d].cuda >= 0;
+  return tt_cuda_windows(root->size, root->flags, gpus);
 }
 
 cl_int tt_window_enable_copy(cl_mem root, const void *bytes)
