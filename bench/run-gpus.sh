@@ -18,8 +18,9 @@
 #     milliseconds on one GPU.
 # Usage: bench/run-gpus.sh   (from the build directory; GPUS: how many GPUs, default what
 # nvidia-smi lists; APPS: the weak-scaling apps with their scale per GPU; STRONG: the
-# strong-scaling apps with their sizes; BASELINE: the platform of the one-rank copies, default
-# NVIDIA; ROUNDS, REPS; TUTTI_CUDA and other settings pass through)
+# strong-scaling apps with their sizes; WEAK_GPUS: the GPU counts of the weak scaling, default
+# 2, 4, ... up to GPUS; BASELINE: the platform of the one-rank copies, default NVIDIA; ROUNDS,
+# REPS; TUTTI_CUDA and other settings pass through)
 set -e
 top_builddir=${top_builddir:-$(pwd)}
 export top_builddir TUTTI_BACKENDS=${BACKEND:-nvidia}
@@ -29,6 +30,22 @@ if [ "${gpus:-0}" -lt 2 ]; then
   exit 2
 fi
 rounds=${ROUNDS:-7}
+weak=${WEAK_GPUS:-}
+if [ -z "$weak" ]; then
+  n=2
+  while [ "$n" -le "$gpus" ]; do
+    weak="$weak $n"
+    n=$((n * 2))
+  done
+fi
+for n in $weak; do
+  k=$n
+  case $k in *[!0-9]*) k=0 ;; esac
+  if [ "$k" -lt 2 ] || [ "$k" -gt "$gpus" ]; then
+    echo "run-gpus.sh: WEAK_GPUS: $n is not between 2 and $gpus" >&2
+    exit 2
+  fi
+done
 echo "# run-gpus.sh: $gpus GPU(s), TUTTI_CUDA=${TUTTI_CUDA:-default}, $(date -u +%Y-%m-%d)"
 nvidia-smi -L 2>/dev/null | head -n "$gpus" | sed 's/ (UUID.*//; s/^/# /' || true
 
@@ -45,13 +62,11 @@ for n in 2 $([ "$gpus" -gt 2 ] && echo "$gpus"); do
     -n "$n" "$top_builddir/bench/transfer" --rounds "$rounds"
 done
 
-n=2
-while [ "$n" -le "$gpus" ]; do
+for n in $weak; do
   echo "## weak scaling, $n GPUs (efficiency: one GPU's time / the time with $n GPUs and ${n}x the work)"
   GPUS=$n REPS=${REPS:-3} JACOBI_ITERS=${JACOBI_ITERS:-80} MATMUL_REPS=${MATMUL_REPS:-40} \
     sh "$(dirname "$0")/run-split.sh" gpus \
     "${APPS:-nbody:262144 kmeans:512 matmul:8192 jacobi:2048}"
-  n=$((n * 2))
 done
 
 echo "## strong scaling, $gpus GPUs (whole on GPU 0 / split over $gpus)"
