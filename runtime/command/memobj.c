@@ -152,12 +152,9 @@ cl_mem tt_buffer_new(cl_context context, cl_mem_flags flags, size_t size, void *
   /* With budgets of device memory (TUTTI_DEVICE_MEM) a buffer is windowed from the start too,
    * so that it can leave the device, and so is one too large for CUDA memory among GPUs that
    * copy by their copy engines; the program's bytes wait in this rank's memory. */
-  if (!spread && !tt_window_spill_new(m) && tt_window_cuda_new(m)) {
-    spread = true;
+  if (!spread && !(spread = tt_window_spill_new(m)) && (spread = tt_window_cuda_new(m)))
     TT_LOG(TT_LOG_MM, "buffer #%llu of %zu bytes: windowed, too large for CUDA memory",
            (unsigned long long)m->obj.id, size);
-  }
-  spread = spread || tt_window_spill_new(m);
   if (spread) {
     tt_plan_lock();
     if (flags & CL_MEM_COPY_HOST_PTR)

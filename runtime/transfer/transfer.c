@@ -551,16 +551,14 @@ static void staged_discard(struct staged *s)
 }
 
 /* One piece through pinned staging (slot k of ch, its turn there after the transfer's piece
- * before it in that slot when after is set), or through host memory of its own (own_copy,
- * ch NULL): send side (read, then send) or receive side (receive, then write on the
+ * before it in that slot when after is set), or through host memory of its own (ch NULL): send side (read, then send) or receive side (receive, then write on the
  * command's queue). Returns 0 when done, 1 on an error once something was issued (the
  * piece's callbacks still run; f->err), 2 when nothing was issued. */
 static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool send, int peer,
-                        uint64_t id, bool own_copy, struct chains *ch, int k, bool after,
-                        bool before)
+                        uint64_t id, struct chains *ch, int k, bool after, bool before)
 {
   unsigned char *own = NULL;
-  if (own_copy && !(own = malloc(n))) {
+  if (!ch && !(own = malloc(n))) {
     f->err = CL_OUT_OF_HOST_MEMORY;
     return 2;
   }
@@ -913,13 +911,13 @@ int tt_transfer_remote(struct fetch *f, cl_uint src, size_t off, size_t len, int
     size_t n = len - at < PIECE_BYTES ? len - at : PIECE_BYTES;
     if (ch) {
       int k = (int)(i % (size_t)ch->m);
-      if (staged_piece(f, dom, off + at, n, send, peer, id, false, ch, k, i >= (size_t)ch->m,
+      if (staged_piece(f, dom, off + at, n, send, peer, id, ch, k, i >= (size_t)ch->m,
                        i + (size_t)ch->m < npieces) == 2)
         break;
       continue;
     }
     if (!device && n == len && tt_env()->staging < 0) {
-      staged_piece(f, dom, off + at, n, send, peer, id, true, NULL, 0, false, false);
+      staged_piece(f, dom, off + at, n, send, peer, id, NULL, 0, false, false);
       continue;
     }
     cl_event ev = NULL;
