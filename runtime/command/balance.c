@@ -119,8 +119,7 @@ bool tt_balance_bounds(cl_kernel k, cl_uint nq, const cl_command_queue *qs, size
   return weighted;
 }
 
-void tt_balance_measure(cl_kernel k, cl_uint nq, const cl_command_queue *qs,
-                        const size_t *groups, cl_event *ev)
+bool tt_balance_wants(cl_kernel k, cl_uint nq, const cl_command_queue *qs)
 {
   pthread_mutex_lock(&lock);
   struct tt_balance *b = k->balance;
@@ -141,8 +140,17 @@ void tt_balance_measure(cl_kernel k, cl_uint nq, const cl_command_queue *qs,
   /* Not the first launch on these devices (its times may hold the backend's first-use
    * work), and one launch measured at a time: later ones wait until it is (decisions of
    * program order, alike on every rank). */
-  if (b && !b->parts && b->launches++ > 0 && (b->parts = calloc(nq, sizeof *b->parts))) {
-    for (cl_uint p = 0; p < nq; p++) {
+  bool wants = b && !b->parts && b->launches++ > 0;
+  pthread_mutex_unlock(&lock);
+  return wants;
+}
+
+void tt_balance_measure(cl_kernel k, const size_t *groups, cl_event *ev)
+{
+  pthread_mutex_lock(&lock);
+  struct tt_balance *b = k->balance;
+  if (b && !b->parts && (b->parts = calloc(b->nq, sizeof *b->parts))) {
+    for (cl_uint p = 0; p < b->nq; p++) {
       TT_RETAIN(ev[p]);
       b->parts[p] = (struct part_time){.ev = ev[p], .groups = groups[p]};
     }

@@ -25,13 +25,15 @@
 /* Balancing split launches (runtime/command/balance.c). Whether launches in ctx are balanced
  * (TUTTI_BALANCE, more than one device; their native queues then profile). The group ranges
  * of a launch of k over qs with G groups when k's measured weights apply: bounds[0..nq],
- * true; else false (equal ranges). A launch to measure: one part per queue, its groups and
- * events. clFinish(q) covered every command of q up to seq: parts measured there count. */
+ * true; else false (equal ranges). Whether the launch of k over qs about to run is one to
+ * measure (asked once per launch, in program order: it counts the launches); if so, and it
+ * ran, its groups and events, one part per queue. clFinish(q) covered every command of q up
+ * to seq: parts measured there count. */
 bool tt_balance_on(cl_context ctx);
 bool tt_balance_bounds(cl_kernel k, cl_uint nq, const cl_command_queue *qs, size_t G,
                        size_t *bounds);
-void tt_balance_measure(cl_kernel k, cl_uint nq, const cl_command_queue *qs,
-                        const size_t *groups, cl_event *ev);
+bool tt_balance_wants(cl_kernel k, cl_uint nq, const cl_command_queue *qs);
+void tt_balance_measure(cl_kernel k, const size_t *groups, cl_event *ev);
 void tt_balance_finished(cl_command_queue q, uint64_t seq);
 void tt_balance_kernel_free(cl_kernel k);
 

@@ -660,8 +660,11 @@ cl_int tt_split_enqueue(cl_uint num_queues, const cl_command_queue *queues, cl_k
     }
     if (!s.parts) {
       s.nparts = parts_weighted(kernel, num_queues, queues, G, &s.parts, &balanced);
-      /* Measured: one part on each queue (queues of one device count alike). */
-      measure = num_queues > 1 && s.nparts == num_queues && tt_balance_on(kernel->context);
+      /* Measured: one part on each queue (queues of one device count alike), one launch of
+       * the kernel at a time. Only that launch takes events of its parts: each costs a
+       * native event and, for other ranks' parts, their statuses. */
+      measure = num_queues > 1 && s.nparts == num_queues && tt_balance_on(kernel->context) &&
+                tt_balance_wants(kernel, num_queues, queues);
     }
     int64_t *values = calloc((size_t)kernel->nparams + 1, sizeof *values);
     for (long i = 0; values && i < kernel->nparams; i++)
@@ -733,7 +736,7 @@ cl_int tt_split_enqueue(cl_uint num_queues, const cl_command_queue *queues, cl_k
         groups[s.parts[p].queue] = s.parts[p].g1 - s.parts[p].g0;
         times[s.parts[p].queue] = evs[p];
       }
-    tt_balance_measure(kernel, num_queues, queues, groups, times);
+    tt_balance_measure(kernel, groups, times);
   }
   if (err == CL_SUCCESS && event) {
     /* One event for the launch: complete when its last part (and combination) is. */
