@@ -423,6 +423,8 @@ static void discover(void)
             "driver (Debian: apt-get install pocl-opencl-icd; NVIDIA: the driver's OpenCL "
             "library), or name one with TUTTI_BACKEND_LIBS=/path/libvendor.so%s",
             env->backends ? " (TUTTI_BACKENDS may exclude the ones present)" : "");
+  /* Drivers loaded just now may have taken signals Tutti handles (PoCL's LLVM). */
+  tt_log_crash_handler_again();
 }
 
 cl_uint tt_backend_discover(void)

@@ -15,6 +15,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
 
 
 static FILE *log_file;
@@ -118,8 +120,105 @@ void tt_log_stopping_job(void)
   write_status("stopped\n", 8);
 }
 
+/* A hung rank tells where each of its threads is: SIGQUIT (`kill -QUIT PID`, where the
+ * program left the signal at its default) prints every thread's stack on Tutti's log, one
+ * thread after another, then ends the rank by the signal's default action (a debugger is not
+ * always at hand on the nodes: doc/cluster.md, "A rank that hangs"). The thread the signal
+ * reached asks each other thread in turn by a SIGQUIT of its own (tgkill), which this handler
+ * answers with the stack of the thread it interrupted. Async-signal-safe but for backtrace,
+ * as for crashes (libgcc loaded beforehand). */
+static atomic_int quit_dumper; /* the thread printing the stacks, 0 before */
+static atomic_int quit_answered; /* the last thread that printed its own */
+
+static long thread_id(void)
+{
+  return syscall(SYS_gettid);
+}
+
+/* "[tutti R] thread TID (NAME):" and the calling thread's frames. */
+static void print_own_stack(int fd, long tid)
+{
+  char path[64], name[32] = "?", head[160];
+  snprintf(path, sizeof path, "/proc/self/task/%ld/comm", tid);
+  int cf = open(path, O_RDONLY | O_CLOEXEC);
+  if (cf >= 0) {
+    ssize_t n = read(cf, name, sizeof name - 1);
+    close(cf);
+    name[n > 0 ? n : 0] = '\0';
+    name[strcspn(name, "\n")] = '\0';
+  }
+  int n = snprintf(head, sizeof head, "[tutti %d] thread %ld (%s):\n", log_rank, tid, name);
+  ssize_t w = write(fd, head, (size_t)n);
+  (void)w;
+  void *frames[64];
+  int depth = backtrace(frames, 64);
+  /* Not this function's frame nor the handler's: from the signal's trampoline on. */
+  backtrace_symbols_fd(frames + 2, depth > 2 ? depth - 2 : 0, fd);
+}
+
+struct linux_dirent64 {
+  unsigned long long d_ino;
+  long long d_off;
+  unsigned short d_reclen;
+  unsigned char d_type;
+  char d_name[];
+};
+
+static void quit_asked(int sig, siginfo_t *info, void *ucontext)
+{
+  (void)info;
+  (void)ucontext;
+  int fd = fileno(tt_log_file());
+  long me = thread_id();
+  int expected = 0;
+  if (!atomic_compare_exchange_strong(&quit_dumper, &expected, (int)me)) {
+    if (expected != (int)me) { /* asked by the thread printing the stacks */
+      print_own_stack(fd, me);
+      atomic_store(&quit_answered, (int)me);
+    }
+    return;
+  }
+  char head[160];
+  int n = snprintf(head, sizeof head, "[tutti %d] SIGQUIT: the stack of each thread\n", log_rank);
+  ssize_t w = write(fd, head, (size_t)n);
+  (void)w;
+  print_own_stack(fd, me);
+  int dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  char buf[4096];
+  long got;
+  while (dir >= 0 && (got = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0) {
+    for (long at = 0; at < got;) {
+      struct linux_dirent64 *d = (struct linux_dirent64 *)(buf + at);
+      at += d->d_reclen;
+      long tid = atol(d->d_name);
+      if (tid <= 0 || tid == me)
+        continue;
+      atomic_store(&quit_answered, 0);
+      if (syscall(SYS_tgkill, (long)getpid(), tid, (long)sig) != 0)
+        continue; /* it ended meanwhile */
+      /* Up to a second: a thread that blocks the signal never answers. */
+      for (int i = 0; i < 1000 && atomic_load(&quit_answered) != (int)tid; i++)
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+      if (atomic_load(&quit_answered) != (int)tid) {
+        n = snprintf(head, sizeof head, "[tutti %d] thread %ld: no answer (it blocks SIGQUIT)\n",
+                     log_rank, tid);
+        w = write(fd, head, (size_t)n);
+      }
+    }
+  }
+  if (dir >= 0)
+    close(dir);
+  n = snprintf(head, sizeof head, "signal %d\n", sig);
+  write_status(head, (size_t)n);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static atomic_bool crash_handler_set;
+
 void tt_log_crash_handler(void)
 {
+  atomic_store(&crash_handler_set, true);
   tt_log_file();
   void *warm[1];
   backtrace(warm, 1); /* loads libgcc now, not inside the handler */
@@ -141,6 +240,27 @@ void tt_log_crash_handler(void)
     sa.sa_flags = SA_SIGINFO;
     sigaction(crash_sigs[i], &sa, NULL);
   }
+  /* SIGQUIT where the program (or MPI) left it at its default when Tutti first came here;
+   * then again from drivers that took it since (PoCL's LLVM takes it when loaded, and on
+   * the signal merely hands it back). */
+  static int quit_ours = -1; /* unknown, no, yes */
+  struct sigaction now, sa;
+  if (sigaction(SIGQUIT, NULL, &now) != 0)
+    return;
+  if (quit_ours < 0)
+    quit_ours = !(now.sa_flags & SA_SIGINFO) && now.sa_handler == SIG_DFL;
+  if (quit_ours && !((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == quit_asked)) {
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = quit_asked;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigaction(SIGQUIT, &sa, NULL);
+  }
+}
+
+void tt_log_crash_handler_again(void)
+{
+  if (atomic_load(&crash_handler_set))
+    tt_log_crash_handler();
 }
 
 void tt_log_line(const char *file, int line, const char *fmt, ...)

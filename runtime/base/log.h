@@ -16,8 +16,11 @@ void tt_log_set_rank(int rank);
 FILE *tt_log_file(void);
 
 /* A crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) prints the stack on Tutti's log once,
- * then the signal's default action ends the rank. Installed once MPI started. */
+ * then the signal's default action ends the rank; SIGQUIT prints every thread's stack, then
+ * ends it likewise (unless the program or MPI had its own handler). Installed once MPI
+ * started; _again takes them back from drivers loaded since (a no-op before). */
 void tt_log_crash_handler(void);
+void tt_log_crash_handler_again(void);
 
 /* Tutti stops the job from this rank (MPI_Abort follows): under tutti-run the rank's status
  * file says so, for tutti-run's closing lines. */

@@ -421,7 +421,9 @@ static void init(void)
   if (!tt_platform.obj.dispatch)
     tt_object_init(&tt_platform.obj, TT_PLATFORM, NULL);
   bool distributed = start_job();
-  if (distributed)
+  /* Crash reports and SIGQUIT's stacks in jobs of several ranks, and in a job of one that
+   * tutti-run started (TUTTI_OUTPUT): never behind the back of a program run on its own. */
+  if (distributed || getenv("TUTTI_OUTPUT"))
     tt_log_crash_handler();
   int local_rank = 0, local_size = 1;
   MPI_Comm node = MPI_COMM_NULL;
