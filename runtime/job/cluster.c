@@ -372,11 +372,11 @@ cl_int tt_cluster_device_load(cl_device_id d)
     bool first = tt_backend_discover() && !atomic_exchange(&backends_opened, true);
     /* The drivers' exit handlers are now registered: Tutti's must run before them; and
      * their signal handlers too (NVIDIA's, Open MPI's): Tutti's stack printing goes first,
-     * then theirs. */
-    if (first && tt_cluster_distributed()) {
+     * then theirs (wherever init installed it: a job of one rank under tutti-run too). */
+    if (first && tt_cluster_distributed())
       atexit(at_exit);
-      tt_log_crash_handler();
-    }
+    if (first)
+      tt_log_crash_handler_again();
     struct tt_backend_platform *bp =
         d->bp_index < tt_backend_discover() ? tt_backend_get(d->bp_index) : NULL;
     if (!bp || strcmp(bp->name, d->backend_platform) || d->native_index >= bp->ndevices) {

@@ -551,8 +551,8 @@ static void staged_discard(struct staged *s)
 }
 
 /* One piece through pinned staging (slot k of ch, its turn there after the transfer's piece
- * before it in that slot when after is set), or through host memory of its own (ch NULL): send side (read, then send) or receive side (receive, then write on the
- * command's queue). Returns 0 when done, 1 on an error once something was issued (the
+ * before it in that slot when after is set), or through host memory of its own (ch NULL):
+ * send side (read, then send) or receive side (receive, then write on the command's queue). Returns 0 when done, 1 on an error once something was issued (the
  * piece's callbacks still run; f->err), 2 when nothing was issued. */
 static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool send, int peer,
                         uint64_t id, struct chains *ch, int k, bool after, bool before)
