@@ -11,8 +11,9 @@
 #     GPU takes 50 ms or more with the default sizes. N-body's kernel runs a thread per body:
 #     at 4 GPUs each part has half the threads of the one-GPU run, each twice as long, and
 #     the part alone on NVIDIA's platform (printed beside it) says what that shape costs the
-#     GPU itself; its default scale gives every part of 4 GPUs twice as many threads as one
-#     H200 holds at once (at a quarter of that, 0.89 at 4 GPUs, against 0.94: doc/testing.md).
+#     GPU itself. Its default scale (2M bodies on one GPU, 4 s) gives every part of 4 GPUs
+#     1M threads, where that costs an H200 3.5% (at 1M bodies on one GPU, parts of 512K
+#     threads, 5.6%: 0.944 at 4 GPUs; at 256K, 0.89: doc/testing.md).
 #  3. Strong scaling at GPUS GPUs: N-body and Jacobi whole on GPU 0 against split over every
 #     GPU, one rank with all and a rank per GPU, at sizes where a sweep (Jacobi) takes
 #     milliseconds on one GPU. N-body's size is the 4-GPU weak run's (2M bodies): its
@@ -68,7 +69,7 @@ for n in $weak; do
   echo "## weak scaling, $n GPUs (efficiency: one GPU's time / the time with $n GPUs and ${n}x the work)"
   GPUS=$n REPS=${REPS:-3} JACOBI_ITERS=${JACOBI_ITERS:-80} MATMUL_REPS=${MATMUL_REPS:-40} \
     sh "$(dirname "$0")/run-split.sh" gpus \
-    "${APPS:-nbody:262144 kmeans:512 matmul:8192 jacobi:2048}"
+    "${APPS:-nbody:1048576 kmeans:512 matmul:8192 jacobi:2048}"
 done
 
 echo "## strong scaling, $gpus GPUs (whole on GPU 0 / split over $gpus)"
