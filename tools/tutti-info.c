@@ -199,9 +199,36 @@ static int check(cl_platform_id tutti, cl_device_id *ds, cl_uint nd, int rank, i
   return bad || wrong;
 }
 
+/* The CUDA device of one that takes the copy engines (how: its CL_DEVICE_TUTTI_GPU_COPIES). */
+static int cuda_number(const char *how)
+{
+  int n = -1;
+  return sscanf(how, "copy engines of CUDA device %d", &n) == 1 ? n : -1;
+}
+
+/* Whether a device that takes the copy engines (how: its CL_DEVICE_TUTTI_GPU_COPIES) has
+ * peer access to the one whose answer is other's: "..., without peer access to CUDA devices
+ * J K" lists those it lacks. */
+static bool peer_access(const char *how, const char *other)
+{
+  static const char lacks[] = "without peer access to CUDA devices";
+  int them = cuda_number(other);
+  const char *list = strstr(how, lacks);
+  if (!list || them < 0)
+    return true;
+  for (char *p = (char *)list + sizeof lacks - 1, *end; *p; p = end) {
+    long j = strtol(p, &end, 10);
+    if (end == p)
+      break;
+    if (j == them)
+      return false;
+  }
+  return true;
+}
+
 /* How bytes move between each pair of the job's GPUs (CL_DEVICE_TUTTI_GPU_COPIES): by the
- * copy engines between GPUs of one host that both take that path, else through host memory
- * (and MPI between ranks), with the reason. */
+ * copy engines between GPUs of one host that both take that path and have peer access to
+ * each other, else through host memory (and MPI between ranks), with the reason. */
 static void gpu_copies(const cl_device_id *ds, cl_uint nd)
 {
   enum { MAX_PAIRS = 32 };
@@ -215,7 +242,7 @@ static void gpu_copies(const cl_device_id *ds, cl_uint nd)
   if (ng == 0)
     return;
   printf("\nCopies between GPUs\n");
-  static char how[256][96], host[256][64];
+  static char how[256][160], host[256][64];
   cl_int rank[256];
   for (cl_uint k = 0; k < ng; k++) {
     how[k][0] = host[k][0] = 0;
@@ -236,9 +263,13 @@ static void gpu_copies(const cl_device_id *ds, cl_uint nd)
       printf("  dev %u <-> dev %u: ", gpus[a], gpus[b]);
       if (strcmp(host[a], host[b]) != 0)
         printf("through host memory and MPI (different hosts)\n");
-      else if (engines_a && engines_b)
+      else if (engines_a && engines_b && peer_access(how[a], how[b]))
         printf("copy engines (dev %u: %s; dev %u: %s)\n", gpus[a], how[a] + 13, gpus[b],
                how[b] + 13);
+      else if (engines_a && engines_b)
+        printf("through host memory%s: CUDA devices %d and %d have no peer access (dev %u, "
+               "dev %u)\n", rank[a] != rank[b] ? " and MPI" : "", cuda_number(how[a]),
+               cuda_number(how[b]), gpus[a], gpus[b]);
       else {
         /* The reason of a device that does not take the copy engines. */
         cl_uint k = engines_a ? b : a;

@@ -16,8 +16,10 @@ extern "C" {
 #define CL_DEVICE_TUTTI_BACKEND_PLATFORM 0x4E13 /* char[]: the backend's platform name */
 #define CL_DEVICE_TUTTI_ACTUAL 0x4E14       /* cl_bool: owned by the calling rank */
 #define CL_DEVICE_TUTTI_GPU_COPIES 0x4E15   /* char[]: how its bytes move to other GPUs of its
-                                             * host: "copy engines of CUDA device N", or
-                                             * "through host memory: " and why */
+                                             * host: "copy engines of CUDA device N" (and
+                                             * ", without peer access to CUDA devices J K"
+                                             * where some pairs lack it), or "through host
+                                             * memory: " and why */
 
 /* clGetPlatformInfo queries. */
 #define CL_PLATFORM_TUTTI_RANKS 0x4E00      /* cl_int: ranks in the job */

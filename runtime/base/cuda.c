@@ -101,6 +101,9 @@ static CUcontext contexts[MAX_DEVICES];
 static CUstream streams[MAX_DEVICES];     /* the copy threads' */
 static CUstream now_streams[MAX_DEVICES]; /* copies on the calling thread (tt_cuda_copy_now) */
 static unsigned char uuids[MAX_DEVICES][16];
+/* Bit j of peer_access[i]: devices i and j reach each other's memory (cuDeviceCanAccessPeer both
+ * ways), so either's copy engines copy between them; bit i is set. */
+static uint32_t peer_access[MAX_DEVICES];
 static bool loaded;
 static char load_why[128]; /* why libcuda cannot serve, once load() failed */
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -193,10 +196,22 @@ static void load(void)
   }
   if (ndevices > MAX_DEVICES)
     ndevices = MAX_DEVICES;
-  for (int i = 0; i < ndevices; i++) {
-    CUdevice d;
-    if (cu.DeviceGet(&d, i) != 0 || cu.DeviceGetUuid(uuids[i], d) != 0)
+  CUdevice devs[MAX_DEVICES];
+  for (int i = 0; i < ndevices; i++)
+    if (cu.DeviceGet(&devs[i], i) != 0 || cu.DeviceGetUuid(uuids[i], devs[i]) != 0) {
+      devs[i] = -1; /* matches no OpenCL device, and reaches none */
       memset(uuids[i], 0, sizeof uuids[i]);
+    }
+  for (int i = 0; i < ndevices; i++) {
+    peer_access[i] |= 1u << i;
+    for (int j = i + 1; j < ndevices; j++) {
+      int ij = 0, ji = 0;
+      if (devs[i] >= 0 && devs[j] >= 0 && cu.DeviceCanAccessPeer(&ij, devs[i], devs[j]) == 0 &&
+          cu.DeviceCanAccessPeer(&ji, devs[j], devs[i]) == 0 && ij && ji) {
+        peer_access[i] |= 1u << j;
+        peer_access[j] |= 1u << i;
+      }
+    }
   }
   loaded = true;
 }
@@ -230,8 +245,9 @@ static bool enter(int i)
 }
 
 int tt_cuda_device_of(struct tt_backend_platform *bp, cl_device_id native, char *why,
-                      size_t cap)
+                      size_t cap, uint32_t *reach)
 {
+  *reach = 0;
   if (strcmp(bp->short_name, "nvidia") != 0) {
     snprintf(why, cap, "through host memory: not an NVIDIA device");
     return -1;
@@ -261,9 +277,19 @@ int tt_cuda_device_of(struct tt_backend_platform *bp, cl_device_id native, char 
   }
   for (int i = 0; i < ndevices; i++)
     if (!memcmp(uuids[i], uuid, sizeof uuid)) {
-      snprintf(why, cap, "copy engines of CUDA device %d", i);
+      /* The CUDA devices it has no peer access with, by number. */
+      char lacks[64] = "";
+      size_t at = 0;
+      for (int j = 0; j < ndevices && at < sizeof lacks; j++)
+        if (!(peer_access[i] >> j & 1))
+          at += (size_t)snprintf(lacks + at, sizeof lacks - at, " %d", j);
+      snprintf(why, cap, "copy engines of CUDA device %d%s%s", i,
+               at ? ", without peer access to CUDA devices" : "", lacks);
       TT_LOG(TT_LOG_BACKEND, "CUDA: %s is CUDA device %d: its copies to and from the other "
-             "such GPUs of this host go by the copy engines", name, i);
+             "such GPUs of this host go by the copy engines%s%s", name, i,
+             at ? ", but for CUDA devices without peer access, through host memory:" : "",
+             lacks);
+      *reach = peer_access[i];
       return i;
     }
   snprintf(why, cap, "through host memory: no CUDA device has its UUID");
@@ -357,14 +383,9 @@ cl_mem tt_cuda_buffer_new(struct tt_backend_platform *bp, cl_context ctx, cl_dev
   /* Every device that can reach it reads and writes it (copies between GPUs of a rank). */
   CUmemAccessDesc access[MAX_DEVICES];
   size_t naccess = 0;
-  for (int i = 0; ok && i < ndevices; i++) {
-    int can = i == device;
-    CUdevice a, b;
-    if (!can && cu.DeviceGet(&a, device) == 0 && cu.DeviceGet(&b, i) == 0)
-      cu.DeviceCanAccessPeer(&can, b, a);
-    if (can)
+  for (int i = 0; ok && i < ndevices; i++)
+    if (peer_access[device] >> i & 1)
       access[naccess++] = (CUmemAccessDesc){{CU_LOC_DEVICE, i}, CU_PROT_RW};
-  }
   ok = ok && CU_OK(cu.MemSetAccess(c->va, c->size, access, naccess));
   ok = ok && CU_OK(cu.MemExportToShareableHandle(&c->fd, c->handle, CU_POSIX_FD, 0));
   if (ok && init)

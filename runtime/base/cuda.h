@@ -25,11 +25,13 @@ struct tt_backend_platform;
 /* The CUDA device of an NVIDIA OpenCL device (matched by UUID), or -1: not NVIDIA,
  * TUTTI_CUDA=off, no libcuda, or the device lacks cl_khr_device_uuid or
  * cl_khr_external_memory_opaque_fd. why: how its bytes move to other GPUs of its host
- * ("copy engines of CUDA device N", or "through host memory: " and the reason), which
+ * ("copy engines of CUDA device N", with ", without peer access to CUDA devices J K" where
+ * some pairs lack it, or "through host memory: " and the reason), which
  * CL_DEVICE_TUTTI_GPU_COPIES answers and tutti-info prints; a TUTTI_DEBUG=backend line
- * says it too. */
+ * says it too. reach: bit j set where CUDA device j and this one have peer access both
+ * ways (its own bit too); 0 with -1. */
 int tt_cuda_device_of(struct tt_backend_platform *bp, cl_device_id native, char *why,
-                      size_t cap);
+                      size_t cap, uint32_t *reach);
 
 /* Whether a native buffer of size bytes (a buffer's, or a window's of a distributed buffer:
  * runtime/memory/window.h) with the buffer's flags lives in CUDA memory on devices that take

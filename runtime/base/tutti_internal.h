@@ -55,7 +55,9 @@ struct _cl_device_id {
   char backend_platform[128];     /* backend platform name */
   int cuda;                       /* its CUDA device on its host (runtime/base/cuda.h), or -1: its
                                    * memory is not shared through CUDA; every rank alike */
-  char gpu_copies[96];            /* how its bytes move to other GPUs of its host, and why
+  uint32_t cuda_peers;            /* bit j: it and CUDA device j of its host reach each other's
+                                   * memory (peer access); 0 where cuda is -1 */
+  char gpu_copies[160];           /* how its bytes move to other GPUs of its host, and why
                                    * (CL_DEVICE_TUTTI_GPU_COPIES) */
   unsigned char *info;            /* the owner's answers to device queries (multi-rank jobs) */
   size_t info_len;

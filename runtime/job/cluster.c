@@ -48,7 +48,8 @@ struct desc_header {
   cl_device_type type;
   cl_uint on_cores; /* its kernels run on the host's cores (a CPU device, natively) */
   cl_int cuda; /* its CUDA device, or -1 (runtime/base/cuda.h) */
-  char gpu_copies[96];
+  cl_uint cuda_peers;
+  char gpu_copies[160];
   char host[64];
   char backend[32];
   char backend_platform[128];
@@ -178,6 +179,7 @@ static void describe(struct _cl_device_id *d, bool answers, unsigned char **buf,
   h.type = d->type;
   h.on_cores = d->on_cores;
   h.cuda = d->cuda;
+  h.cuda_peers = d->cuda_peers;
   memcpy(h.gpu_copies, d->gpu_copies, sizeof h.gpu_copies);
   memcpy(h.host, d->host, sizeof h.host);
   memcpy(h.backend, d->backend, sizeof h.backend);
@@ -253,6 +255,7 @@ static void from_description(struct _cl_device_id *d, const unsigned char *desc,
   d->type = h.type;
   d->on_cores = h.on_cores != 0;
   d->cuda = h.cuda;
+  d->cuda_peers = h.cuda_peers;
   memcpy(d->gpu_copies, h.gpu_copies, sizeof d->gpu_copies);
   d->gpu_copies[sizeof d->gpu_copies - 1] = 0;
   memcpy(d->host, h.host, sizeof d->host);
@@ -295,7 +298,7 @@ static void node_catalogue(bool answers, unsigned char **buf, size_t *len)
   append(buf, len, &cap, &ndev, sizeof ndev);
   cl_device_type forced = tt_env()->device_type;
   bool engines = false;
-  char why[160] = "the node has no device";
+  char why[200] = "the node has no device";
   for (cl_uint i = 0; i < nbp; i++) {
     struct tt_backend_platform *bp = tt_backend_get(i);
     for (cl_uint k = 0; k < bp->ndevices; k++) {
@@ -309,7 +312,8 @@ static void node_catalogue(bool answers, unsigned char **buf, size_t *len)
       TT_NCALL(bp, clGetDeviceInfo, d.native, CL_DEVICE_TYPE, sizeof t, &t, NULL);
       d.type = forced ? forced : t & ~(cl_device_type)CL_DEVICE_TYPE_DEFAULT;
       d.on_cores = (t & CL_DEVICE_TYPE_CPU) != 0;
-      d.cuda = tt_cuda_device_of(bp, d.native, d.gpu_copies, sizeof d.gpu_copies);
+      d.cuda = tt_cuda_device_of(bp, d.native, d.gpu_copies, sizeof d.gpu_copies,
+                                 &d.cuda_peers);
       engines |= d.cuda >= 0;
       if (i == 0 && k == 0)
         snprintf(why, sizeof why, "device 0 of the node: %s", d.gpu_copies);
