@@ -43,11 +43,6 @@ static void describe_xfer(void *arg, char *buf, size_t cap)
 }
 
 
-static void CL_CALLBACK free_staging(cl_event ev, cl_int status, void *p)
-{
-  free(p);
-}
-
 
 
 /* The native buffer holding the root's bytes [off, off+len) in local domain dom (its window,
@@ -75,67 +70,8 @@ cl_mem tt_xfer_placed_in(struct fetch *f, cl_mem root, cl_uint dom, size_t off, 
 }
 
 
-/* Both domains on this rank: read into host staging on the holder's internal queue, then
- * write into this domain's copy on the command's queue. */
-static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
-{
-  struct tt_domain *sd = &f->ctx->domains[src];
-  struct tt_domain *dd = &f->ctx->domains[f->dom];
-  void *staging = malloc(len);
-  struct tt_nqueue *sq = NULL;
-  struct tt_deps sdeps;
-  tt_deps_init(&sdeps);
-  cl_event read_ev = NULL, bridge = NULL, write_ev = NULL;
-  size_t sat = 0, dat = 0;
-  cl_mem sn = NULL, dn = NULL;
-  f->err = staging ? tt_order_internal_queue(f->ctx, src, &sq) : CL_OUT_OF_HOST_MEMORY;
-  if (f->err == CL_SUCCESS && (sn = tt_xfer_placed(f, src, off, len, &sat, NULL)))
-    dn = tt_xfer_placed(f, f->dom, off, len, &dat, NULL);
-  if (f->err == CL_SUCCESS)
-    f->err = tt_order_after(&sdeps, f->ctx, src, sq, f->root, off, len, false);
-  if (f->err == CL_SUCCESS)
-    f->err = sd->bp->d->clEnqueueReadBuffer(sq->native, sn, CL_FALSE, sat, len,
-                                            staging, sdeps.n, sdeps.n ? sdeps.ev : NULL, &read_ev);
-  tt_deps_release(&sdeps);
-  if (f->err == CL_SUCCESS) {
-    sd->bp->d->clFlush(sq->native);
-    f->err = tt_order_bridge(f->ctx, f->dom, read_ev, true, &bridge);
-  }
-  if (f->err == CL_SUCCESS)
-    f->err = dd->bp->d->clEnqueueWriteBuffer(f->nq->native, dn, CL_FALSE, dat, len, staging, 1,
-                                             &bridge, &write_ev);
-  if (bridge)
-    dd->bp->d->clReleaseEvent(bridge);
-  if (f->err != CL_SUCCESS) {
-    if (read_ev) {
-      /* The read may still run into staging: free it only after the read. */
-      if (tt_native_free_after(read_ev, free_staging, staging) != CL_SUCCESS)
-        TT_NATIVE_DISPATCH(read_ev)->clWaitForEvents(1, &read_ev), free(staging);
-      sd->bp->d->clReleaseEvent(read_ev);
-    } else {
-      free(staging);
-    }
-    TT_LOG(TT_LOG_ERR, "transfer of buffer #%llu bytes %zu+%zu from %s (domain %u) to %s "
-           "(domain %u) failed: %s", (unsigned long long)f->root->obj.id, off, len,
-           sd->bp->short_name, src, dd->bp->short_name, f->dom, tt_error_name(f->err));
-    return 1;
-  }
-  TT_LOG(TT_LOG_PLAN, "buffer #%llu bytes %zu+%zu: %s (domain %u) -> %s (domain %u) through "
-         "the host", (unsigned long long)f->root->obj.id, off, len, sd->bp->short_name, src,
-         dd->bp->short_name, f->dom);
-  if (tt_native_free_after(write_ev, free_staging, staging) != CL_SUCCESS) {
-    dd->bp->d->clWaitForEvents(1, &write_ev);
-    free(staging);
-  }
-  tt_order_trace_internal(sd, false, "copy through host: read", read_ev, tt_plan_cur.cmd);
-  tt_order_trace_internal(dd, true, "copy through host: write", write_ev, tt_plan_cur.cmd);
-  /* The read must stay ordered before later writers of these bytes in the source. */
-  tt_order_access_record(f->root, off, len, false, src, sq, read_ev, false);
-  tt_order_access_record(f->root, off, len, true, f->dom, f->nq, write_ev, false);
-  sd->bp->d->clReleaseEvent(read_ev);
-  f->err = tt_deps_take(f->deps, write_ev);
-  return f->err != CL_SUCCESS;
-}
+/* Pieces of transfers (TUTTI_PIECE, 4 MiB by default). */
+#define PIECE_BYTES (tt_env()->piece)
 
 /* Transfers between ranks travel in pieces (TUTTI_PIECE bytes, 4 MiB by default), so that
  * the source, the network and the destination overlap. A transfer of several pieces between
@@ -143,7 +79,6 @@ static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
  * A transfer of one piece goes through a host copy instead (a read into it, then one
  * message; on the other side a receive posted at once, then a write), which takes no map,
  * unmap or callback round trips. Buffers in device memory go through pinned staging. */
-#define PIECE_BYTES (tt_env()->piece)
 
 struct piece {
   struct xfer what;    /* first: the transport describes operations by it */
@@ -418,6 +353,183 @@ static void slot_give_back(struct tt_staging *st, int slot)
   pthread_mutex_lock(&st->lock);
   st->free_slots |= 1u << slot;
   pthread_mutex_unlock(&st->lock);
+}
+
+/* Host memory that pieces of a copy within the rank went through: the copy's own (freed) or
+ * one slot of a domain's pinned staging (given back), once every event that may still use
+ * it ended. */
+struct local_staging {
+  unsigned char *own;
+  struct tt_staging *st;
+  int slot;
+  atomic_int left;
+};
+
+static void CL_CALLBACK local_staging_end(cl_event ev, cl_int status, void *arg)
+{
+  (void)ev;
+  (void)status;
+  struct local_staging *e = arg;
+  if (atomic_fetch_sub(&e->left, 1) != 1)
+    return;
+  if (e->own)
+    free(e->own);
+  else
+    slot_give_back(e->st, e->slot);
+  free(e);
+}
+
+/* Lets go of own (or the slot) once the n events (NULL ones left out) ended, and releases
+ * them. */
+static void local_staging_after(unsigned char *own, struct tt_staging *st, int slot,
+                                cl_event *evs, int n)
+{
+  struct local_staging *e = malloc(sizeof *e);
+  if (!e) { /* at worst the host waits */
+    for (int i = 0; i < n; i++)
+      if (evs[i])
+        TT_NATIVE_DISPATCH(evs[i])->clWaitForEvents(1, &evs[i]);
+    free(own);
+    if (!own)
+      slot_give_back(st, slot);
+  } else {
+    *e = (struct local_staging){own, st, slot, 1};
+    for (int i = 0; i < n; i++)
+      if (evs[i]) {
+        atomic_fetch_add(&e->left, 1);
+        if (tt_native_free_after(evs[i], local_staging_end, e) != CL_SUCCESS) {
+          TT_NATIVE_DISPATCH(evs[i])->clWaitForEvents(1, &evs[i]);
+          local_staging_end(NULL, CL_COMPLETE, e);
+        }
+      }
+    local_staging_end(NULL, CL_COMPLETE, e);
+  }
+  for (int i = 0; i < n; i++)
+    if (evs[i])
+      TT_NATIVE_DISPATCH(evs[i])->clReleaseEvent(evs[i]);
+}
+
+/* Both domains on this rank: read into host memory on the holder's internal queue, then
+ * write into this domain's copy on the command's queue, in pieces of TUTTI_PIECE bytes so
+ * that the holder reads the next piece while this domain writes the last (two in-order
+ * queues: reads follow reads, writes follow writes, each write its own read). The pieces go
+ * through the pinned staging of whichever side keeps its buffers in device memory (the
+ * holder's first; the holder's too where both keep them in host memory, unless
+ * TUTTI_STAGING=off), taking turns in its free slots (a piece's read waits for the write of
+ * the piece before it in its slot); where none is free, through host memory of the copy's
+ * own, fresh for each copy and much slower (256 MiB between two H200s: 1 GB/s, against 48
+ * GB/s through the slots: doc/testing.md). The last read and the last write stand for all
+ * of them in the access records. */
+static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
+{
+  struct tt_domain *sd = &f->ctx->domains[src];
+  struct tt_domain *dd = &f->ctx->domains[f->dom];
+  size_t npieces = (len + PIECE_BYTES - 1) / PIECE_BYTES;
+  struct tt_staging *st = NULL;
+  int slot[STAGING_MAX_SLOTS], m = 0;
+  cl_uint sdom = tt_domain_device_memory(f->ctx, src)      ? src
+                 : tt_domain_device_memory(f->ctx, f->dom) ? f->dom
+                 : tt_env()->staging != 0                  ? src
+                                                           : TT_HOST_WAITS;
+  if (sdom != TT_HOST_WAITS)
+    m = staging_take(f->ctx, sdom, npieces < STAGING_MAX_SLOTS ? (int)npieces : STAGING_MAX_SLOTS,
+                     slot, &st);
+  unsigned char *own = m > 0 ? NULL : malloc(len);
+  struct tt_nqueue *sq = NULL;
+  struct tt_deps sdeps;
+  tt_deps_init(&sdeps);
+  cl_event read_ev = NULL, write_ev = NULL;   /* the last piece's */
+  cl_event last[STAGING_MAX_SLOTS] = {NULL};  /* slots: the last event of each */
+  cl_event gate[STAGING_MAX_SLOTS] = {NULL};  /* slots: the last write, bridged for the read */
+  size_t sat = 0, dat = 0, pieces = 0;
+  cl_mem sn = NULL, dn = NULL;
+  f->err = own || m > 0 ? tt_order_internal_queue(f->ctx, src, &sq) : CL_OUT_OF_HOST_MEMORY;
+  if (f->err == CL_SUCCESS && (sn = tt_xfer_placed(f, src, off, len, &sat, NULL)))
+    dn = tt_xfer_placed(f, f->dom, off, len, &dat, NULL);
+  if (f->err == CL_SUCCESS)
+    f->err = tt_order_after(&sdeps, f->ctx, src, sq, f->root, off, len, false);
+  for (size_t at = 0; at < len && f->err == CL_SUCCESS; at += PIECE_BYTES, pieces++) {
+    size_t n = len - at < PIECE_BYTES ? len - at : PIECE_BYTES;
+    int k = own ? 0 : (int)(pieces % (size_t)m);
+    unsigned char *host = own ? own + at : st->host + (size_t)slot[k] * PIECE_BYTES;
+    cl_event r = NULL, bridge = NULL, w = NULL;
+    /* The first read waits for the source's writers (the queue orders the others after it);
+     * in a slot, a read waits for the write before it. */
+    cl_uint nwait = !at ? sdeps.n : gate[k] ? 1 : 0;
+    const cl_event *wait = !at ? (sdeps.n ? sdeps.ev : NULL) : gate[k] ? &gate[k] : NULL;
+    f->err = sd->bp->d->clEnqueueReadBuffer(sq->native, sn, CL_FALSE, sat + at, n, host, nwait,
+                                            wait, &r);
+    if (gate[k]) {
+      sd->bp->d->clReleaseEvent(gate[k]);
+      gate[k] = NULL;
+    }
+    if (f->err == CL_SUCCESS) {
+      sd->bp->d->clFlush(sq->native);
+      if (read_ev)
+        sd->bp->d->clReleaseEvent(read_ev);
+      read_ev = r;
+      f->err = tt_order_bridge(f->ctx, f->dom, r, true, &bridge);
+    }
+    if (f->err == CL_SUCCESS)
+      f->err = dd->bp->d->clEnqueueWriteBuffer(f->nq->native, dn, CL_FALSE, dat + at, n, host, 1,
+                                               &bridge, &w);
+    if (bridge)
+      dd->bp->d->clReleaseEvent(bridge);
+    cl_event newest = w ? w : r;
+    if (!own && newest) {
+      TT_NATIVE_DISPATCH(newest)->clRetainEvent(newest);
+      if (last[k])
+        TT_NATIVE_DISPATCH(last[k])->clReleaseEvent(last[k]);
+      last[k] = newest;
+    }
+    if (w) {
+      if (write_ev)
+        dd->bp->d->clReleaseEvent(write_ev);
+      write_ev = w;
+      /* The slot's next piece reads into it once this write is through. */
+      if (!own && pieces + (size_t)m < npieces)
+        f->err = tt_order_bridge(f->ctx, src, w, true, &gate[k]);
+    }
+  }
+  tt_deps_release(&sdeps);
+  for (int k = 0; k < m; k++) {
+    if (gate[k])
+      sd->bp->d->clReleaseEvent(gate[k]);
+    /* A slot is through after its last event (a later one of its chain waits for it). */
+    local_staging_after(NULL, st, slot[k], &last[k], 1);
+  }
+  bool ok = f->err == CL_SUCCESS;
+  if (own) {
+    /* Reads follow reads and writes writes: the last of each ends after the others. */
+    cl_event ends[2] = {read_ev, write_ev};
+    for (int i = 0; i < 2 && ok; i++)
+      if (ends[i])
+        TT_NATIVE_DISPATCH(ends[i])->clRetainEvent(ends[i]);
+    local_staging_after(own, NULL, 0, ends, 2);
+  } else if (!ok) {
+    if (read_ev)
+      sd->bp->d->clReleaseEvent(read_ev);
+    if (write_ev)
+      dd->bp->d->clReleaseEvent(write_ev);
+  }
+  if (!ok) {
+    TT_LOG(TT_LOG_ERR, "transfer of buffer #%llu bytes %zu+%zu from %s (domain %u) to %s "
+           "(domain %u) failed: %s", (unsigned long long)f->root->obj.id, off, len,
+           sd->bp->short_name, src, dd->bp->short_name, f->dom, tt_error_name(f->err));
+    return 1;
+  }
+  TT_LOG(TT_LOG_PLAN, "buffer #%llu bytes %zu+%zu: %s (domain %u) -> %s (domain %u) through "
+         "the host in %zu piece(s)%s", (unsigned long long)f->root->obj.id, off, len,
+         sd->bp->short_name, src, dd->bp->short_name, f->dom, pieces,
+         own ? "" : sdom == src ? ", the holder's pinned staging" : ", this domain's pinned staging");
+  tt_order_trace_internal(sd, false, "copy through host: read", read_ev, tt_plan_cur.cmd);
+  tt_order_trace_internal(dd, true, "copy through host: write", write_ev, tt_plan_cur.cmd);
+  /* The read must stay ordered before later writers of these bytes in the source. */
+  tt_order_access_record(f->root, off, len, false, src, sq, read_ev, false);
+  tt_order_access_record(f->root, off, len, true, f->dom, f->nq, write_ev, false);
+  sd->bp->d->clReleaseEvent(read_ev);
+  f->err = tt_deps_take(f->deps, write_ev);
+  return f->err != CL_SUCCESS;
 }
 
 static void chains_put(struct chains *ch)
