@@ -409,6 +409,56 @@ static void local_staging_after(unsigned char *own, struct tt_staging *st, int s
       TT_NATIVE_DISPATCH(evs[i])->clReleaseEvent(evs[i]);
 }
 
+/* A slot's next read waits for the write before it: a user event of the holder's domain set
+ * once the write ended, the reads' queue flushed then where Tutti polls the backend (NVIDIA
+ * starts a command whose user event was set only at a flush; its callbacks run on Tutti's
+ * poller). */
+struct slot_gate {
+  cl_event ev;
+  struct tt_nqueue *q;
+};
+
+static void CL_CALLBACK slot_gate_open(cl_event write, cl_int status, void *arg)
+{
+  (void)write;
+  (void)status; /* ordering only */
+  struct slot_gate *g = arg;
+  const cl_icd_dispatch *d = TT_NATIVE_DISPATCH(g->ev);
+  d->clSetUserEventStatus(g->ev, CL_COMPLETE);
+  d->clReleaseEvent(g->ev);
+  if (tt_backend_polled(TT_VENDOR_DISPATCH(g->q->native)))
+    g->q->d->clFlush(g->q->native);
+  tt_nqueue_unref(g->q);
+  free(g);
+}
+
+/* The gate of the read after write, in domain dom whose reads go on q (retained). */
+static cl_int slot_gate_new(cl_context ctx, cl_uint dom, struct tt_nqueue *q, cl_event write,
+                            cl_event *out)
+{
+  struct tt_domain *dm = &ctx->domains[dom];
+  struct slot_gate *g = malloc(sizeof *g);
+  cl_int err = g ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+  cl_event ev = g ? dm->bp->d->clCreateUserEvent(dm->native, &err) : NULL;
+  if (!ev) {
+    free(g);
+    return err != CL_SUCCESS ? err : CL_OUT_OF_RESOURCES;
+  }
+  dm->bp->d->clRetainEvent(ev); /* the callback's */
+  tt_nqueue_ref(q);
+  *g = (struct slot_gate){ev, q};
+  if ((err = tt_native_callback(write, CL_COMPLETE, slot_gate_open, g)) != CL_SUCCESS) {
+    dm->bp->d->clSetUserEventStatus(ev, CL_COMPLETE); /* nothing waits for it yet */
+    dm->bp->d->clReleaseEvent(ev);
+    dm->bp->d->clReleaseEvent(ev);
+    tt_nqueue_unref(q);
+    free(g);
+    return err;
+  }
+  *out = ev;
+  return CL_SUCCESS;
+}
+
 /* Both domains on this rank: read into host memory on the holder's internal queue, then
  * write into this domain's copy on the command's queue, in pieces of TUTTI_PIECE bytes so
  * that the holder reads the next piece while this domain writes the last (two in-order
@@ -488,7 +538,7 @@ static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
       write_ev = w;
       /* The slot's next piece reads into it once this write is through. */
       if (!own && pieces + (size_t)m < npieces)
-        f->err = tt_order_bridge(f->ctx, src, w, true, &gate[k]);
+        f->err = slot_gate_new(f->ctx, src, sq, w, &gate[k]);
     }
   }
   tt_deps_release(&sdeps);
