@@ -32,8 +32,8 @@ static size_t native_size(cl_mem root, cl_uint dom, size_t at)
 
 /* Whether bytes of root from byte `at` move between domains a and b that way: both CUDA
  * domains of one host whose GPUs have peer access to each other, the native buffers holding
- * them CUDA's at both ends (else through host memory: pinned pieces and MPI between ranks,
- * a host copy within one). Every rank alike. */
+ * them CUDA's at both ends (else through host memory: pinned pieces, and MPI between
+ * ranks). Every rank alike. */
 bool tt_gpu_pair(cl_context ctx, cl_uint a, cl_uint b, cl_mem root, size_t at)
 {
   return tt_gpu_pair_of(ctx, a, root, at, b, root, at);
@@ -44,7 +44,8 @@ bool tt_gpu_pair_of(cl_context ctx, cl_uint a, cl_mem ra, size_t ata, cl_uint b,
 {
   const struct tt_domain *x = &ctx->domains[a], *y = &ctx->domains[b];
   return x->cuda >= 0 && y->cuda >= 0 && !strcmp(x->first_device->host, y->first_device->host) &&
-         (x->first_device->cuda_peers >> y->cuda & 1) && tt_cuda_fits(native_size(ra, a, ata), ra->flags) &&
+         (x->first_device->cuda_peers >> y->cuda & 1) &&
+         tt_cuda_fits(native_size(ra, a, ata), ra->flags) &&
          tt_cuda_fits(native_size(rb, b, atb), rb->flags);
 }
 

@@ -42,9 +42,6 @@ static void describe_xfer(void *arg, char *buf, size_t cap)
   tt_xfer_str(arg, buf, cap);
 }
 
-
-
-
 /* The native buffer holding the root's bytes [off, off+len) in local domain dom (its window,
  * runtime/memory/window.h); *at (unless NULL): their offset in it, *host (unless NULL): their
  * address when it lives in Tutti's memory. NULL with f->err set when no window could be
@@ -70,15 +67,13 @@ cl_mem tt_xfer_placed_in(struct fetch *f, cl_mem root, cl_uint dom, size_t off, 
 }
 
 
-/* Pieces of transfers (TUTTI_PIECE, 4 MiB by default). */
-#define PIECE_BYTES (tt_env()->piece)
-
 /* Transfers between ranks travel in pieces (TUTTI_PIECE bytes, 4 MiB by default), so that
  * the source, the network and the destination overlap. A transfer of several pieces between
  * buffers in host memory (PoCL) maps each piece: MPI then reads and writes the buffer itself.
  * A transfer of one piece goes through a host copy instead (a read into it, then one
  * message; on the other side a receive posted at once, then a write), which takes no map,
  * unmap or callback round trips. Buffers in device memory go through pinned staging. */
+#define PIECE_BYTES (tt_env()->piece)
 
 struct piece {
   struct xfer what;    /* first: the transport describes operations by it */
@@ -571,7 +566,9 @@ static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
   TT_LOG(TT_LOG_PLAN, "buffer #%llu bytes %zu+%zu: %s (domain %u) -> %s (domain %u) through "
          "the host in %zu piece(s)%s", (unsigned long long)f->root->obj.id, off, len,
          sd->bp->short_name, src, dd->bp->short_name, f->dom, pieces,
-         own ? "" : sdom == src ? ", the holder's pinned staging" : ", this domain's pinned staging");
+         own            ? ""
+         : sdom == src ? ", the holder's pinned staging"
+                       : ", this domain's pinned staging");
   tt_order_trace_internal(sd, false, "copy through host: read", read_ev, tt_plan_cur.cmd);
   tt_order_trace_internal(dd, true, "copy through host: write", write_ev, tt_plan_cur.cmd);
   /* The read must stay ordered before later writers of these bytes in the source. */
@@ -714,8 +711,9 @@ static void staged_discard(struct staged *s)
 
 /* One piece through pinned staging (slot k of ch, its turn there after the transfer's piece
  * before it in that slot when after is set), or through host memory of its own (ch NULL):
- * send side (read, then send) or receive side (receive, then write on the command's queue). Returns 0 when done, 1 on an error once something was issued (the
- * piece's callbacks still run; f->err), 2 when nothing was issued. */
+ * send side (read, then send) or receive side (receive, then write on the command's queue).
+ * Returns 0 when done, 1 on an error once something was issued (the piece's callbacks still
+ * run; f->err), 2 when nothing was issued. */
 static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool send, int peer,
                         uint64_t id, struct chains *ch, int k, bool after, bool before)
 {
