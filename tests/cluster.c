@@ -401,6 +401,59 @@ static void test_events(void)
   OK(clReleaseMemObject(m));
 }
 
+/* Bytes the last device writes, read by the first two (each a memory domain of its own under
+ * TUTTI_DOMAINS=device: a copy into each), then read into host memory on another queue of
+ * the first: that read waits for the copy into the first device, also once the copy into
+ * the second was recorded after it (whose record once stood in for the first's, and the read
+ * returned the bytes from before the write). The writer waits for a user event set once all
+ * is enqueued: till then the read must not end. Needs 3 devices. */
+static void test_replicas(void)
+{
+  if (ndevs < 3)
+    return;
+  cl_int err;
+  cl_mem m = clCreateBuffer(ctx, CL_MEM_COPY_HOST_PTR, sizeof host, host, &err);
+  OK(err);
+  cl_mem c[2];
+  for (int i = 0; i < 2; i++) {
+    c[i] = clCreateBuffer(ctx, 0, sizeof host, NULL, &err);
+    OK(err);
+  }
+  cl_command_queue other = clCreateCommandQueue(ctx, devs[0], 0, &err);
+  OK(err);
+  cl_event hold = clCreateUserEvent(ctx, &err), read;
+  OK(err);
+  size_t gws = N;
+  int v = 7000;
+  OK(clSetKernelArg(kfill, 0, sizeof m, &m));
+  OK(clSetKernelArg(kfill, 1, sizeof v, &v));
+  OK(clEnqueueNDRangeKernel(q[ndevs - 1], kfill, 1, NULL, &gws, NULL, 1, &hold, NULL));
+  OK(clFlush(q[ndevs - 1]));
+  for (int i = 0; i < 2; i++) {
+    OK(clSetKernelArg(kcopy, 0, sizeof m, &m));
+    OK(clSetKernelArg(kcopy, 1, sizeof c[i], &c[i]));
+    OK(clEnqueueNDRangeKernel(q[i], kcopy, 1, NULL, &gws, NULL, 0, NULL, NULL));
+    OK(clFlush(q[i]));
+  }
+  memset(back, 0, sizeof back);
+  OK(clEnqueueReadBuffer(other, m, CL_FALSE, 0, sizeof back, back, 0, NULL, &read));
+  OK(clFlush(other));
+  CHECK(status_of(read) != CL_COMPLETE);
+  OK(clSetUserEventStatus(hold, CL_COMPLETE));
+  OK(clWaitForEvents(1, &read));
+  int bad = 0;
+  for (int i = 0; i < N; i++)
+    bad += back[i] != v + i;
+  CHECK(bad == 0);
+  CHECK(holds(q[0], c[0], v) && holds(q[1], c[1], v));
+  OK(clReleaseEvent(read));
+  OK(clReleaseEvent(hold));
+  OK(clReleaseCommandQueue(other));
+  for (int i = 0; i < 2; i++)
+    OK(clReleaseMemObject(c[i]));
+  OK(clReleaseMemObject(m));
+}
+
 /* Migrations to the last device of bytes the first one wrote, on queues without profiling: on
  * an empty queue a migration of buffers in Tutti's memory issues nothing to the backend
  * (icd/enqueue.c, migrate_in_place; tests/cluster-migrate.test checks that it happens), and the
@@ -589,7 +642,8 @@ int main(int argc, char **argv)
     void (*fn)(void);
   } groups[] = {{"table", test_table}, {"chain", test_chain}, {"copy", test_copy},
                 {"map", test_map}, {"subbuffers", test_subbuffers}, {"build", test_build},
-                {"events", test_events}, {"attach", test_attach}, {"migrate", test_migrate}};
+                {"events", test_events}, {"attach", test_attach}, {"migrate", test_migrate},
+                {"replicas", test_replicas}};
   size_t n = sizeof groups / sizeof groups[0];
   printf("1..%zu\n", n);
   int total = 0;

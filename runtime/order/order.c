@@ -635,12 +635,15 @@ void tt_order_access_record(cl_mem root, size_t off, size_t len, bool writes, cl
                            struct tt_nqueue *nq, cl_event ev, bool may_fail)
 {
   if (writes) {
-    /* A write supersedes every access it covers (they start inside it): it already waits
-     * for them. */
+    /* A write supersedes the accesses it covers (they start inside it) that it waited for:
+     * its own domain's (order_after), every domain's where they all work on the program's
+     * memory. Another domain's stay: they touched that domain's copy, and a transfer
+     * into it must still wait for them (and a read there for its last write). */
+    bool shared = root->flags & CL_MEM_USE_HOST_PTR;
     size_t first = access_at(root, off), w = first, i = first;
     for (; i < root->naccesses && root->accesses[i].off < off + len; i++) {
       struct tt_access *a = &root->accesses[i];
-      if (a->off + a->len <= off + len) {
+      if (a->off + a->len <= off + len && (a->dom == dom || shared)) {
         drop_access(a);
         continue;
       }

@@ -481,8 +481,9 @@ static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
                      slot, &st);
   unsigned char *own = m > 0 ? NULL : malloc(len);
   struct tt_nqueue *sq = NULL;
-  struct tt_deps sdeps;
+  struct tt_deps sdeps, ddeps;
   tt_deps_init(&sdeps);
+  tt_deps_init(&ddeps);
   cl_event read_ev = NULL, write_ev = NULL;   /* the last piece's */
   cl_event last[STAGING_MAX_SLOTS] = {NULL};  /* slots: the last event of each */
   cl_event gate[STAGING_MAX_SLOTS] = {NULL};  /* slots: the last write, bridged for the read */
@@ -493,6 +494,10 @@ static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
     dn = tt_xfer_placed(f, f->dom, off, len, &dat, NULL);
   if (f->err == CL_SUCCESS)
     f->err = tt_order_after(&sdeps, f->ctx, src, sq, f->root, off, len, false);
+  /* The first write also waits for this domain's earlier accesses of the bytes (a kernel of
+   * another queue still reading the copy they replace): its record supersedes them. */
+  if (f->err == CL_SUCCESS)
+    f->err = tt_order_after(&ddeps, f->ctx, f->dom, f->nq, f->root, off, len, true);
   for (size_t at = 0; at < len && f->err == CL_SUCCESS; at += PIECE_BYTES, pieces++) {
     size_t n = len - at < PIECE_BYTES ? len - at : PIECE_BYTES;
     int k = own ? 0 : (int)(pieces % (size_t)m);
@@ -515,9 +520,13 @@ static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
       read_ev = r;
       f->err = tt_order_bridge(f->ctx, f->dom, r, true, &bridge);
     }
+    if (f->err == CL_SUCCESS && !at) {
+      f->err = tt_deps_take(&ddeps, bridge);
+      bridge = NULL;
+    }
     if (f->err == CL_SUCCESS)
-      f->err = dd->bp->d->clEnqueueWriteBuffer(f->nq->native, dn, CL_FALSE, dat + at, n, host, 1,
-                                               &bridge, &w);
+      f->err = dd->bp->d->clEnqueueWriteBuffer(f->nq->native, dn, CL_FALSE, dat + at, n, host,
+                                               at ? 1 : ddeps.n, at ? &bridge : ddeps.ev, &w);
     if (bridge)
       dd->bp->d->clReleaseEvent(bridge);
     cl_event newest = w ? w : r;
@@ -537,6 +546,7 @@ static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
     }
   }
   tt_deps_release(&sdeps);
+  tt_deps_release(&ddeps);
   for (int k = 0; k < m; k++) {
     if (gate[k])
       sd->bp->d->clReleaseEvent(gate[k]);
@@ -778,10 +788,21 @@ static int staged_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool
       }
     }
   } else {
+    /* The write waits for the bytes, and for this domain's earlier accesses of them (its
+     * record supersedes them). */
+    struct tt_deps deps;
+    tt_deps_init(&deps);
     s->mirror = dm->bp->d->clCreateUserEvent(dm->native, &f->err);
     if (s->mirror)
+      f->err = tt_order_after(&deps, f->ctx, dom, f->nq, f->root, off, n, true);
+    if (s->mirror && f->err == CL_SUCCESS) {
+      dm->bp->d->clRetainEvent(s->mirror);
+      f->err = tt_deps_take(&deps, s->mirror);
+    }
+    if (f->err == CL_SUCCESS)
       f->err = dm->bp->d->clEnqueueWriteBuffer(f->nq->native, native, CL_FALSE, at, n,
-                                               slot_ptr(s), 1, &s->mirror, &ev);
+                                               slot_ptr(s), deps.n, deps.ev, &ev);
+    tt_deps_release(&deps);
     if (f->err == CL_SUCCESS) {
       tt_order_trace_internal(dm, true,
                              own ? "host copy: write of received bytes"
