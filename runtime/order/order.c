@@ -564,14 +564,16 @@ static size_t access_at(cl_mem root, size_t off)
 /* Adds the events of earlier accesses that conflict with [off, off+len): only those starting
  * less than the longest access's length before it need a look. */
 static cl_int order_after(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
-                          cl_mem root, size_t off, size_t len, bool writes)
+                          cl_mem root, size_t off, size_t len, bool writes, cl_uint of)
 {
+  bool shared = root->flags & CL_MEM_USE_HOST_PTR;
   size_t from = off > root->access_longest ? off - root->access_longest : 0;
   for (size_t i = access_at(root, from); i < root->naccesses && root->accesses[i].off < off + len;
        i++) {
     struct tt_access *a = &root->accesses[i];
-    if (off < a->off + a->len && (a->writes || writes)) {
-      cl_int err = depend_on(d, ctx, dom, nq, a, root->flags & CL_MEM_USE_HOST_PTR);
+    if (off < a->off + a->len && (a->writes || writes) &&
+        (of == TT_HOST_WAITS || a->dom == of || shared)) {
+      cl_int err = depend_on(d, ctx, dom, nq, a, shared);
       if (err != CL_SUCCESS)
         return err;
     }
@@ -582,7 +584,13 @@ static cl_int order_after(struct tt_deps *d, cl_context ctx, cl_uint dom, struct
 cl_int tt_order_after(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
                            cl_mem root, size_t off, size_t len, bool writes)
 {
-  return order_after(d, ctx, dom, nq, root, off, len, writes);
+  return order_after(d, ctx, dom, nq, root, off, len, writes, TT_HOST_WAITS);
+}
+
+cl_int tt_order_after_host(struct tt_deps *d, cl_context ctx, cl_uint of, cl_mem root,
+                           size_t off, size_t len, bool writes)
+{
+  return order_after(d, ctx, TT_HOST_WAITS, NULL, root, off, len, writes, of);
 }
 
 

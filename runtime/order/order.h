@@ -87,6 +87,11 @@ cl_int tt_order_check_wait_list(cl_context ctx, cl_uint n, const cl_event *list)
 #define TT_HOST_WAITS ((cl_uint)-2)
 cl_int tt_order_after(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
                            cl_mem root, size_t off, size_t len, bool writes);
+/* The host waits (as TT_HOST_WAITS) for the conflicting accesses of domain `of` alone (of
+ * every domain for a buffer of CL_MEM_USE_HOST_PTR): one side of a copy between two domains'
+ * memories, which another domain's accesses of its own copy do not touch. */
+cl_int tt_order_after_host(struct tt_deps *d, cl_context ctx, cl_uint of, cl_mem root,
+                           size_t off, size_t len, bool writes);
 
 /* Records a command of Tutti's that rewrote [off, off+len) of root in domain dom without
  * changing the bytes (a window widened): later commands on them wait for it, the latest

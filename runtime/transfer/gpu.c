@@ -211,8 +211,8 @@ static cl_event gpu_side(struct fetch *f, cl_mem root, cl_uint dom, size_t off, 
     ev = dm->bp->d->clCreateUserEvent(dm->native, &f->err);
   if (!ev)
     return NULL;
-  /* The host waits: every conflicting access, by its own event. */
-  f->err = tt_order_after(deps, f->ctx, TT_HOST_WAITS, NULL, root, off, len, writes);
+  /* The host waits: every conflicting access of the side's domain, by its own event. */
+  f->err = tt_order_after_host(deps, f->ctx, dom, root, off, len, writes);
   return ev;
 }
 
@@ -243,16 +243,16 @@ static uint64_t gpu_address(struct fetch *f, cl_mem root, cl_uint dom, size_t of
  * "Figures behind the code").
  * False (nothing done) when it must wait, or the copy failed: the caller takes the usual
  * path, which reports it. */
-static bool copied_at_once(struct fetch *f, struct gpu_copy *x, size_t off, cl_mem droot,
-                           size_t doff)
+static bool copied_at_once(struct fetch *f, struct gpu_copy *x, cl_uint src, size_t off,
+                           cl_mem droot, size_t doff)
 {
   if (x->len > COPY_HERE_MAX)
     return false;
   struct tt_deps deps;
   tt_deps_init(&deps);
-  cl_int err = tt_order_after(&deps, f->ctx, TT_HOST_WAITS, NULL, f->root, off, x->len, false);
+  cl_int err = tt_order_after_host(&deps, f->ctx, src, f->root, off, x->len, false);
   if (err == CL_SUCCESS)
-    err = tt_order_after(&deps, f->ctx, TT_HOST_WAITS, NULL, droot, doff, x->len, true);
+    err = tt_order_after_host(&deps, f->ctx, f->dom, droot, doff, x->len, true);
   bool free_now = err == CL_SUCCESS;
   for (cl_uint i = 0; i < deps.n && free_now; i++)
     free_now = tt_native_status(deps.ev[i]) <= CL_COMPLETE;
@@ -303,7 +303,7 @@ int tt_gpu_run(struct fetch *f, enum gpu_role role, cl_uint src, size_t off, siz
     free(x);
     return f->err != CL_SUCCESS ? 1 : -1;
   }
-  if (role == GPU_LOCAL && copied_at_once(f, x, off, droot, doff))
+  if (role == GPU_LOCAL && copied_at_once(f, x, src, off, droot, doff))
     return 0;
   int me = f->ctx->domains[role == GPU_SEND ? src : f->dom].rank;
   x->what = role == GPU_RECV ? tt_xfer_of(f, peer, me, off, len, id)

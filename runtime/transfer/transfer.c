@@ -986,8 +986,8 @@ static int direct_run(struct fetch *f, cl_uint dom, size_t off, size_t len, bool
   x->send = send;
   struct tt_deps deps;
   tt_deps_init(&deps);
-  /* The host waits: every conflicting access, by its own event. */
-  f->err = tt_order_after(&deps, f->ctx, TT_HOST_WAITS, NULL, f->root, off, len, !send);
+  /* The host waits: every conflicting access of this domain, by its own event. */
+  f->err = tt_order_after_host(&deps, f->ctx, dom, f->root, off, len, !send);
   if (f->err != CL_SUCCESS) {
     tt_deps_release(&deps);
     tt_user_event_end(x->done, false);
