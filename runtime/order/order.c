@@ -506,17 +506,11 @@ cl_int tt_order_bridge(cl_context ctx, cl_uint dom, cl_event src, bool absorb, c
 }
 
 static cl_int depend_on(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
-                        struct tt_access *a, bool shared)
+                        struct tt_access *a)
 {
   /* Commands of one in-order native queue are already ordered (an access is recorded under
    * the queue whose commands finish no earlier than it). */
   if (a->nq == nq)
-    return CL_SUCCESS;
-  /* Another domain's access touched that domain's own copy of the bytes, unless every domain
-   * works on the program's host memory: bytes reach this domain only by a transfer, recorded
-   * here and ordered after it, so a command here need not wait for it (a bridge costs a
-   * native user event and a callback). */
-  if (dom != TT_HOST_WAITS && a->dom != dom && !shared)
     return CL_SUCCESS;
   /* Complete: only a dependency that would pass on its failure needs it still. */
   if ((dom == TT_HOST_WAITS || a->dom != dom || a->may_fail) && access_drained(a))
@@ -561,8 +555,12 @@ static size_t access_at(cl_mem root, size_t off)
   return lo;
 }
 
-/* Adds the events of earlier accesses that conflict with [off, off+len): only those starting
- * less than the longest access's length before it need a look. */
+/* Adds the events of earlier accesses of domain `of` (every domain's: TT_HOST_WAITS) that
+ * conflict with [off, off+len): only those starting less than the longest access's length
+ * before it need a look. Another domain's access touched that domain's own copy of the
+ * bytes, unless every domain works on the program's host memory: bytes reach `of` only by a
+ * transfer, recorded there and ordered after it, so nothing there need wait for it (a bridge
+ * costs a native user event and a callback). */
 static cl_int order_after(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
                           cl_mem root, size_t off, size_t len, bool writes, cl_uint of)
 {
@@ -573,7 +571,7 @@ static cl_int order_after(struct tt_deps *d, cl_context ctx, cl_uint dom, struct
     struct tt_access *a = &root->accesses[i];
     if (off < a->off + a->len && (a->writes || writes) &&
         (of == TT_HOST_WAITS || a->dom == of || shared)) {
-      cl_int err = depend_on(d, ctx, dom, nq, a, shared);
+      cl_int err = depend_on(d, ctx, dom, nq, a);
       if (err != CL_SUCCESS)
         return err;
     }
@@ -584,7 +582,7 @@ static cl_int order_after(struct tt_deps *d, cl_context ctx, cl_uint dom, struct
 cl_int tt_order_after(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
                            cl_mem root, size_t off, size_t len, bool writes)
 {
-  return order_after(d, ctx, dom, nq, root, off, len, writes, TT_HOST_WAITS);
+  return order_after(d, ctx, dom, nq, root, off, len, writes, dom);
 }
 
 cl_int tt_order_after_host(struct tt_deps *d, cl_context ctx, cl_uint of, cl_mem root,

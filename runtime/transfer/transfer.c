@@ -472,13 +472,14 @@ static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
   size_t npieces = (len + PIECE_BYTES - 1) / PIECE_BYTES;
   struct tt_staging *st = NULL;
   int slot[STAGING_MAX_SLOTS], m = 0;
-  cl_uint sdom = tt_domain_device_memory(f->ctx, src)      ? src
-                 : tt_domain_device_memory(f->ctx, f->dom) ? f->dom
-                 : tt_env()->staging != 0                  ? src
-                                                           : TT_HOST_WAITS;
-  if (sdom != TT_HOST_WAITS)
-    m = staging_take(f->ctx, sdom, npieces < STAGING_MAX_SLOTS ? (int)npieces : STAGING_MAX_SLOTS,
-                     slot, &st);
+  /* The domain whose staging the pieces take, or -1: none (memory of the copy's own). */
+  long sdom = tt_domain_device_memory(f->ctx, src)      ? (long)src
+              : tt_domain_device_memory(f->ctx, f->dom) ? (long)f->dom
+              : tt_env()->staging != 0                  ? (long)src
+                                                        : -1;
+  if (sdom >= 0)
+    m = staging_take(f->ctx, (cl_uint)sdom,
+                     npieces < STAGING_MAX_SLOTS ? (int)npieces : STAGING_MAX_SLOTS, slot, &st);
   unsigned char *own = m > 0 ? NULL : malloc(len);
   struct tt_nqueue *sq = NULL;
   struct tt_deps sdeps, ddeps;
@@ -576,9 +577,9 @@ static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
   TT_LOG(TT_LOG_PLAN, "buffer #%llu bytes %zu+%zu: %s (domain %u) -> %s (domain %u) through "
          "the host in %zu piece(s)%s", (unsigned long long)f->root->obj.id, off, len,
          sd->bp->short_name, src, dd->bp->short_name, f->dom, pieces,
-         own            ? ""
-         : sdom == src ? ", the holder's pinned staging"
-                       : ", this domain's pinned staging");
+         own                 ? ""
+         : sdom == (long)src ? ", the holder's pinned staging"
+                             : ", this domain's pinned staging");
   tt_order_trace_internal(sd, false, "copy through host: read", read_ev, tt_plan_cur.cmd);
   tt_order_trace_internal(dd, true, "copy through host: write", write_ev, tt_plan_cur.cmd);
   /* The read must stay ordered before later writers of these bytes in the source. */
