@@ -1,7 +1,9 @@
 #!/bin/sh
 # Builds a copy of the tree with AddressSanitizer and runs the agreement
-# tests (tests/agree: host waits, events, errors alike on every rank) and the cluster tests
-# at 4 ranks under it, plain and with TUTTI_STRESS. Prints one line per run and fails on any
+# tests (tests/agree: host waits, events, errors alike on every rank), the cluster tests and
+# the rule that the program's memory is its own once a command is done (tests/hostmem, its
+# memory freed right after each command, so that any later touch is reported) at 4 ranks
+# under it, plain and with TUTTI_STRESS. Prints one line per run and fails on any
 # sanitizer report or failed check. `make check-asan` runs it. Leak checks stay off by
 # default: LeakSanitizer's scan at exit crashes ("Tracer caught signal 11") in ranks whose
 # PoCL threads are alive; TT_ASAN_LEAKS=1 turns them on.
@@ -13,7 +15,7 @@ mkdir -p "$dir/src"
 (cd "$src" && git ls-files -z | xargs -0 tar cf -) | (cd "$dir/src" && tar xf -)
 cd "$dir/src" || exit 2
 { autoreconf -fi && ./configure CFLAGS="-g -O1 -fsanitize=address -fno-omit-frame-pointer" \
-    LDFLAGS="-fsanitize=address" && make -j"$(nproc)" && make tests/agree tests/cluster \
+    LDFLAGS="-fsanitize=address" && make -j"$(nproc)" && make tests/agree tests/cluster tests/hostmem \
     tests/vendors/tutti.icd; } > "$dir/build.log" 2>&1 || { echo "asan build failed: $dir/build.log"; exit 2; }
 top_builddir=$PWD top_srcdir=$PWD
 . ./tests/env.sh
@@ -24,14 +26,14 @@ cat "$src/../shared/sanitizers/lsan_all.supp" > "$supp" 2>/dev/null
 printf 'leak:libbfd\nleak:ld.bfd\n' >> "$supp"
 asan=$(gcc -print-file-name=libasan.so)
 status=0
-for run in "agree all 300" "agree-stress all 300" "cluster"; do
+for run in "agree all 300" "agree-stress all 300" "cluster" "hostmem 2"; do
   prog=${run%% *}
   args=${run#"$prog"}
   stress=
   [ "$prog" = agree-stress ] && { prog=agree; stress=17; }
   log="$dir/$prog${stress:+-stress}.log"
   # shellcheck disable=SC2086
-  TUTTI_STRESS=$stress POCL_DEVICES=pthread OMPI_MCA_mca_base_component_disable_dlclose=1 \
+  TUTTI_STRESS=$stress HOSTMEM_FREE=1 POCL_DEVICES=pthread OMPI_MCA_mca_base_component_disable_dlclose=1 \
     ASAN_OPTIONS=fast_unwind_on_malloc=0:detect_leaks=${TT_ASAN_LEAKS:-0}:verify_asan_link_order=0 \
     LSAN_OPTIONS=suppressions=$supp LD_PRELOAD=$asan timeout 900 \
     ./tutti-run -n 4 --output=all "./tests/$prog" $args > "$log" 2>&1

@@ -355,6 +355,13 @@ struct _cl_event {
   bool may_fail;           /* the command may end in an error through its wait list */
   bool spread;             /* a read whose bytes go to every rank: complete here once they
                             * are in this rank's host memory (and sent, on the owner) */
+  /* A spread read on a rank that receives its bytes: whether they are all here, and the
+   * owner's final status when it came before them (guarded by obj.lock). The owner's word
+   * alone never completes it: the program may free the memory the bytes arrive in once the
+   * event says complete (tt_event_bytes_here). */
+  bool bytes_here;
+  bool owner_said;
+  cl_int owner_status;
   uint64_t seq;            /* the command's number (program order, alike on every rank) */
   uint64_t gid;            /* id drawn alike on every rank: names completion messages */
   int owner;               /* rank that executes the command */

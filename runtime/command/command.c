@@ -246,7 +246,10 @@ static void spread_op_done(struct spread *s, int ok)
   if (atomic_fetch_sub(&s->pending, 1) == 1) {
     if (s->sent)
       tt_user_event_end(s->sent, true); /* ordering only: later commands may touch the bytes */
-    tt_event_complete(s->done, s->status);
+    if (s->done->owner == tt_cluster_rank())
+      tt_event_complete(s->done, s->status);
+    else
+      tt_event_bytes_here(s->done, s->status);
     TT_RELEASE(s->done);
     free(s->pieces);
     free(s);

@@ -358,14 +358,41 @@ static void CL_CALLBACK send_note(cl_event e, cl_int status, void *arg)
 static void note_arrived(void *arg, int ok)
 {
   struct note *n = arg;
+  cl_event e = n->event;
   if (!ok) {
     TT_WARN("the completion of event #%llu from rank %d did not arrive",
-            (unsigned long long)n->event->gid, n->event->owner);
+            (unsigned long long)e->gid, e->owner);
     n->status = CL_OUT_OF_RESOURCES;
   }
-  tt_event_complete(n->event, n->status);
+  if (e->spread) {
+    /* The owner's status may come before the bytes it sent (another channel, or along a
+     * chain through other ranks): it waits for them (tt_event_bytes_here). */
+    pthread_mutex_lock(&e->obj.lock);
+    bool wait = !e->bytes_here;
+    if (wait) {
+      e->owner_said = true;
+      e->owner_status = n->status;
+    }
+    pthread_mutex_unlock(&e->obj.lock);
+    if (wait) {
+      TT_RELEASE(e);
+      free(n);
+      return;
+    }
+  }
+  tt_event_complete(e, n->status);
   TT_RELEASE(n->event);
   free(n);
+}
+
+void tt_event_bytes_here(cl_event e, cl_int status)
+{
+  pthread_mutex_lock(&e->obj.lock);
+  e->bytes_here = true;
+  if (e->owner_said && e->owner_status < 0 && status >= 0)
+    status = e->owner_status;
+  pthread_mutex_unlock(&e->obj.lock);
+  tt_event_complete(e, status);
 }
 
 void tt_event_share_with(cl_event e, int rank)

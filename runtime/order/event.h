@@ -20,6 +20,11 @@ cl_event tt_event_new_managed(cl_context ctx, cl_command_queue q, cl_command_typ
 /* Sets a managed event's final status (once), its mirrors, waiters and callbacks. */
 void tt_event_complete(cl_event e, cl_int status);
 
+/* A spread read's bytes are all in this rank's host memory and, along a chain, sent on:
+ * its event completes now, with the owner's error if the owner's word came first and said
+ * one. Until then the owner's word does not complete it. */
+void tt_event_bytes_here(cl_event e, cl_int status);
+
 /* Called by every rank at the same program step: the owner of e will send its completion
  * to `rank`, which posts the receive for it; other ranks do nothing. Once per pair. */
 void tt_event_share_with(cl_event e, int rank);
