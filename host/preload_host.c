@@ -225,6 +225,11 @@ static bool from_runtime(void)
   return false;
 }
 
+bool state_on(void)
+{
+  return state == 1 && !inside;
+}
+
 bool active(void)
 {
   return state == 1 && !inside && !from_runtime();
@@ -232,6 +237,15 @@ bool active(void)
 
 /* Loads Tutti (the same libtutti.so the ICD loader will load: the one beside this library)
  * and starts the job; its size, 1 when nothing can be agreed on. */
+static void tutti_path(char *path, size_t cap)
+{
+  Dl_info self;
+  snprintf(path, cap, "libtutti.so");
+  if (dladdr((void *)tutti_path, &self) && self.dli_fname && strrchr(self.dli_fname, '/'))
+    snprintf(path, cap, "%.*s/libtutti.so",
+             (int)(strrchr(self.dli_fname, '/') - self.dli_fname), self.dli_fname);
+}
+
 static int job(void)
 {
   if (job_size)
@@ -239,11 +253,8 @@ static int job(void)
   inside++;
   pthread_mutex_lock(&lock);
   if (!ops) {
-    Dl_info self;
-    char path[PATH_MAX] = "libtutti.so";
-    if (dladdr((void *)job, &self) && self.dli_fname && strrchr(self.dli_fname, '/'))
-      snprintf(path, sizeof path, "%.*s/libtutti.so",
-               (int)(strrchr(self.dli_fname, '/') - self.dli_fname), self.dli_fname);
+    char path[PATH_MAX];
+    tutti_path(path, sizeof path);
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     const struct tutti_host_ops *(*get)(void) =
         h ? (const struct tutti_host_ops *(*)(void))dlsym(h, "tutti_host_interface") : NULL;
@@ -279,6 +290,31 @@ int host_ordered(int (*fn)(void *arg, int rank0), void *arg)
   int r = ops->ordered(fn, arg);
   inside--;
   return r;
+}
+
+/* Whether the job runs (the program's OpenCL calls, or an agreement, started it): a query
+ * made before never starts it. */
+static bool job_started(void)
+{
+  if (job_size)
+    return job_size > 1;
+  char path[PATH_MAX];
+  tutti_path(path, sizeof path);
+  void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+  if (!h)
+    return false;
+  dlclose(h);
+  return job() > 1;
+}
+
+void note_result(const char *call, const char *path, int64_t ret, int err)
+{
+  if (state != 1 || inside || !active() || !job_started() || !ops)
+    return;
+  inside++;
+  ops->result(call, path, (long long)ret, err);
+  inside--;
+  errno = err;
 }
 
 /* The job is over (TUTTI_HOST_OVER): from now on every call is this rank's alone, as in a
@@ -356,7 +392,7 @@ static bool opens_for_writing(int flags)
 }
 
 /* The absolute path, "." and ".." taken out (symbolic links are not followed). */
-static bool absolute(int dirfd, const char *path, char *out, size_t cap)
+bool absolute(int dirfd, const char *path, char *out, size_t cap)
 {
   char joined[2 * PATH_MAX];
   if (path[0] == '/') {
@@ -408,7 +444,12 @@ static bool special(const char *abs)
   return stat(abs, &st) == 0 && !S_ISREG(st.st_mode);
 }
 
-static bool was_written(const char *abs)
+bool wrote_any(void)
+{
+  return __atomic_load_n(&nwritten, __ATOMIC_RELAXED) > 0;
+}
+
+bool was_written(const char *abs)
 {
   pthread_mutex_lock(&lock);
   bool found = false;
@@ -418,7 +459,7 @@ static bool was_written(const char *abs)
   return found;
 }
 
-static void remember_written(const char *abs)
+void remember_written(const char *abs)
 {
   if (was_written(abs))
     return;
@@ -434,6 +475,23 @@ static void remember_written(const char *abs)
   if (nwritten < capwritten)
     written[nwritten++] = strdup(abs);
   pthread_mutex_unlock(&lock);
+}
+
+/* A file or folder of the program moved from `from` to `to` (absolute paths): what the
+ * job wrote there, the folder's files too, keeps that mark under the new name. */
+void renamed_written(const char *from, const char *to)
+{
+  size_t n = strlen(from);
+  char moved[PATH_MAX];
+  for (size_t i = 0; i < nwritten; i++) {
+    pthread_mutex_lock(&lock);
+    const char *w = i < nwritten ? written[i] : NULL;
+    bool under = w && !strncmp(w, from, n) && (w[n] == 0 || w[n] == '/') &&
+                 snprintf(moved, sizeof moved, "%s%s", to, w + n) < (int)sizeof moved;
+    pthread_mutex_unlock(&lock);
+    if (under)
+      remember_written(moved);
+  }
 }
 
 /* Rank 0's bytes of an open file (every rank: the same length, then the bytes). */
@@ -530,6 +588,8 @@ static int open_agreed(const char *what, int dirfd, const char *path, int flags,
     fd = reads ? private_copy(bytes, len, flags)
                : real_openat(AT_FDCWD, "/dev/null", O_WRONLY | (flags & O_CLOEXEC), 0);
   free(bytes);
+  /* What the program does to the file through it is rank 0's to do (host/preload_fs.c). */
+  host_mark_fd(fd, FD_AGREED, true);
   return fd;
 }
 
@@ -544,8 +604,11 @@ static int host_open(const char *what, int dirfd, const char *path, int flags, m
     return fd;
   }
   char abs[PATH_MAX];
-  if (!agreed_open(dirfd, path, flags, abs))
-    return real_openat(dirfd, path, flags, mode);
+  if (!agreed_open(dirfd, path, flags, abs)) {
+    int fd = real_openat(dirfd, path, flags, mode);
+    note_result(what, path, fd < 0 ? -1 : 0, errno);
+    return fd;
+  }
   return open_agreed(what, dirfd, path, flags, mode, abs);
 }
 
@@ -701,60 +764,4 @@ EXPORT FILE *freopen(const char *path, const char *mode, FILE *stream)
   if (!ok)
     errno = err;
   return f;
-}
-
-/* --- the file system: rank 0 changes it ------------------------------------------------- */
-
-/* Whether a change of the file system at path is the program's, to be made by rank 0 only
- * (not in /dev, /proc, /sys). Sets abs. */
-static bool program_path(const char *path, char *abs)
-{
-  return active() && absolute(AT_FDCWD, path, abs, PATH_MAX) && strncmp(abs, "/dev/", 5) &&
-         strncmp(abs, "/proc/", 6) && strncmp(abs, "/sys/", 5);
-}
-
-/* Makes `call` on rank 0 only when the path is the program's; every rank returns its
- * outcome. */
-#define RANK0_ONLY(what, path, call)                                                              \
-  do {                                                                                            \
-    char abs_[PATH_MAX];                                                                          \
-    if (!program_path(path, abs_))                                                                \
-      return call;                                                                                \
-    RETURN_AGREED(int, what, NULL, 0, call);                                                      \
-  } while (0)
-
-EXPORT int mkdir(const char *path, mode_t mode)
-{
-  REAL(mkdir);
-  RANK0_ONLY("mkdir", path, real_mkdir(path, mode));
-}
-
-EXPORT int rmdir(const char *path)
-{
-  REAL(rmdir);
-  RANK0_ONLY("rmdir", path, real_rmdir(path));
-}
-
-EXPORT int unlink(const char *path)
-{
-  REAL(unlink);
-  RANK0_ONLY("unlink", path, real_unlink(path));
-}
-
-EXPORT int remove(const char *path)
-{
-  REAL(remove);
-  RANK0_ONLY("remove", path, real_remove(path));
-}
-
-EXPORT int rename(const char *from, const char *to)
-{
-  REAL(rename);
-  char abs_from[PATH_MAX], abs_to[PATH_MAX];
-  if (!program_path(from, abs_from))
-    return real_rename(from, to);
-  /* A file the job wrote keeps that mark under its new name. */
-  if (was_written(abs_from) && absolute(AT_FDCWD, to, abs_to, sizeof abs_to))
-    remember_written(abs_to);
-  RETURN_AGREED(int, "rename", NULL, 0, real_rename(from, to));
 }

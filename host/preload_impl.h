@@ -22,6 +22,9 @@ extern pthread_mutex_t lock; /* the layer's tables */
 /* Whether a call of the program's is agreed on (a rank of a job of several, not a call of
  * Tutti's, MPI's or a driver's). */
 bool active(void);
+/* The same without asking whose call it is (cheap): the layer works and this thread is not
+ * inside it. */
+bool state_on(void);
 /* Rank 0's len bytes at buf on every rank (collective). False: a job of one rank. */
 bool share(const char *what, void *buf, size_t len);
 /* Before rank 0 changes the file system: every rank has reached this call (collective). */
@@ -40,6 +43,28 @@ int host_job(void);
 bool host_ordering(void);
 /* fn in that order (tt_turn_ordered). */
 int host_ordered(int (*fn)(void *arg, int rank0), void *arg);
+
+/* Files (host/preload_host.c): the absolute, normalized form of a path relative to dirfd
+ * (AT_FDCWD: the working folder), and the files the job wrote (opened for writing, made,
+ * renamed into place), whose bytes every rank reads from rank 0. */
+bool absolute(int dirfd, const char *path, char *out, size_t cap);
+bool was_written(const char *abs);
+bool wrote_any(void);
+void remember_written(const char *abs);
+void renamed_written(const char *from, const char *to);
+
+/* The outcome of a file query every rank makes itself, kept for divergence reports
+ * (struct tutti_host_ops, result); keeps errno. */
+void note_result(const char *call, const char *path, int64_t ret, int err);
+
+/* What the layer knows of a descriptor of the program's, set alike on every rank in program
+ * order: FD_RANDOM, open on a random device (reads give rank 0's bytes); FD_AGREED, opened
+ * through an agreed open (rank 0 holds the file, the others /dev/null or a private copy:
+ * changes through it are rank 0's to make, host/preload_fs.c). Cleared when it closes. */
+enum { FD_RANDOM = 1, FD_AGREED = 2 };
+void host_mark_fd(int fd, int kind, bool on);
+bool host_fd_is(int fd, int kind);
+void host_forget_fd(int fd);
 
 /* Random devices (host/preload_random.c). */
 bool host_is_random_device(const char *path);

@@ -128,10 +128,6 @@ EXPORT uint32_t arc4random_uniform(uint32_t bound)
 
 /* --- random devices ---------------------------------------------------------------------- */
 
-/* Descriptors open on /dev/urandom or /dev/random. */
-#define MAXFD 4096
-static unsigned char random_fd[MAXFD / 8];
-
 bool host_is_random_device(const char *path)
 {
   return !strcmp(path, "/dev/urandom") || !strcmp(path, "/dev/random");
@@ -139,19 +135,12 @@ bool host_is_random_device(const char *path)
 
 void host_mark_random(int fd, bool on)
 {
-  if (fd < 0 || fd >= MAXFD)
-    return;
-  pthread_mutex_lock(&lock);
-  if (on)
-    random_fd[fd / 8] |= (unsigned char)(1u << (fd % 8));
-  else
-    random_fd[fd / 8] &= (unsigned char)~(1u << (fd % 8));
-  pthread_mutex_unlock(&lock);
+  host_mark_fd(fd, FD_RANDOM, on);
 }
 
 static bool marked_random(int fd)
 {
-  return fd >= 0 && fd < MAXFD && (random_fd[fd / 8] & (1u << (fd % 8)));
+  return host_fd_is(fd, FD_RANDOM);
 }
 
 /* A read of a random device: rank 0's bytes. */
@@ -182,8 +171,7 @@ EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 EXPORT int close(int fd)
 {
   REAL(close);
-  if (marked_random(fd))
-    host_mark_random(fd, false);
+  host_forget_fd(fd);
   return real_close(fd);
 }
 

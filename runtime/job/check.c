@@ -45,7 +45,23 @@ struct wire_rec {
   uint64_t hash;
   char name[40]; /* empty: this rank has no such call (not made yet, or no longer kept) */
   char thread[48]; /* whole: the host layer's names are shorter (host/preload_thread.c) */
+  uint64_t said_key; /* the file queries answered before this call (tt_check_result) */
+  char said[96];
 };
+
+/* The answers of the file queries made since the last call (tt_check_result), kept with
+ * the call that follows them for reports: they are not part of the hash, since ranks may
+ * see different answers and still go on alike, but when they part, the answers before the
+ * point they parted say why. Only the host thread writes them (no other thread of the
+ * program is running: tt_check_result). */
+#define SAID 1024
+static struct {
+  uint64_t call; /* the call they came before; 0: none */
+  uint64_t key;
+  char text[96];
+} said[SAID];
+static uint64_t said_key;
+static char said_text[96];
 
 struct report {
   uint64_t calls, hash;
@@ -202,6 +218,15 @@ void tt_check_call(const char *name, uint64_t name_hash, const uint64_t *v, size
   running = h;
   uint64_t k = atomic_load_explicit(&ncalls, memory_order_relaxed) + 1;
   ring[k % RING] = (struct rec){h, name, thread_of_call()};
+  if (said_key) {
+    said[k % SAID].call = k;
+    said[k % SAID].key = said_key;
+    memcpy(said[k % SAID].text, said_text, sizeof said_text);
+    said_key = 0;
+    said_text[0] = 0;
+  } else if (said[k % SAID].call) {
+    said[k % SAID].call = 0;
+  }
   atomic_store_explicit(&ncalls, k, memory_order_release);
 }
 
@@ -256,6 +281,37 @@ void tt_check_sync(void)
 
 static void asked(void *arg, int ok);
 
+void tt_check_result(const char *call, const char *path, int64_t ret, int err)
+{
+  if (!tt_check_active)
+    return;
+  said_key = tt_check_bytes(&ret, sizeof ret) ^ (uint64_t)err * 0x9e3779b97f4a7c15ULL ^
+             (said_key * 31) ^ 1;
+  size_t len = strlen(said_text);
+  char one[96];
+  if (ret < 0)
+    snprintf(one, sizeof one, "%s(%s) = %lld (%s)", call, path, (long long)ret, strerror(err));
+  else
+    snprintf(one, sizeof one, "%s(%s) = %lld", call, path, (long long)ret);
+  /* The first answers since the last call: the earliest is where the ranks first saw
+   * different things. */
+  if (len && len + 2 < sizeof said_text)
+    memcpy(said_text + len, "; ", 3), len += 2;
+  size_t n = strlen(one);
+  if (len + n >= sizeof said_text)
+    n = sizeof said_text - 1 - len;
+  memcpy(said_text + len, one, n);
+  said_text[len + n] = 0;
+}
+
+/* The file queries' answers before call k, if kept. */
+static void said_before(uint64_t k, uint64_t *key, char *text, size_t cap)
+{
+  bool kept = said[k % SAID].call == k;
+  *key = kept ? said[k % SAID].key : 0;
+  snprintf(text, cap, "%s", kept ? said[k % SAID].text : "");
+}
+
 static void listen_for_questions(void)
 {
   tt_transport_irecv_standing(TT_CH_CHECK, ask_in, sizeof ask_in, 0, ID_ASK, asked, NULL);
@@ -285,6 +341,7 @@ static void asked(void *arg, int ok)
       snprintf(w[i].name, sizeof w[i].name, "%s", ring[k % RING].name);
       snprintf(w[i].thread, sizeof w[i].thread, "%s",
                ring[k % RING].thread ? ring[k % RING].thread : "");
+      said_before(k, &w[i].said_key, w[i].said, sizeof w[i].said);
     }
     tt_transport_isend_standing(TT_CH_CHECK, buf, len, 0, ID_RECORDS, answer_sent, buf);
   }
@@ -342,6 +399,10 @@ _Noreturn void tt_check_disagree(const char *site, int other, struct tt_stamp th
 
 static _Noreturn void stop_job(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The first file query before the point of divergence whose answers differ, for the report
+ * (compare_records). */
+static char stop_said[256];
+
 static void stop_job(const char *fmt, ...)
 {
   char msg[512];
@@ -350,6 +411,8 @@ static void stop_job(const char *fmt, ...)
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   TT_WARN("%s", msg);
+  if (stop_said[0])
+    TT_WARN("%s", stop_said);
   TT_WARN("every rank must make the same OpenCL calls in the same order (doc/cluster.md, "
           "\"Divergence\"); stopping the job");
   abort_job();
@@ -391,9 +454,17 @@ static void compare_records(int r)
   const struct wire_rec *w = (const struct wire_rec *)(buf + sizeof rcount);
   uint64_t n0 = atomic_load_explicit(&ncalls, memory_order_acquire);
   bool ended0 = atomic_load(&finishing);
+  stop_said[0] = 0;
   for (uint64_t i = 0; i < p->ask[1]; i++) {
     uint64_t k = p->ask[0] + i;
     char theirs[96], ours[96];
+    uint64_t key0;
+    char said0[96];
+    said_before(k, &key0, said0, sizeof said0);
+    if (!stop_said[0] && k <= rcount && w[i].said_key != key0)
+      snprintf(stop_said, sizeof stop_said, "before call #%llu the ranks' files differed: "
+               "rank %d saw %s; rank 0 saw %s", (unsigned long long)k, r,
+               w[i].said[0] ? w[i].said : "nothing", said0[0] ? said0 : "nothing");
     call_named(theirs, sizeof theirs, w[i].name, w[i].thread);
     if (k > n0 && k <= rcount) {
       if (ended0 || atomic_load(&stuck0))

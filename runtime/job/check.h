@@ -34,6 +34,13 @@ uint64_t tt_check_name(const char *name);
  * thread of the runtime's, or without the host layer. */
 const char *tt_check_host_thread(void);
 
+/* The host layer's answer to a file query of the program's that every rank makes itself
+ * (access, stat, an open for reading): not hashed, since ranks may see different answers
+ * and go on alike, but kept with the next call, so that a report of ranks that parted
+ * names the first query whose answers differed before it. Only while the program runs
+ * one thread (the host layer says when). */
+void tt_check_result(const char *call, const char *path, int64_t ret, int err);
+
 /* The host reaches a point where it may wait: rank 0 learns this rank's count and hash. */
 void tt_check_sync(void);
 

@@ -54,13 +54,23 @@ static int host_arrive(const char *what)
   if (!tt_transport_running())
     return TUTTI_HOST_OVER;
   TT_TURN();
+  /* Hashed, so that a rank making a change the others do not make is named here. */
+  if (tt_check_active)
+    tt_check_call(what, 0, NULL, 0);
   tt_check_sync();
   int v = 0;
   return tt_transport_allreduce_min_int(&v);
 }
 
+static void host_result(const char *call, const char *path, long long ret, int err)
+{
+  /* With threads of the program's, the record would need the turn: answers are not kept. */
+  if (tt_check_active && tt_transport_running() && !tt_turns_on())
+    tt_check_result(call, path, ret, err);
+}
+
 static const struct tutti_host_ops ops = {TUTTI_HOST_OPS_VERSION, host_start, host_share,
-                                          host_arrive, tt_turn_ordered};
+                                          host_arrive, tt_turn_ordered, host_result};
 
 TT_API const struct tutti_host_ops *tutti_host_interface(void)
 {

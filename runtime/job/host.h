@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#define TUTTI_HOST_OPS_VERSION 4
+#define TUTTI_HOST_OPS_VERSION 5
 
 /* What share and arrive return once the job is over (this rank left: Tutti's exit handler
  * ran, at exit or after the program's own MPI_Finalize): nothing is agreed on any more, and
@@ -31,6 +31,10 @@ struct tutti_host_ops {
   /* Runs fn in the order of host threads' turns that rank 0 chose (runtime/job/turns.h,
    * tt_turn_ordered): the program's locks, once it made threads. */
   int (*ordered)(int (*fn)(void *arg, int rank0), void *arg);
+  /* The answer of a file query every rank makes itself (access, stat, an open for
+   * reading), kept for divergence reports (runtime/job/check.h, tt_check_result); nothing
+   * once the program made threads. Sends nothing. */
+  void (*result)(const char *call, const char *path, long long ret, int err);
 };
 
 const struct tutti_host_ops *tutti_host_interface(void);

@@ -171,6 +171,11 @@ void tt_turns_start(void)
 static bool take(void);
 static bool take_flagged(bool *flag_out);
 
+bool tt_turns_on(void)
+{
+  return atomic_load_explicit(&on, memory_order_relaxed);
+}
+
 bool tt_turn_take(void)
 {
   if (!armed || holding || call_took)

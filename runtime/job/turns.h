@@ -21,6 +21,9 @@
  * the others listen for it. Nothing in a job of one rank. */
 void tt_turns_start(void);
 
+/* Whether turns are taken: the program made a thread of its own. */
+bool tt_turns_on(void);
+
 /* At a call's start: the calling thread takes the turn, when turns are on and the thread is
  * one of the program's; returns whether it did (the call then ends with tt_turn_end). */
 bool tt_turn_take(void);
