@@ -128,6 +128,7 @@ static bool program_path(int dirfd, const char *path, char *abs)
     char abs_[PATH_MAX];                                                                          \
     if (!program_path(dirfd, path, abs_))                                                         \
       return call;                                                                                \
+    host_changed(abs_);                                                                           \
     RETURN_AGREED(int, what, NULL, 0, call);                                                      \
   } while (0)
 
@@ -194,8 +195,11 @@ static bool moves(int fromfd, const char *from, int tofd, const char *to)
   char abs_from[PATH_MAX], abs_to[PATH_MAX];
   if (!program_path(fromfd, from, abs_from))
     return false;
-  if (abs_from[0] && to && absolute(tofd, to, abs_to, sizeof abs_to))
+  host_changed(abs_from);
+  if (abs_from[0] && to && absolute(tofd, to, abs_to, sizeof abs_to)) {
     renamed_written(abs_from, abs_to);
+    host_changed(abs_to);
+  }
   return true;
 }
 

@@ -576,8 +576,10 @@ static int open_agreed(const char *what, int dirfd, const char *path, int flags,
     errno = err;
     return -1;
   }
-  if (writes)
+  if (writes) {
     remember_written(abs);
+    host_changed(abs);
+  }
   /* Ranks that may read what they open get rank 0's bytes. */
   bool reads = (flags & O_ACCMODE) != O_WRONLY;
   char *bytes = NULL;

@@ -57,6 +57,10 @@ void renamed_written(const char *from, const char *to);
  * (struct tutti_host_ops, result); keeps errno. */
 void note_result(const char *call, const char *path, int64_t ret, int err);
 
+/* The job changed the file or folder at abs (made, removed, renamed, wrote it): listings of
+ * it and of its folder are rank 0's from now on (host/preload_dir.c). */
+void host_changed(const char *abs);
+
 /* What the layer knows of a descriptor of the program's, set alike on every rank in program
  * order: FD_RANDOM, open on a random device (reads give rank 0's bytes); FD_AGREED, opened
  * through an agreed open (rank 0 holds the file, the others /dev/null or a private copy:

@@ -141,6 +141,15 @@ int main(int argc, char **argv)
   OK(fstatat(dfd, "foo/hard.h", &st, 0));
   expect("the size after truncate", st.st_size == 5 && (st.st_mode & 0777) == 0600 ? 0 : -1, 0, 0);
   expect("the folder's entries", entries(dfd, "foo") == 4 ? 0 : -1, 0, 0);
+  char foo[4200];
+  snprintf(foo, sizeof foo, "%s/foo", base);
+  struct dirent **names;
+  int nnames = scandir(foo, &names, NULL, alphasort);
+  expect("scandir", nnames == 6 ? 0 : -1, 0, 0); /* ., .., bar, h3.h, hard.h, soft.h */
+  expect("scandir's order", strcmp(names[2]->d_name, "bar") || strcmp(names[5]->d_name, "soft.h"), 0, 0);
+  while (nnames > 0)
+    free(names[--nnames]);
+  free(names);
   OK(unlinkat(dfd, "foo/soft.h", 0));
   OK(unlinkat(dfd, "foo/hard.h", 0));
   OK(unlinkat(dfd, "foo/h3.h", 0));

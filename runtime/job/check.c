@@ -628,14 +628,18 @@ void tt_check_finish(void)
     return;
   }
   /* Rank 0: ranks that made more calls than rank 0 diverged; those comparisons under way
-   * finish first. */
+   * finish first. A rank whose report of rank 0's last call has not come yet (it parted
+   * there and waits at an exchange of its own, or lags) is waited for, up to the deadline:
+   * rank 0 ending first would leave that rank to find only that rank 0 left, not where the
+   * ranks parted. */
   atomic_store(&finishing, true);
   for (;;) {
     bool busy = false;
+    uint64_t n0 = atomic_load(&ncalls);
     pthread_mutex_lock(&peers_lock);
     for (int r = 1; r < nranks; r++) {
-      compare_latest(r, atomic_load(&ncalls), false);
-      busy |= peers[r].asking;
+      compare_latest(r, n0, false);
+      busy |= peers[r].asking || (!peers[r].latest.final && peers[r].latest.calls < n0);
     }
     pthread_mutex_unlock(&peers_lock);
     if (!busy || (int64_t)tt_stats_now_ns() > deadline)
