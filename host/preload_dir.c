@@ -21,35 +21,16 @@
 
 /* --- the folders the job changed --------------------------------------------------------- */
 
-static char **changed;
-static size_t nchanged, capchanged;
+static struct path_set changed;
 
 static bool is_changed(const char *abs)
 {
-  pthread_mutex_lock(&lock);
-  bool found = false;
-  for (size_t i = 0; i < nchanged && !found; i++)
-    found = !strcmp(changed[i], abs);
-  pthread_mutex_unlock(&lock);
-  return found;
+  return path_set_has(&changed, abs);
 }
 
 static void add_changed(const char *abs)
 {
-  if (is_changed(abs))
-    return;
-  pthread_mutex_lock(&lock);
-  if (nchanged == capchanged) {
-    size_t cap = capchanged ? capchanged * 2 : 16;
-    char **c = realloc(changed, cap * sizeof *c);
-    if (c) {
-      changed = c;
-      capchanged = cap;
-    }
-  }
-  if (nchanged < capchanged)
-    changed[nchanged++] = strdup(abs);
-  pthread_mutex_unlock(&lock);
+  path_set_add(&changed, abs);
 }
 
 void host_changed(const char *abs)
@@ -208,18 +189,12 @@ static DIR *agreed_listing(const char *what, DIR *real_dir, int err0, int fd)
 static bool agreed_folder(int dirfd, const char *path)
 {
   char abs[PATH_MAX];
-  if (!state_on() || !nchanged)
+  if (!state_on() || !changed.n)
     return false;
   if (path != no_path && (!path || !absolute(dirfd, path, abs, sizeof abs)))
     return false;
-  if (path == no_path) {
-    char link[64];
-    snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
-    ssize_t n = readlink(link, abs, sizeof abs - 1);
-    if (n <= 0)
-      return false;
-    abs[n] = 0;
-  }
+  if (path == no_path && !fd_path(dirfd, abs, sizeof abs))
+    return false;
   return is_changed(abs) && active() && host_job() > 1;
 }
 
@@ -296,28 +271,27 @@ EXPORT struct dirent64 *readdir64(DIR *dir)
   return next_entry((struct listing *)dir);
 }
 
+/* readdir_r's answer from a listing of ours. */
+static int next_into(DIR *dir, void *entry, void **result)
+{
+  struct dirent64 *e = next_entry((struct listing *)dir);
+  if (e)
+    memcpy(entry, e, sizeof *e);
+  *result = e ? entry : NULL;
+  return 0;
+}
+
 EXPORT int readdir_r(DIR *dir, struct dirent *entry, struct dirent **result)
 {
   REAL(readdir_r);
-  if (!ours(dir))
-    return real_readdir_r(dir, entry, result);
-  struct dirent64 *e = next_entry((struct listing *)dir);
-  if (e)
-    memcpy(entry, e, sizeof *entry);
-  *result = e ? entry : NULL;
-  return 0;
+  return ours(dir) ? next_into(dir, entry, (void **)result) : real_readdir_r(dir, entry, result);
 }
 
 EXPORT int readdir64_r(DIR *dir, struct dirent64 *entry, struct dirent64 **result)
 {
   REAL(readdir64_r);
-  if (!ours(dir))
-    return real_readdir64_r(dir, entry, result);
-  struct dirent64 *e = next_entry((struct listing *)dir);
-  if (e)
-    memcpy(entry, e, sizeof *entry);
-  *result = e ? entry : NULL;
-  return 0;
+  return ours(dir) ? next_into(dir, entry, (void **)result)
+                   : real_readdir64_r(dir, entry, result);
 }
 
 EXPORT int closedir(DIR *dir)

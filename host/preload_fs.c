@@ -203,44 +203,42 @@ static bool moves(int fromfd, const char *from, int tofd, const char *to)
   return true;
 }
 
+/* Makes a rename or link `call` on rank 0 only when the old path is the program's. */
+#define MOVES(what, fromfd, from, tofd, to, call)                                                 \
+  do {                                                                                            \
+    if (!moves(fromfd, from, tofd, to))                                                           \
+      return call;                                                                                \
+    RETURN_AGREED(int, what, NULL, 0, call);                                                      \
+  } while (0)
+
 EXPORT int rename(const char *from, const char *to)
 {
   REAL(rename);
-  if (!moves(AT_FDCWD, from, AT_FDCWD, to))
-    return real_rename(from, to);
-  RETURN_AGREED(int, "rename", NULL, 0, real_rename(from, to));
+  MOVES("rename", AT_FDCWD, from, AT_FDCWD, to, real_rename(from, to));
 }
 
 EXPORT int renameat(int fromfd, const char *from, int tofd, const char *to)
 {
   REAL(renameat);
-  if (!moves(fromfd, from, tofd, to))
-    return real_renameat(fromfd, from, tofd, to);
-  RETURN_AGREED(int, "renameat", NULL, 0, real_renameat(fromfd, from, tofd, to));
+  MOVES("renameat", fromfd, from, tofd, to, real_renameat(fromfd, from, tofd, to));
 }
 
 EXPORT int renameat2(int fromfd, const char *from, int tofd, const char *to, unsigned flags)
 {
   REAL(renameat2);
-  if (!moves(fromfd, from, tofd, to))
-    return real_renameat2(fromfd, from, tofd, to, flags);
-  RETURN_AGREED(int, "renameat2", NULL, 0, real_renameat2(fromfd, from, tofd, to, flags));
+  MOVES("renameat2", fromfd, from, tofd, to, real_renameat2(fromfd, from, tofd, to, flags));
 }
 
 EXPORT int link(const char *from, const char *to)
 {
   REAL(link);
-  if (!moves(AT_FDCWD, from, AT_FDCWD, to))
-    return real_link(from, to);
-  RETURN_AGREED(int, "link", NULL, 0, real_link(from, to));
+  MOVES("link", AT_FDCWD, from, AT_FDCWD, to, real_link(from, to));
 }
 
 EXPORT int linkat(int fromfd, const char *from, int tofd, const char *to, int flags)
 {
   REAL(linkat);
-  if (!moves(fromfd, from, tofd, to))
-    return real_linkat(fromfd, from, tofd, to, flags);
-  RETURN_AGREED(int, "linkat", NULL, 0, real_linkat(fromfd, from, tofd, to, flags));
+  MOVES("linkat", fromfd, from, tofd, to, real_linkat(fromfd, from, tofd, to, flags));
 }
 
 /* A symbolic link's target is text: only where it is made matters. */

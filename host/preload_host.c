@@ -51,8 +51,7 @@ static __thread int inside; /* this thread is in the layer or in Tutti: pass thr
 pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Files the job opened for writing (absolute, normalized paths). */
-static char **written;
-static size_t nwritten, capwritten;
+static struct path_set written;
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
@@ -391,6 +390,17 @@ static bool opens_for_writing(int flags)
   return (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC));
 }
 
+bool fd_path(int fd, char *out, size_t cap)
+{
+  char link[64];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, out, cap - 1);
+  if (n <= 0)
+    return false;
+  out[n] = 0;
+  return true;
+}
+
 /* The absolute path, "." and ".." taken out (symbolic links are not followed). */
 bool absolute(int dirfd, const char *path, char *out, size_t cap)
 {
@@ -402,13 +412,8 @@ bool absolute(int dirfd, const char *path, char *out, size_t cap)
     if (dirfd == AT_FDCWD) {
       if (!getcwd(base, sizeof base))
         return false;
-    } else {
-      char link[64];
-      snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
-      ssize_t n = readlink(link, base, sizeof base - 1);
-      if (n <= 0)
-        return false;
-      base[n] = 0;
+    } else if (!fd_path(dirfd, base, sizeof base)) {
+      return false;
     }
     snprintf(joined, sizeof joined, "%s/%s", base, path);
   }
@@ -444,37 +449,47 @@ static bool special(const char *abs)
   return stat(abs, &st) == 0 && !S_ISREG(st.st_mode);
 }
 
-bool wrote_any(void)
-{
-  return __atomic_load_n(&nwritten, __ATOMIC_RELAXED) > 0;
-}
-
-bool was_written(const char *abs)
+bool path_set_has(struct path_set *set, const char *abs)
 {
   pthread_mutex_lock(&lock);
   bool found = false;
-  for (size_t i = 0; i < nwritten && !found; i++)
-    found = !strcmp(written[i], abs);
+  for (size_t i = 0; i < set->n && !found; i++)
+    found = !strcmp(set->paths[i], abs);
   pthread_mutex_unlock(&lock);
   return found;
 }
 
-void remember_written(const char *abs)
+void path_set_add(struct path_set *set, const char *abs)
 {
-  if (was_written(abs))
+  if (path_set_has(set, abs))
     return;
   pthread_mutex_lock(&lock);
-  if (nwritten == capwritten) {
-    size_t cap = capwritten ? capwritten * 2 : 16;
-    char **w = realloc(written, cap * sizeof *w);
+  if (set->n == set->cap) {
+    size_t cap = set->cap ? set->cap * 2 : 16;
+    char **w = realloc(set->paths, cap * sizeof *w);
     if (w) {
-      written = w;
-      capwritten = cap;
+      set->paths = w;
+      set->cap = cap;
     }
   }
-  if (nwritten < capwritten)
-    written[nwritten++] = strdup(abs);
+  if (set->n < set->cap)
+    set->paths[set->n++] = strdup(abs);
   pthread_mutex_unlock(&lock);
+}
+
+bool wrote_any(void)
+{
+  return __atomic_load_n(&written.n, __ATOMIC_RELAXED) > 0;
+}
+
+bool was_written(const char *abs)
+{
+  return path_set_has(&written, abs);
+}
+
+void remember_written(const char *abs)
+{
+  path_set_add(&written, abs);
 }
 
 /* A file or folder of the program moved from `from` to `to` (absolute paths): what the
@@ -483,9 +498,9 @@ void renamed_written(const char *from, const char *to)
 {
   size_t n = strlen(from);
   char moved[PATH_MAX];
-  for (size_t i = 0; i < nwritten; i++) {
+  for (size_t i = 0; i < written.n; i++) {
     pthread_mutex_lock(&lock);
-    const char *w = i < nwritten ? written[i] : NULL;
+    const char *w = i < written.n ? written.paths[i] : NULL;
     bool under = w && !strncmp(w, from, n) && (w[n] == 0 || w[n] == '/') &&
                  snprintf(moved, sizeof moved, "%s%s", to, w + n) < (int)sizeof moved;
     pthread_mutex_unlock(&lock);
@@ -550,7 +565,7 @@ static int private_copy(const char *bytes, uint64_t len, int flags)
 static bool agreed_open(int dirfd, const char *path, int flags, char *abs)
 {
   bool writes = opens_for_writing(flags);
-  return state == 1 && !inside && path && (writes || nwritten) &&
+  return state == 1 && !inside && path && (writes || written.n) &&
          !(flags & (O_DIRECTORY | O_PATH)) && absolute(dirfd, path, abs, PATH_MAX) &&
          (writes || was_written(abs)) && !special(abs) && active();
 }

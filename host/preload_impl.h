@@ -44,10 +44,20 @@ bool host_ordering(void);
 /* fn in that order (tt_turn_ordered). */
 int host_ordered(int (*fn)(void *arg, int rank0), void *arg);
 
+/* A set of absolute paths, guarded by `lock`. */
+struct path_set {
+  char **paths;
+  size_t n, cap;
+};
+bool path_set_has(struct path_set *set, const char *abs);
+void path_set_add(struct path_set *set, const char *abs);
+
 /* Files (host/preload_host.c): the absolute, normalized form of a path relative to dirfd
  * (AT_FDCWD: the working folder), and the files the job wrote (opened for writing, made,
  * renamed into place), whose bytes every rank reads from rank 0. */
 bool absolute(int dirfd, const char *path, char *out, size_t cap);
+/* The path a descriptor is open on (/proc/self/fd). */
+bool fd_path(int fd, char *out, size_t cap);
 bool was_written(const char *abs);
 bool wrote_any(void);
 void remember_written(const char *abs);
