@@ -9,8 +9,8 @@
  * `refuse read` (run with TUTTI_REFUSE=clEnqueueReadBuffer): reads from that device, which
  * reach every rank, end alike everywhere and leave the host memory as it was on every rank,
  * whole and in pieces (TUTTI_PIECE below the buffer's size), and the job goes on; with one
- * rank the call returns the error. One program run by tutti-run on every rank; rank 0 prints
- * TAP. */
+ * rank the call returns the error. `refuse rect` (TUTTI_REFUSE=clEnqueueReadBufferRect): the
+ * same for rectangle reads. One program run by tutti-run on every rank; rank 0 prints TAP. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <mpi.h>
@@ -133,9 +133,20 @@ static void untouched(const int *back)
   CHECK(same_everywhere((uint64_t)kept));
 }
 
-/* Reads refused on the last device (TUTTI_REFUSE=clEnqueueReadBuffer), issued behind a kernel
- * so that they are the backend's (a read of an idle queue is a copy of Tutti's). */
-static void refused_reads(cl_command_queue last, cl_kernel k, cl_mem x)
+/* A read of the whole buffer, as a rectangle (one row) or plainly. */
+static cl_int read_all(bool rect, cl_command_queue q, cl_mem x, cl_bool blocking, void *ptr,
+                       size_t len, cl_event *ev)
+{
+  size_t origin[3] = {0, 0, 0}, region[3] = {len, 1, 1};
+  return rect ? clEnqueueReadBufferRect(q, x, blocking, origin, origin, region, 0, 0, 0, 0, ptr,
+                                        0, NULL, ev)
+              : clEnqueueReadBuffer(q, x, blocking, 0, len, ptr, 0, NULL, ev);
+}
+
+/* Reads refused on the last device (TUTTI_REFUSE=clEnqueueReadBuffer, or
+ * clEnqueueReadBufferRect with `rect`), issued behind a kernel so that they are the
+ * backend's (a read of an idle queue is a copy of Tutti's). */
+static void refused_reads(cl_command_queue last, cl_kernel k, cl_mem x, bool rect)
 {
   static int back[N];
   size_t gws = N;
@@ -146,7 +157,7 @@ static void refused_reads(cl_command_queue last, cl_kernel k, cl_mem x)
     back[i] = -1;
   OK(clEnqueueNDRangeKernel(last, k, 1, NULL, &gws, NULL, 0, NULL, NULL));
   cl_event r = NULL;
-  cl_int err = clEnqueueReadBuffer(last, x, CL_FALSE, 0, sizeof back, back, 0, NULL, &r);
+  cl_int err = read_all(rect, last, x, CL_FALSE, back, sizeof back, &r);
   CHECK(same_everywhere((uint64_t)(int64_t)err));
   CHECK(err == (nranks == 1 ? CL_OUT_OF_RESOURCES : CL_SUCCESS));
   OK(clFinish(last));
@@ -161,7 +172,7 @@ static void refused_reads(cl_command_queue last, cl_kernel k, cl_mem x)
   untouched(back);
   tap(2, "the host memory stays as it was on every rank");
   OK(clEnqueueNDRangeKernel(last, k, 1, NULL, &gws, NULL, 0, NULL, NULL));
-  err = clEnqueueReadBuffer(last, x, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL);
+  err = read_all(rect, last, x, CL_TRUE, back, sizeof back, NULL);
   CHECK(err == (nranks == 1 ? CL_OUT_OF_RESOURCES : CL_SUCCESS));
   CHECK(same_everywhere((uint64_t)(int64_t)err));
   untouched(back);
@@ -174,7 +185,8 @@ int main(int argc, char **argv)
   int own_mpi = ranks_start(&argc, &argv, &rank, &nranks);
   if (own_mpi < 0)
     return 1;
-  bool reads = argc > 1 && !strcmp(argv[1], "read");
+  bool rect = argc > 1 && !strcmp(argv[1], "rect");
+  bool reads = rect || (argc > 1 && !strcmp(argv[1], "read"));
   if (rank == 0)
     printf("1..%d\n", reads ? 3 : 4);
   cl_platform_id platform;
@@ -202,7 +214,7 @@ int main(int argc, char **argv)
   OK(clFinish(last));
 
   if (reads)
-    refused_reads(last, k, x);
+    refused_reads(last, k, x, rect);
   else
     refused_launch(first, last, k, kept, x);
   clReleaseMemObject(x);

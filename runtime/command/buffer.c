@@ -253,8 +253,8 @@ cl_int tt_cmd_read_rect(cl_command_queue command_queue, cl_mem buffer, cl_bool b
   cl_int err = CL_SUCCESS;
   cl_mem nat = tt_cmd_native_whole(&c, buffer, &err);
   if (nat)
-    err = c.d->clEnqueueReadBufferRect(c.nq->native, nat, CL_FALSE, buffer_origin, host_origin, region, buffer_row_pitch,
-      buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, c.deps.n, tt_cmd_wait_list(&c), tt_cmd_want_event(&c, &ev, event, blocking_read));
+    err = TT_CMD_ISSUE(&c, &ev, c.d->clEnqueueReadBufferRect(c.nq->native, nat, CL_FALSE, buffer_origin, host_origin, region, buffer_row_pitch,
+      buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, c.deps.n, tt_cmd_wait_list(&c), tt_cmd_want_event(&c, &ev, event, blocking_read)));
   return tt_cmd_end(&c, err, ev, CL_COMMAND_READ_BUFFER_RECT, event, blocking_read);
 }
 
