@@ -38,7 +38,7 @@ cl_int CL_API_CALL tt_clWaitForEvents(cl_uint num_events, const cl_event *event_
       err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
     /* Queues are in order: the reads before the event are done too, bytes included. */
     if (event_list[i]->queue && tt_cluster_distributed())
-      tt_event_wait_spreads(event_list[i]->queue, event_list[i]->seq);
+      tt_event_wait_broadcasts(event_list[i]->queue, event_list[i]->seq);
   }
   if (held != stack)
     free(held);

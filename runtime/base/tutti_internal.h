@@ -177,7 +177,7 @@ struct _cl_command_queue {
   /* Jobs of several ranks, guarded by obj.lock (runtime/order/event.h): the events handed to the
    * program for this queue's commands since their last status batch, alike on every rank
    * (program order); and this rank's reads whose bytes are still on their way (its own). */
-  struct tt_events tracked, spreads;
+  struct tt_events tracked, broadcasts;
   /* Another rank's in-order queue: the user events its commands wait for, directly or
    * through earlier commands, that this rank's host had not set yet (tt_event_gate). */
   struct tt_events gates;
@@ -353,9 +353,9 @@ struct _cl_event {
   cl_event prof;           /* a managed event's native command on its owner: its status
                             * and profiling times (reads whose bytes go on to other ranks) */
   bool may_fail;           /* the command may end in an error through its wait list */
-  bool spread;             /* a read whose bytes go to every rank: complete here once they
+  bool broadcast;          /* a read whose bytes go to every rank: complete here once they
                             * are in this rank's host memory (and sent, on the owner) */
-  /* A spread read on a rank that receives its bytes: whether they are all here, and the
+  /* A broadcast read on a rank that receives its bytes: whether they are all here, and the
    * owner's final status when it came before them (guarded by obj.lock). The owner's word
    * alone never completes it: the program may free the memory the bytes arrive in once the
    * event says complete (tt_event_bytes_here). */

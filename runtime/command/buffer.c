@@ -28,7 +28,7 @@
  * lock is dropped. */
 static cl_bool native_blocking(const struct tt_cmd *c, cl_bool blocking)
 {
-  return blocking && !c->spread && c->deps.n == 0 ? CL_TRUE : CL_FALSE;
+  return blocking && !c->broadcast && c->deps.n == 0 ? CL_TRUE : CL_FALSE;
 }
 
 /* Whether actual command c may be done without a command of the backend as far as its queue
@@ -106,9 +106,9 @@ static bool read_from_host(struct tt_cmd *c, cl_mem m, size_t off, size_t size, 
                            bool blocking, cl_event *ev)
 {
   struct tt_place at;
-  bool large = size > TT_SPREAD_PIECE;
+  bool large = size > TT_BROADCAST_PIECE;
   if (!queue_through(c) ||
-      (large && (!c->spread || !blocking || tt_cmd_spread_chains(size) || tt_windowed(m->root))) ||
+      (large && (!c->broadcast || !blocking || tt_broadcast_chains(size) || tt_windowed(m->root))) ||
       tt_window_place(m, c->dom, off, size, &at) != CL_SUCCESS || !at.host ||
       deps_pending(c, NULL))
     return false;
@@ -145,7 +145,7 @@ cl_int tt_cmd_read(cl_command_queue command_queue, cl_mem buffer, cl_bool blocki
   struct tt_cmd c;
   /* Named after its entry point: messages, traces and TUTTI_REFUSE say it so. */
   tt_cmd_init_at(&c, command_queue, "tt_clEnqueueReadBuffer");
-  tt_cmd_spread(&c, ptr, size);
+  tt_cmd_broadcast(&c, ptr, size);
   TT_CMD_TRY(&c, tt_cmd_begin(&c, num_events_in_wait_list, event_wait_list));
   TT_CMD_TRY(&c, tt_cmd_use(&c, buffer, offset, size, true, false));
   cl_event ev = NULL;
@@ -156,7 +156,7 @@ cl_int tt_cmd_read(cl_command_queue command_queue, cl_mem buffer, cl_bool blocki
     ; /* done: the bytes were in host memory already */
   else if (!(nat = tt_cmd_native_at(&c, buffer, &at, size, &err)))
     ; /* virtual, or no window */
-  else if (c.spread && size > TT_SPREAD_PIECE)
+  else if (c.broadcast && size > TT_BROADCAST_PIECE)
     err = tt_cmd_read_in_pieces(&c, nat, at, size, ptr, &ev);
   else
     err = TT_CMD_ISSUE(&c, &ev, c.d->clEnqueueReadBuffer(c.nq->native, nat, native_blocking(&c, blocking_read), at, size, ptr,
@@ -245,7 +245,7 @@ cl_int tt_cmd_read_rect(cl_command_queue command_queue, cl_mem buffer, cl_bool b
   tt_cmd_init_at(&c, command_queue, "tt_clEnqueueReadBufferRect");
   /* The rectangle's span of host memory goes to the other ranks (its gaps hold the same
    * bytes everywhere: host memory is replicated). */
-  tt_cmd_spread(&c, (char *)ptr + host_span_off(host_origin, host_row_pitch, host_slice_pitch, region),
+  tt_cmd_broadcast(&c, (char *)ptr + host_span_off(host_origin, host_row_pitch, host_slice_pitch, region),
              host_span_len(region, host_row_pitch, host_slice_pitch));
   TT_CMD_TRY(&c, tt_cmd_begin(&c, num_events_in_wait_list, event_wait_list));
   TT_CMD_TRY(&c, tt_cmd_use(&c, buffer, off, len, true, false));
@@ -357,7 +357,7 @@ void *tt_cmd_map(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking
   /* A map shows the bytes on every rank: the owner maps, the others get a copy (the
    * buffer's own host memory when it has one) that the owner's bytes fill. */
   if (!invalidate)
-    tt_cmd_spread(&c, NULL, size);
+    tt_cmd_broadcast(&c, NULL, size);
   err = tt_cmd_begin(&c, num_events_in_wait_list, event_wait_list);
   if (err == CL_SUCCESS)
     err = tt_cmd_use(&c, buffer, offset, size, !invalidate, false);
@@ -387,12 +387,12 @@ void *tt_cmd_map(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking
   }
   /* Tutti's copy must outlive the bytes arriving into it: keep the map's event. */
   cl_event done = NULL;
-  if (rec && owned && c.spread && !event) {
+  if (rec && owned && c.broadcast && !event) {
     event = &done;
     c.own_event = true; /* only ranks that copy have it */
   }
   err = tt_cmd_end(&c, err, ev, CL_COMMAND_MAP_BUFFER, event, blocking_map);
-  if (rec && owned && c.spread && err == CL_SUCCESS) {
+  if (rec && owned && c.broadcast && err == CL_SUCCESS) {
     rec->done = *event;
     if (event != &done)
       TT_RETAIN(rec->done);

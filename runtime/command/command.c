@@ -15,6 +15,7 @@
 #include "runtime/job/trace.h"
 #include "runtime/job/transport.h"
 #include "runtime/order/event.h"
+#include "runtime/transfer/broadcast.h"
 
 static uint64_t cmd_seq;
 
@@ -41,7 +42,7 @@ void tt_cmd_init_at(struct tt_cmd *c, cl_command_queue q, const char *entry)
 /* Takes the plan lock and adds the user's wait list. */
 cl_int tt_cmd_begin(struct tt_cmd *c, cl_uint nwait, const cl_event *wait)
 {
-  if (c->spread)
+  if (c->broadcast)
     atomic_fetch_add_explicit(&tt_stats.host_reads, 1, memory_order_relaxed);
   else if (!c->actual)
     atomic_fetch_add_explicit(&tt_stats.virtual_kept, 1, memory_order_relaxed);
@@ -100,41 +101,17 @@ cl_mem tt_cmd_native_whole(struct tt_cmd *c, cl_mem m, cl_int *err)
   return tt_cmd_native_at(c, m, &off, m->size, err);
 }
 
-/* Reads reaching every rank travel in pieces: the owner sends a piece as soon as its part of
- * the read is done, and with three ranks or more a large read goes along a chain (owner,
- * then the next ranks in turn, each forwarding a piece as it arrives), so that the owner's
- * link carries the bytes once, as in a pipelined broadcast. Small reads go straight from the
- * owner to every rank (one hop). */
-#define SPREAD_CHAIN_FROM ((size_t)1 << 20)
-
-size_t tt_cmd_spread_pieces(size_t len)
-{
-  return len ? (len + TT_SPREAD_PIECE - 1) / TT_SPREAD_PIECE : 1;
-}
-
-/* Whether a spread of len bytes goes along a chain (else from the owner to every rank). */
-bool tt_cmd_spread_chains(size_t len)
-{
-  return tt_cluster_size() > 2 && len >= SPREAD_CHAIN_FROM;
-}
-
-/* Where piece i of a spread of len bytes lies. */
-static void piece_bounds(size_t len, size_t i, size_t *off, size_t *n)
-{
-  *off = i * TT_SPREAD_PIECE;
-  *n = len - *off < TT_SPREAD_PIECE ? len - *off : TT_SPREAD_PIECE;
-}
-
 /* The command leaves [ptr, ptr+len) of host memory filled on its owner: every rank must end
- * with those bytes. Call before tt_cmd_begin; every rank draws the transfer's ids. */
-void tt_cmd_spread(struct tt_cmd *c, void *ptr, size_t len)
+ * with those bytes (runtime/transfer/broadcast.h). Call before tt_cmd_begin; every rank draws
+ * the broadcast's ids. */
+void tt_cmd_broadcast(struct tt_cmd *c, void *ptr, size_t len)
 {
   if (!tt_cluster_distributed())
     return;
-  c->spread = true;
+  c->broadcast = true;
   c->host_ptr = ptr;
   c->host_len = len;
-  c->spread_id = tt_cluster_next_ids(tt_cmd_spread_pieces(len));
+  c->broadcast_id = tt_broadcast_ids(len);
 }
 
 /* Whether c uses a buffer in host memory of Tutti's in a job of several ranks
@@ -158,7 +135,7 @@ bool tt_cmd_uses_direct(const struct tt_cmd *c)
 cl_event *tt_cmd_want_event(const struct tt_cmd *c, cl_event *slot, cl_event *user, bool blocking)
 {
   /* A gated command's event is held by its gate (runtime/order/order.h). */
-  return user || blocking || c->spread || tt_trace_on || c->deps.gate || c->windowed || c->part ||
+  return user || blocking || c->broadcast || tt_trace_on || c->deps.gate || c->windowed || c->part ||
                  tt_cmd_uses_direct(c)
              ? slot
              : NULL;
@@ -180,7 +157,7 @@ cl_int tt_cmd_issued(struct tt_cmd *c, cl_int err, cl_event *ev)
     return err;
   TT_WARN("%s refused command #%llu (%s) on device %u: %s; %s", c->q->device->backend,
           (unsigned long long)c->seq, c->label, c->q->device->index, tt_error_name(err),
-          c->spread ? "every rank receives this rank's host memory as it was"
+          c->broadcast ? "every rank receives this rank's host memory as it was"
                     : "it fails through its event on every rank");
   c->d->clSetUserEventStatus(failed, err < 0 ? err : CL_OUT_OF_RESOURCES);
   *ev = failed;
@@ -220,99 +197,10 @@ static void note_cmd(const struct tt_cmd *c, cl_event native, cl_command_type ty
                      native, c->d);
 }
 
-struct spread;
-struct spread_piece {
-  struct spread *s;
-  size_t index;
-};
-
-struct spread {
-  cl_event done; /* managed: complete when this rank is through with every piece */
-  cl_event sent; /* native, or NULL: set then too (struct tt_cmd, send_from) */
-  char *ptr;
-  size_t len;
-  uint64_t id;         /* of piece 0; piece i has id + i */
-  int next;            /* the rank this one forwards to along the chain, or -1 */
-  bool chain;
-  atomic_int pending;  /* sends and receives of this rank still under way */
-  cl_int status;
-  struct spread_piece *pieces;
-};
-
-static void spread_op_done(struct spread *s, int ok)
-{
-  if (!ok)
-    s->status = CL_OUT_OF_RESOURCES;
-  if (atomic_fetch_sub(&s->pending, 1) == 1) {
-    if (s->sent)
-      tt_user_event_end(s->sent, true); /* ordering only: later commands may touch the bytes */
-    if (s->done->owner == tt_cluster_rank())
-      tt_event_complete(s->done, s->status);
-    else
-      tt_event_bytes_here(s->done, s->status);
-    TT_RELEASE(s->done);
-    free(s->pieces);
-    free(s);
-  }
-}
-
-static void spread_sent(void *arg, int ok)
-{
-  spread_op_done(((struct spread_piece *)arg)->s, ok);
-}
-
-/* Sends piece i on from this rank: to the next rank of the chain, or from the owner of a
- * direct spread to every other rank. */
-static void spread_send_piece(struct spread *s, size_t i)
-{
-  struct spread_piece *p = &s->pieces[i];
-  size_t off, len;
-  piece_bounds(s->len, i, &off, &len);
-  int me = tt_cluster_rank(), n = tt_cluster_size();
-  /* s may be gone once the last send is done. */
-  bool chain = s->chain;
-  int next = s->next;
-  char *from = s->ptr + off;
-  uint64_t id = s->id + i;
-  for (int r = 0; r < n; r++) {
-    bool to = chain ? r == next : r != me;
-    if (to && tt_transport_isend(TT_CH_HOST, from, len, r, id, spread_sent, p) != 0) {
-      TT_WARN("sending %zu bytes of host memory to rank %d failed", len, r);
-      spread_op_done(s, 0);
-    }
-  }
-}
-
-/* Owner: the native read that fills piece i is done. */
-static void CL_CALLBACK spread_piece_ready(cl_event native, cl_int status, void *arg)
-{
-  struct spread_piece *p = arg;
-  struct spread *s = p->s;
-  if (status < 0)
-    s->status = status;
-  spread_send_piece(s, p->index);
-  tt_transport_promise(-1);
-}
-
-/* Elsewhere: piece i arrived; along a chain it goes on to the next rank. */
-static void spread_piece_received(void *arg, int ok)
-{
-  struct spread_piece *p = arg;
-  struct spread *s = p->s;
-  if (ok && s->next >= 0) {
-    spread_send_piece(s, p->index);
-    tt_transport_promise(-1);
-  } else if (s->next >= 0) {
-    spread_op_done(s, 0); /* the forward that will not happen */
-    tt_transport_promise(-1);
-  }
-  spread_op_done(s, ok);
-}
-
-/* The event of a command whose bytes spread over the ranks: the owner sends them once its
- * native command (or each piece's read) is done, the others receive them. Takes over
- * `native`; the piece events of c stay the caller's. */
-static cl_event spread_event(struct tt_cmd *c, cl_event native, cl_command_type type)
+/* The event of a command whose bytes are broadcast to every rank: the owner sends them once
+ * its native command (or each piece's read) is done, the others receive them. Takes over
+ * `native` and c->sent; the piece events of c stay the caller's. */
+static cl_event broadcast_event(struct tt_cmd *c, cl_event native, cl_command_type type)
 {
   cl_event e = tt_event_new_managed(c->ctx, c->q, type, c->rank);
   if (!e) {
@@ -320,70 +208,19 @@ static cl_event spread_event(struct tt_cmd *c, cl_event native, cl_command_type 
       c->d->clReleaseEvent(native);
     return NULL;
   }
-  e->spread = true;
+  e->broadcast = true;
   e->seq = c->seq;
   /* Every later host wait on the queue waits for these bytes too (runtime/order/event.h). */
-  tt_event_spread_pending(e);
-  struct spread *s = calloc(1, sizeof *s);
-  size_t npieces = tt_cmd_spread_pieces(c->host_len);
-  struct spread_piece *pieces = s ? calloc(npieces, sizeof *pieces) : NULL;
-  if (!pieces) {
-    free(s);
-    TT_WARN("out of memory spreading %zu bytes of a read", c->host_len);
-    tt_event_complete(e, CL_OUT_OF_HOST_MEMORY);
-    if (native)
-      e->prof = native;
-    return e;
-  }
-  int me = tt_cluster_rank(), n = tt_cluster_size();
-  TT_RETAIN(e);
-  *s = (struct spread){.done = e, .ptr = c->host_ptr, .len = c->host_len, .id = c->spread_id,
-                       .next = -1, .status = CL_COMPLETE, .pieces = pieces};
-  for (size_t i = 0; i < npieces; i++)
-    pieces[i] = (struct spread_piece){s, i};
-  /* The chain runs owner, owner + 1, ... (mod n); its last rank forwards nothing. */
-  s->chain = tt_cmd_spread_chains(c->host_len);
-  int pos = (me - c->rank + n) % n;
-  if (s->chain && pos < n - 1)
-    s->next = (me + 1) % n;
-  int prev = (me - 1 + n) % n;
-  if (c->actual) {
-    int sends = s->chain ? 1 : n - 1;
-    atomic_init(&s->pending, (int)npieces * sends);
-    if (c->send_from) {
-      /* The bytes are at hand: every piece leaves now (tt_cmd_end copies them beside). */
-      s->ptr = (char *)c->send_from;
-      s->sent = c->sent;
-      c->sent = NULL;
-      for (size_t i = 0; i < npieces; i++)
-        spread_send_piece(s, i);
-      e->prof = native;
-      return e;
-    }
-    for (size_t i = 0; i < npieces; i++) {
-      cl_event ready = c->npiece_ev ? c->piece_ev[i < c->npiece_ev ? i : c->npiece_ev - 1] : native;
-      tt_transport_promise(1);
-      if (tt_native_callback(ready, CL_COMPLETE, spread_piece_ready, &pieces[i]) != CL_SUCCESS) {
-        c->d->clWaitForEvents(1, &ready);
-        spread_piece_ready(ready, CL_COMPLETE, &pieces[i]);
-      }
-    }
+  tt_event_broadcast_pending(e);
+  if (c->actual)
     e->prof = native; /* its status and profiling times answer for every rank */
-  } else {
-    int from = s->chain ? prev : c->rank;
-    atomic_init(&s->pending, (int)npieces * (s->next >= 0 ? 2 : 1));
-    for (size_t i = 0; i < npieces; i++) {
-      size_t off, len;
-      piece_bounds(s->len, i, &off, &len);
-      if (s->next >= 0)
-        tt_transport_promise(1);
-      if (tt_transport_irecv(TT_CH_HOST, s->ptr + off, len, from, s->id + i,
-                             spread_piece_received, &pieces[i]) != 0) {
-        TT_WARN("receiving %zu bytes of host memory from rank %d failed", len, from);
-        spread_piece_received(&pieces[i], 0);
-      }
-    }
-  }
+  cl_event ready = native;
+  struct tt_broadcast b = {.done = e, .ptr = c->host_ptr, .len = c->host_len,
+                           .id = c->broadcast_id, .owner = c->rank, .from = c->send_from,
+                           .sent = c->sent, .ready = c->npiece_ev ? c->piece_ev : &ready,
+                           .nready = c->npiece_ev ? c->npiece_ev : 1};
+  c->sent = NULL;
+  tt_broadcast_start(&b);
   return e;
 }
 
@@ -415,7 +252,7 @@ static cl_int blocking_done(const struct tt_cmd *c, cl_int err)
     return err;
   for (cl_uint i = 0; i < c->nwait; i++)
     tt_event_share_with_all(c->wait[i]);
-  tt_event_wait_spreads(c->q, c->seq);
+  tt_event_wait_broadcasts(c->q, c->seq);
   for (cl_uint i = 0; i < c->nwait; i++)
     /* CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if the operation is blocking and the
      * execution status of any of the events in event_wait_list is a negative integer. */
@@ -460,15 +297,15 @@ cl_int tt_cmd_end(struct tt_cmd *c, cl_int err, cl_event native, cl_command_type
       c->d->clReleaseEvent(native);
     return err;
   }
-  if (!native || !c->actual || c->spread) {
+  if (!native || !c->actual || c->broadcast) {
     tt_fail_put(fail);
     fail = NULL;
   }
   if (c->actual && !c->on_host)
     atomic_fetch_add_explicit(&c->nq->issued, 1, memory_order_release);
   note_cmd(c, native, type, false);
-  if (c->spread) {
-    cl_event e = spread_event(c, native, type);
+  if (c->broadcast) {
+    cl_event e = broadcast_event(c, native, type);
     if (c->sent)
       tt_user_event_end(c->sent, true); /* not taken (out of memory): the queue goes on */
     if (!e)
@@ -540,7 +377,7 @@ bool tt_cmd_discard(struct tt_cmd *c, cl_uint nwait, const cl_event *wait, const
                         cl_uint n, cl_command_type type, cl_event *event, cl_int *err)
 {
   /* A wait list, even a malformed one, is the plan's to check: every rank answers alike. */
-  if (c->actual || nwait || wait || c->spread)
+  if (c->actual || nwait || wait || c->broadcast)
     return false;
   for (cl_uint i = 0; i < n; i++) {
     cl_mem r = mems[i] ? mems[i]->root : NULL;
@@ -560,14 +397,14 @@ bool tt_cmd_discard(struct tt_cmd *c, cl_uint nwait, const cl_event *wait, const
 cl_int tt_cmd_read_in_pieces(struct tt_cmd *c, cl_mem native, size_t offset, size_t size, void *ptr,
                              cl_event *ev)
 {
-  size_t n = tt_cmd_spread_pieces(size);
+  size_t n = tt_broadcast_pieces(size);
   c->piece_ev = calloc(n, sizeof *c->piece_ev);
   if (!c->piece_ev)
     return CL_OUT_OF_HOST_MEMORY;
   cl_int err = CL_SUCCESS;
   for (size_t i = 0; i < n && err == CL_SUCCESS; i++) {
     size_t at, len;
-    piece_bounds(size, i, &at, &len);
+    tt_broadcast_piece(size, i, &at, &len);
     /* The first read waits for the command's dependencies; the queue orders the rest. */
     err = TT_CMD_ISSUE(c, &c->piece_ev[i],
                 c->d->clEnqueueReadBuffer(c->nq->native, native, CL_FALSE, offset + at, len,

@@ -12,6 +12,7 @@
 #include "runtime/base/tutti_internal.h"
 #include "runtime/memory/window.h"
 #include "runtime/order/order.h"
+#include "runtime/transfer/broadcast.h"
 
 struct tt_cmd_use {
   cl_mem mem;
@@ -36,8 +37,8 @@ struct tt_cmd {
    * owner sends them to every other rank (SnuCL-D 3.1). */
   void *host_ptr;
   size_t host_len;
-  bool spread;
-  uint64_t spread_id; /* the first of one id per piece (spread_pieces) */
+  bool broadcast;        /* runtime/transfer/broadcast.h */
+  uint64_t broadcast_id; /* the first of one id per piece (tt_broadcast_pieces) */
   /* Owner of a blocking read of bytes in Tutti's memory (read_from_host): the sends leave
    * from there at once, the copy into host_ptr runs beside them, and `sent` (a native user
    * event, which a marker on the queue waits for) is set once they are done. */
@@ -92,14 +93,14 @@ cl_mem tt_cmd_native_at(struct tt_cmd *c, cl_mem m, size_t *off, size_t len, cl_
 cl_mem tt_cmd_native_whole(struct tt_cmd *c, cl_mem m, cl_int *err);
 
 /* A command that leaves ptr's len bytes in host memory on every rank (reads, maps). */
-void tt_cmd_spread(struct tt_cmd *c, void *ptr, size_t len);
+void tt_cmd_broadcast(struct tt_cmd *c, void *ptr, size_t len);
 
 /* Whether c uses a buffer in Tutti's own host memory in a job of several ranks (its bytes
  * leave or arrive once the commands they follow are complete, told by their own events). */
 bool tt_cmd_uses_direct(const struct tt_cmd *c);
 
 /* Where the native command puts its event: slot when something needs it (the program's
- * event, a blocking call, a spread, a gate, windows, a split launch's part, Tutti's host
+ * event, a blocking call, a broadcast, a gate, windows, a split launch's part, Tutti's host
  * memory, traces), else NULL. */
 cl_event *tt_cmd_want_event(const struct tt_cmd *c, cl_event *slot, cl_event *user,
                             bool blocking);
@@ -121,11 +122,6 @@ cl_event tt_cmd_handed(const struct tt_cmd *c, cl_event e);
 /* The owner's native reads of a large read reaching every rank, a piece each. */
 cl_int tt_cmd_read_in_pieces(struct tt_cmd *c, cl_mem native, size_t offset, size_t size,
                              void *ptr, cl_event *ev);
-
-/* Pieces of reads reaching every rank: bytes each, how many, whether along a chain. */
-#define TT_SPREAD_PIECE (tt_env()->piece)
-size_t tt_cmd_spread_pieces(size_t len);
-bool tt_cmd_spread_chains(size_t len);
 
 /* Ends the command: records its accesses, drops the plan lock, makes the program's event
  * and waits for a blocking command. */

@@ -157,7 +157,7 @@ static cl_int finish(cl_command_queue command_queue)
     tt_event_batch_waited(b, m, status);
     if (command_queue->device->actual && status == CL_COMPLETE)
       drained_to(command_queue->nq, issued);
-    tt_event_wait_spreads(command_queue, UINT64_MAX);
+    tt_event_wait_broadcasts(command_queue, UINT64_MAX);
     tt_turn_resume(); /* every rank: balancing decides */
     if (status == CL_COMPLETE)
       tt_balance_finished(command_queue, m->seq);

@@ -364,7 +364,7 @@ static void note_arrived(void *arg, int ok)
             (unsigned long long)e->gid, e->owner);
     n->status = CL_OUT_OF_RESOURCES;
   }
-  if (e->spread) {
+  if (e->broadcast) {
     /* The owner's status may come before the bytes it sent (another channel, or along a
      * chain through other ranks): it waits for them (tt_event_bytes_here). */
     pthread_mutex_lock(&e->obj.lock);
@@ -593,7 +593,7 @@ static void batch_arrived(void *arg, int ok)
   struct batch *b = arg;
   for (size_t i = 0; i < b->n; i++) {
     b->ev[i]->ns = ok ? b->msg[i] : 0;
-    if (!b->ev[i]->spread)
+    if (!b->ev[i]->broadcast)
       tt_event_complete(b->ev[i], ok ? b->status[i] : CL_OUT_OF_RESOURCES);
   }
   batch_free(b);
@@ -701,35 +701,35 @@ void tt_event_batch_waited(struct tt_batch *handle, cl_event waited, cl_int stat
     batch_sent(b, 1);
 }
 
-void tt_event_spread_pending(cl_event e)
+void tt_event_broadcast_pending(cl_event e)
 {
   cl_command_queue q = e->queue;
   pthread_mutex_lock(&q->obj.lock);
   /* Reads already done leave the list (this rank's own decision: no other rank counts it). */
   size_t keep = 0;
-  for (size_t i = 0; i < q->spreads.n; i++) {
-    cl_event s = q->spreads.ev[i];
+  for (size_t i = 0; i < q->broadcasts.n; i++) {
+    cl_event s = q->broadcasts.ev[i];
     if (tt_event_status(s) > CL_COMPLETE)
-      q->spreads.ev[keep++] = s;
+      q->broadcasts.ev[keep++] = s;
     else
       TT_RELEASE(s);
   }
-  q->spreads.n = keep;
-  if (events_push(&q->spreads, e) != 0)
+  q->broadcasts.n = keep;
+  if (events_push(&q->broadcasts, e) != 0)
     TT_WARN("out of memory: clFinish may not wait for the bytes of read #%llu",
             (unsigned long long)e->seq);
   pthread_mutex_unlock(&q->obj.lock);
 }
 
-void tt_event_wait_spreads(cl_command_queue q, uint64_t seq)
+void tt_event_wait_broadcasts(cl_command_queue q, uint64_t seq)
 {
   for (;;) {
     cl_event e = NULL;
     pthread_mutex_lock(&q->obj.lock);
-    for (size_t i = 0; i < q->spreads.n && !e; i++)
-      if (q->spreads.ev[i]->seq <= seq) {
-        e = q->spreads.ev[i];
-        q->spreads.ev[i] = q->spreads.ev[--q->spreads.n];
+    for (size_t i = 0; i < q->broadcasts.n && !e; i++)
+      if (q->broadcasts.ev[i]->seq <= seq) {
+        e = q->broadcasts.ev[i];
+        q->broadcasts.ev[i] = q->broadcasts.ev[--q->broadcasts.n];
       }
     pthread_mutex_unlock(&q->obj.lock);
     if (!e)
@@ -747,8 +747,8 @@ void tt_event_release_queue(cl_command_queue q)
 {
   tt_event_batch_waited(tt_event_batch(q), NULL, CL_COMPLETE);
   pthread_mutex_lock(&q->obj.lock);
-  struct tt_events l = q->spreads;
-  q->spreads = (struct tt_events){NULL, 0, 0};
+  struct tt_events l = q->broadcasts;
+  q->broadcasts = (struct tt_events){NULL, 0, 0};
   pthread_mutex_unlock(&q->obj.lock);
   /* A callback holds each read until it is done, then lets it (and its queue) go. */
   for (size_t i = 0; i < l.n; i++) {
@@ -763,11 +763,11 @@ void tt_event_forget_queue(cl_command_queue q)
   for (size_t i = 0; i < q->gates.n; i++)
     TT_RELEASE(q->gates.ev[i]);
   free(q->gates.ev);
-  for (size_t i = 0; i < q->spreads.n; i++)
-    TT_RELEASE(q->spreads.ev[i]);
+  for (size_t i = 0; i < q->broadcasts.n; i++)
+    TT_RELEASE(q->broadcasts.ev[i]);
   for (size_t i = 0; i < q->tracked.n; i++)
     TT_RELEASE(q->tracked.ev[i]);
-  free(q->spreads.ev);
+  free(q->broadcasts.ev);
   free(q->tracked.ev);
 }
 

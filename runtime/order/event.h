@@ -20,7 +20,7 @@ cl_event tt_event_new_managed(cl_context ctx, cl_command_queue q, cl_command_typ
 /* Sets a managed event's final status (once), its mirrors, waiters and callbacks. */
 void tt_event_complete(cl_event e, cl_int status);
 
-/* A spread read's bytes are all in this rank's host memory and, along a chain, sent on:
+/* A broadcast read's bytes are all in this rank's host memory and, along a chain, sent on:
  * its event completes now, with the owner's error if the owner's word came first and said
  * one. Until then the owner's word does not complete it. */
 void tt_event_bytes_here(cl_event e, cl_int status);
@@ -66,8 +66,8 @@ uint64_t tt_event_native_ns(cl_event e);
  *   once the last event of the list completed (its queue is in order, so all of them had),
  *   the final status of each to every other rank in one message; they set their events
  *   from it. Nothing is waited for here.
- * - tt_event_spread_pending(e): a read whose bytes are still on their way (this rank's).
- * - tt_event_wait_spreads(q, seq): waits until the reads of q up to command seq are done
+ * - tt_event_broadcast_pending(e): a read whose bytes are still on their way (this rank's).
+ * - tt_event_wait_broadcasts(q, seq): waits until the reads of q up to command seq are done
  *   here (bytes arrived; on the owner, sent). */
 void tt_event_track(cl_event e);
 /* On the owner it returns the batch, held for the caller, who must hand it to
@@ -84,8 +84,8 @@ struct tt_batch *tt_event_share_in_order(cl_event e);
 /* Drops the caller's hold; when the caller's own wait on the batch's last event ended
  * (waited, with its status), the statuses go out now rather than at the backend's callback. */
 void tt_event_batch_waited(struct tt_batch *b, cl_event waited, cl_int status);
-void tt_event_spread_pending(cl_event e);
-void tt_event_wait_spreads(cl_command_queue q, uint64_t seq);
+void tt_event_broadcast_pending(cl_event e);
+void tt_event_wait_broadcasts(cl_command_queue q, uint64_t seq);
 /* At the program's clReleaseCommandQueue (every rank alike): the tracked events go out as
  * a batch and reads under way stop holding the queue, so that nothing keeps it alive. */
 void tt_event_release_queue(cl_command_queue q);
