@@ -453,12 +453,12 @@ static void CL_CALLBACK list_done(cl_event ev, cl_int status, void *list)
 /* NVIDIA reads the list of buffers of clEnqueueMigrateMemObjects on a thread of its own after
  * the call returned, and treats what it finds there as buffers: with the list on Tutti's stack
  * it decremented a 32-bit value in whatever that memory then held (a program's variable, a
- * canary: "stack smashing detected"), and crashed inside libnvidia-opencl.so.1 (+0x17b828).
+ * canary: "stack smashing detected"), and crashed inside libnvidia-opencl.so.1.
  * So the list lives on the heap until the backend itself calls back for the command
  * (tt_native_free_after): the poller (TUTTI_EVENT_POLL) sees the command complete before
- * NVIDIA's thread is done with the list, and freed then, NVIDIA's thread crashed beside
- * +0x17b828 in about one run of bench/transfer --peer in five (testing.md). Returns what the caller still frees (NULL:
- * the callback frees it). */
+ * NVIDIA's thread is done with the list, and freed then, NVIDIA's thread crashed there now
+ * and then (bench/transfer --peer). Returns what the caller still frees (NULL: the callback
+ * frees it). */
 static cl_mem *list_kept(cl_mem *list, cl_event command)
 {
   if (tt_native_free_after(command, list_done, list) == CL_SUCCESS)

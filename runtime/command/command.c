@@ -117,9 +117,10 @@ void tt_cmd_broadcast(struct tt_cmd *c, void *ptr, size_t len)
 /* Whether c uses a buffer in host memory of Tutti's in a job of several ranks
  * (tt_domain_direct_memory): bytes leave from that memory, or arrive there, once the commands
  * they must follow are complete, which their own events tell at once. A marker enqueued
- * behind such a command only when a transfer needs it is reached 36-44 us later on a 16-core
- * host, even after the program's clFinish covered the command (PoCL: the marker waits for a
- * worker thread), and the send or the receive waits for it. */
+ * behind such a command only when a transfer needs it is reached tens of microseconds later,
+ * even after the program's clFinish covered the command (PoCL: the marker waits for a worker
+ * thread), and the send or the receive waits for it (doc/testing.md, "Figures behind the
+ * code"). */
 bool tt_cmd_uses_direct(const struct tt_cmd *c)
 {
   return c->actual && c->nuses && tt_cluster_distributed() &&

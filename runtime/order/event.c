@@ -223,8 +223,8 @@ cl_int tt_event_wait(cl_event e)
       tt_transport_host_waits(1);
     if (messages && tt_transport_cores_to_spare()) {
       /* The message mostly comes within tens of microseconds: polling for it spares the
-       * wake-up of a sleeping thread (a 64-byte read reaching 4 ranks of a 16-core host,
-       * whose cores are virtual: 23-25 us sleeping, 16-18 us polling). */
+       * wake-up of a sleeping thread, a good part of a small read reaching every rank
+       * (doc/testing.md, "Figures behind the code"). */
       uint64_t until = t0 + TT_HOST_SPIN_NS;
       while (__atomic_load_n(&e->user_status, __ATOMIC_ACQUIRE) > 0 && tt_stats_now_ns() < until)
         sched_yield();

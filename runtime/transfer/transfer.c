@@ -462,9 +462,8 @@ static cl_int slot_gate_new(cl_context ctx, cl_uint dom, struct tt_nqueue *q, cl
  * holder's first; the holder's too where both keep them in host memory, unless
  * TUTTI_STAGING=off), taking turns in its free slots (a piece's read waits for the write of
  * the piece before it in its slot); where none is free, through host memory of the copy's
- * own, fresh for each copy and much slower (256 MiB between two H200s: 1 GB/s, against 48
- * GB/s through the slots: doc/testing.md). The last read and the last write stand for all
- * of them in the access records. */
+ * own, fresh for each copy and far slower, since it is not pinned (doc/testing.md). The last
+ * read and the last write stand for all of them in the access records. */
 static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
 {
   struct tt_domain *sd = &f->ctx->domains[src];
