@@ -84,6 +84,7 @@ static int fetch_run(void *arg, size_t off, size_t len, tt_holders holders)
 cl_int tt_plan_use(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
                    cl_mem m, size_t off, size_t len, bool reads, bool writes)
 {
+  TT_ASSERT_PLAN_HELD();
   cl_mem root = m->root;
   if (len == 0)
     return CL_SUCCESS;
@@ -137,6 +138,7 @@ static int note_run(void *arg, size_t off, size_t len, tt_holders holders)
 cl_int tt_plan_copy_into(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
                          cl_mem src, size_t so, cl_mem dst, size_t dof, size_t len, bool *taken)
 {
+  TT_ASSERT_PLAN_HELD();
   *taken = false;
   cl_mem sr = src->root, dr = dst->root;
   if (len == 0 || ctx->ndomains < 2 || sr == dr || tt_windowed(sr) || tt_windowed(dr) ||
@@ -192,6 +194,7 @@ static cl_int bring(cl_mem root, size_t off, size_t len, cl_uint dom, int from)
 
 cl_int tt_plan_attach(cl_mem root, cl_uint dom)
 {
+  TT_ASSERT_PLAN_HELD();
   if (root->attached == dom)
     return CL_SUCCESS;
   cl_context ctx = root->context;
@@ -236,6 +239,7 @@ cl_int tt_plan_attach(cl_mem root, cl_uint dom)
 
 cl_int tt_plan_write_back(cl_mem m, size_t off, size_t len, cl_uint dom)
 {
+  TT_ASSERT_PLAN_HELD();
   cl_mem root = m->root;
   if (root->attached == TT_NOT_ATTACHED || root->attached == dom || len == 0)
     return CL_SUCCESS;

@@ -5,6 +5,7 @@
 
 #include "runtime/base/env.h"
 #include "runtime/base/log.h"
+#include "runtime/order/order.h"
 #include "runtime/job/check.h"
 
 /* Brings back the evicted ones of want[0 .. n), pinned with the command's own windows
@@ -89,6 +90,7 @@ static size_t prefetch_chain(cl_context ctx, cl_uint dom, size_t ahead)
 void tt_window_prefetch(cl_context ctx, cl_uint dom, const struct tt_window_range *next,
                         size_t nnext)
 {
+  TT_ASSERT_PLAN_HELD();
   struct tt_domain *dm = &ctx->domains[dom];
   size_t ahead = tt_env()->lookahead;
   if (!dm->last_root || !ahead || !dm->evicted)

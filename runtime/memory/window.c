@@ -21,6 +21,7 @@
 #include "runtime/base/env.h"
 #include "runtime/order/event.h"
 #include "runtime/base/log.h"
+#include "runtime/order/order.h"
 #include "runtime/memory/domain.h"
 #include "runtime/base/rangemap.h"
 #include "runtime/job/stats.h"
@@ -279,6 +280,7 @@ struct tt_window *tt_win_holding(cl_mem root, cl_uint dom, size_t at)
 
 size_t tt_window_size_at(cl_mem root, cl_uint dom, size_t at)
 {
+  TT_ASSERT_PLAN_HELD();
   const struct tt_window *w = tt_win_holding(root, dom, at);
   return w ? w->hi - w->lo : 0;
 }
@@ -792,6 +794,7 @@ void tt_win_span(cl_mem root, size_t off, size_t len, size_t *lo, size_t *hi)
 
 cl_int tt_window_place(cl_mem m, cl_uint dom, size_t off, size_t len, struct tt_place *out)
 {
+  TT_ASSERT_PLAN_HELD();
   cl_mem root = m->root;
   /* A sub-buffer has a native buffer of its own (a windowed root's is cut from a window over
    * the whole buffer, which stays). */
@@ -822,6 +825,7 @@ cl_int tt_window_place(cl_mem m, cl_uint dom, size_t off, size_t len, struct tt_
 void tt_window_record(cl_mem m, size_t off, size_t len, bool writes, cl_uint dom,
                     struct tt_nqueue *nq, cl_event ev, bool may_fail)
 {
+  TT_ASSERT_PLAN_HELD();
   cl_mem root = m->root;
   off += m->origin;
   if (len == 0)

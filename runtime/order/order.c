@@ -28,14 +28,24 @@ void tt_order_command(uint64_t seq, const char *name, cl_device_id device, bool 
   tt_plan_cur = (struct tt_plan_current){seq, name, device, part};
 }
 
+/* Whether this thread holds the plan lock (tt_plan_held). */
+static __thread bool plan_held;
+
 void tt_plan_lock(void)
 {
   pthread_mutex_lock(&plan_mutex);
+  plan_held = true;
 }
 
 void tt_plan_unlock(void)
 {
+  plan_held = false;
   pthread_mutex_unlock(&plan_mutex);
+}
+
+bool tt_plan_held(void)
+{
+  return plan_held;
 }
 
 

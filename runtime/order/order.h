@@ -7,6 +7,8 @@
 #ifndef TUTTI_ORDER_H
 #define TUTTI_ORDER_H
 
+#include <assert.h>
+
 #include "runtime/base/tutti_internal.h"
 
 /* Native events a command waits for; each one is owned (retained) by the list.
@@ -64,6 +66,10 @@ void tt_plan_lock(void);
  * it is a part of a split launch (the bytes it fetches count as halo bytes). */
 void tt_order_command(uint64_t seq, const char *name, cl_device_id device, bool part);
 void tt_plan_unlock(void);
+/* Whether the calling thread holds the plan lock: what needs it asserts it
+ * (TT_ASSERT_PLAN_HELD). */
+bool tt_plan_held(void);
+#define TT_ASSERT_PLAN_HELD() assert(tt_plan_held())
 /* Counts tt_order_command calls: what was used since the last one belongs to the command
  * being planned (its windows stay on the device until it is issued). Plan lock. */
 extern uint64_t tt_plan_epoch;
