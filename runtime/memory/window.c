@@ -771,6 +771,7 @@ cl_int tt_win_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool ahead,
 
 void tt_window_written(cl_mem root, cl_uint dom, size_t off, size_t len)
 {
+  TT_ASSERT_PLAN_HELD();
   if (!tt_windowed(root) || !len)
     return;
   struct tt_window_set *s = &root->windows[dom];
