@@ -224,8 +224,6 @@ void tt_check_call(const char *name, uint64_t name_hash, const uint64_t *v, size
     memcpy(said[k % SAID].text, said_text, sizeof said_text);
     said_key = 0;
     said_text[0] = 0;
-  } else if (said[k % SAID].call) {
-    said[k % SAID].call = 0;
   }
   atomic_store_explicit(&ncalls, k, memory_order_release);
 }
