@@ -158,6 +158,25 @@ static struct expr *node(struct parser *p, enum expr_kind kind, int column)
 
 static struct expr *parse_expr(struct parser *p);
 
+/* get_global_size(D) and its kin: a value of the launch, D an integer literal 0..2. */
+static struct expr *parse_launch_value(struct parser *p, unsigned what, int col)
+{
+  next(p);
+  expect(p, '(');
+  if (p->failed)
+    return NULL;
+  if (p->kind != T_NUM || p->num > 2) {
+    fail(p, p->column, "expected a dimension 0, 1 or 2");
+    return NULL;
+  }
+  struct expr *e = node(p, E_LAUNCH, col);
+  if (e)
+    e->index = what * 3 + (unsigned)p->num;
+  next(p);
+  expect(p, ')');
+  return e;
+}
+
 static struct expr *parse_primary(struct parser *p)
 {
   int col = p->column;
@@ -175,6 +194,11 @@ static struct expr *parse_primary(struct parser *p)
     return e;
   }
   if (p->kind == T_IDENT) {
+    static const char *const launch_names[L_COUNT] = {"get_global_size", "get_local_size",
+                                                      "get_num_groups", "get_global_offset"};
+    for (unsigned w = 0; w < L_COUNT; w++)
+      if (!strcmp(p->ident, launch_names[w]))
+        return parse_launch_value(p, w, col);
     struct expr *e = NULL;
     for (unsigned i = 0; i < p->ann->nvars && !e; i++)
       if (!strcmp(p->ann->vars[i].name, p->ident)) {
@@ -281,9 +305,67 @@ static struct expr *parse_expr(struct parser *p)
 
 /* --- annotations --------------------------------------------------------------------------- */
 
+/* Whether `name` may be bound: not bound yet, not a parameter's name. */
+static bool new_variable(struct parser *p, const char *name)
+{
+  struct tt_ann *a = p->ann;
+  for (unsigned i = 0; i < a->nvars; i++)
+    if (!strcmp(a->vars[i].name, name)) {
+      fail(p, p->column, "variable '%s' bound twice", name);
+      return false;
+    }
+  for (size_t i = 0; i < p->nparams; i++)
+    if (!strcmp(p->params[i].name, name)) {
+      fail(p, p->column, "variable '%s' hides the kernel parameter of that name", name);
+      return false;
+    }
+  if (a->nvars == MAX_VARS) {
+    fail(p, p->column, "too many variables");
+    return false;
+  }
+  return true;
+}
+
+/* `NAME in LO:HI`: a variable over [LO, HI), both free of variables. */
+static void parse_range_binding(struct parser *p)
+{
+  struct tt_ann *a = p->ann;
+  if (!new_variable(p, p->ident))
+    return;
+  struct var *v = &a->vars[a->nvars];
+  snprintf(v->name, sizeof v->name, "%s", p->ident);
+  v->space = TT_ANN_RANGE;
+  next(p);
+  next(p); /* "in" */
+  int col = p->column;
+  v->lo = parse_expr(p);
+  expect(p, ':');
+  if (p->failed)
+    return;
+  v->hi = parse_expr(p);
+  if (p->failed)
+    return;
+  if (v->lo->has_var || v->hi->has_var) {
+    fail(p, col, "the range of '%s' must not use bound variables", v->name);
+    return;
+  }
+  a->nvars++;
+}
+
 static void parse_binding(struct parser *p)
 {
   enum tt_ann_space space;
+  if (p->kind == T_IDENT) {
+    /* One token ahead: NAME in ... */
+    struct parser ahead = *p;
+    ahead.err = NULL;
+    ahead.errlen = 0;
+    next(&ahead);
+    if (is_word(&ahead, "in")) {
+      parse_range_binding(p);
+      return;
+    }
+  }
   if (is_word(p, "global"))
     space = TT_ANN_GLOBAL;
   else if (is_word(p, "group"))
@@ -310,20 +392,8 @@ static void parse_binding(struct parser *p)
       return;
     }
     struct tt_ann *a = p->ann;
-    for (unsigned i = 0; i < a->nvars; i++)
-      if (!strcmp(a->vars[i].name, p->ident)) {
-        fail(p, p->column, "variable '%s' bound twice", p->ident);
-        return;
-      }
-    for (size_t i = 0; i < p->nparams; i++)
-      if (!strcmp(p->params[i].name, p->ident)) {
-        fail(p, p->column, "variable '%s' hides the kernel parameter of that name", p->ident);
-        return;
-      }
-    if (a->nvars == MAX_VARS) {
-      fail(p, p->column, "too many variables");
+    if (!new_variable(p, p->ident))
       return;
-    }
     snprintf(a->vars[a->nvars].name, sizeof a->vars[0].name, "%s", p->ident);
     a->vars[a->nvars].space = space;
     a->vars[a->nvars].axis = axis;
@@ -401,9 +471,11 @@ static void parse_rule(struct parser *p)
     r.mode = TT_ANN_READWRITE;
   else if (is_word(p, "reduce"))
     r.mode = TT_ANN_REDUCE;
+  else if (is_word(p, "merge"))
+    r.mode = TT_ANN_MERGE;
   else {
     char b[80];
-    fail(p, col, "expected 'read', 'write', 'readwrite' or 'reduce', found %s",
+    fail(p, col, "expected 'read', 'write', 'readwrite', 'reduce' or 'merge', found %s",
          describe(p, b, sizeof b));
     return;
   }
@@ -433,11 +505,16 @@ static void parse_rule(struct parser *p)
     fail(p, p->column, "'%s' is not a __global or __constant pointer", p->ident);
     return;
   }
-  if (!prm->size) {
+  /* An element type of unknown size (a structure) can be named whole only: `P[:]`. */
+  const char *q = p->at;
+  while (isspace((unsigned char)*q))
+    q++;
+  bool whole = q[0] == '[' && q[1] == ':' && q[2] == ']';
+  if (!prm->size && (!whole || r.mode == TT_ANN_REDUCE)) {
     fail(p, p->column, "cannot tell the element size of '%s' (type '%s')", p->ident, prm->type);
     return;
   }
-  if ((r.mode & TT_ANN_WRITE || r.mode == TT_ANN_REDUCE) && prm->is_const) {
+  if ((r.mode & TT_ANN_WRITE || r.mode >= TT_ANN_REDUCE) && prm->is_const) {
     fail(p, p->column, "'%s' points to constant data: it cannot be written", p->ident);
     return;
   }
@@ -448,7 +525,7 @@ static void parse_rule(struct parser *p)
     return;
   }
   r.param = (unsigned)i;
-  r.elem = prm->size;
+  r.elem = prm->size ? prm->size : 1;
   next(p);
   unsigned nshape = 0;
   if (is_punct(p, '(')) {
@@ -504,10 +581,13 @@ static void parse_rule(struct parser *p)
     return;
   }
   struct tt_ann *a = p->ann;
-  /* A reduced parameter is a private copy per part: no other rule can name it. */
+  /* A reduced or merged parameter is a private copy per part: no other rule can name it. */
   for (size_t j = 0; j < a->nrules; j++)
-    if (a->rules[j].param == r.param && (a->rules[j].mode == TT_ANN_REDUCE) + (r.mode == TT_ANN_REDUCE)) {
-      fail(p, col, "'%s' is reduced: no other rule may name it", prm->name);
+    if (a->rules[j].param == r.param &&
+        (a->rules[j].mode >= TT_ANN_REDUCE) + (r.mode >= TT_ANN_REDUCE)) {
+      bool merged = a->rules[j].mode == TT_ANN_MERGE || r.mode == TT_ANN_MERGE;
+      fail(p, col, "'%s' is %s: no other rule may name it", prm->name,
+           merged ? "merged" : "reduced");
       return;
     }
   struct rule *rules = realloc(a->rules, (a->nrules + 1) * sizeof *rules);
@@ -585,7 +665,7 @@ struct tt_ann_rule_info tt_ann_rule(const struct tt_ann *a, size_t i)
 size_t tt_ann_reduce_rule(const struct tt_ann *a, unsigned param)
 {
   for (size_t r = 0; r < a->nrules; r++)
-    if (a->rules[r].param == param && a->rules[r].mode == TT_ANN_REDUCE)
+    if (a->rules[r].param == param && a->rules[r].mode >= TT_ANN_REDUCE)
       return r;
   return SIZE_MAX;
 }

@@ -15,8 +15,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum tt_ann_space { TT_ANN_GLOBAL, TT_ANN_GROUP, TT_ANN_LOCAL };
-enum tt_ann_mode { TT_ANN_READ = 1, TT_ANN_WRITE = 2, TT_ANN_READWRITE = 3, TT_ANN_REDUCE = 4 };
+/* Where a bound variable ranges: over a work-item function's ids (global, group, local), or
+ * over `NAME in LO:HI` (a loop's counter: the same range for every part). */
+enum tt_ann_space { TT_ANN_GLOBAL, TT_ANN_GROUP, TT_ANN_LOCAL, TT_ANN_RANGE };
+/* merge: each part writes a private copy of the region, whose changed bytes are merged into
+ * the buffer after the parts (doc/split.md, "Merged writes"). */
+enum tt_ann_mode {
+  TT_ANN_READ = 1,
+  TT_ANN_WRITE = 2,
+  TT_ANN_READWRITE = 3,
+  TT_ANN_REDUCE = 4,
+  TT_ANN_MERGE = 8
+};
 enum tt_ann_op { TT_ANN_ADD, TT_ANN_MIN, TT_ANN_MAX, TT_ANN_AND, TT_ANN_OR, TT_ANN_XOR };
 
 /* A kernel parameter as its source declares it. */
@@ -54,8 +64,8 @@ struct tt_ann_rule_info {
 };
 size_t tt_ann_nrules(const struct tt_ann *a);
 struct tt_ann_rule_info tt_ann_rule(const struct tt_ann *a, size_t i);
-/* The rule that reduces parameter `param` (each part then writes a copy of its own, combined
- * after), or SIZE_MAX when none does. */
+/* The rule that reduces or merges parameter `param` (each part then writes a copy of its own,
+ * combined after), or SIZE_MAX when none does. */
 size_t tt_ann_reduce_rule(const struct tt_ann *a, unsigned param);
 
 /* One launch: its shape and the integer values of its scalar parameters (by parameter

@@ -6,14 +6,17 @@
 
 #include "annotations/annotation.h"
 
-#define MAX_VARS 9
+#define MAX_VARS 16
 
-enum expr_kind { E_NUM, E_VAR, E_PARAM, E_ADD, E_SUB, E_MUL, E_DIV, E_NEG };
+enum expr_kind { E_NUM, E_VAR, E_PARAM, E_LAUNCH, E_ADD, E_SUB, E_MUL, E_DIV, E_NEG };
+
+/* E_LAUNCH: a value of the launch, index = what * 3 + axis. */
+enum launch_value { L_GLOBAL_SIZE, L_LOCAL_SIZE, L_NUM_GROUPS, L_GLOBAL_OFFSET, L_COUNT };
 
 struct expr {
   enum expr_kind kind;
   int64_t num;         /* E_NUM */
-  unsigned index;      /* E_VAR: variable; E_PARAM: kernel parameter */
+  unsigned index;      /* E_VAR: variable; E_PARAM: kernel parameter; E_LAUNCH: value */
   struct expr *a, *b;
   bool has_var;        /* names a bound variable somewhere below */
   int column;
@@ -38,6 +41,7 @@ struct var {
   char name[64];
   enum tt_ann_space space;
   unsigned axis;
+  struct expr *lo, *hi; /* TT_ANN_RANGE: [lo, hi), free of variables */
 };
 
 struct tt_ann {
@@ -55,5 +59,12 @@ struct tt_ann {
  * pseudo-random points (the same on every rank): parameters take several values, and for
  * each the width must not change with the variables. */
 bool tt_ann_width_constant(const struct expr *lo, const struct expr *hi, size_t nparams);
+
+/* What expressions are evaluated against: the parameters' values and the launch. */
+struct eval_ctx {
+  const int64_t *values;
+  int64_t launch[L_COUNT * 3];
+};
+void tt_ann_eval_ctx(const struct tt_ann_launch *l, struct eval_ctx *c);
 
 #endif

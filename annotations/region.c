@@ -40,7 +40,7 @@ static int64_t max4(int64_t a, int64_t b, int64_t c, int64_t d)
 
 /* The hull of e over the variables' ranges. Returns false for a divisor that is not
  * positive (*bad names it). */
-static bool eval(const struct expr *e, const struct interval *vars, const int64_t *values,
+static bool eval(const struct expr *e, const struct interval *vars, const struct eval_ctx *c,
                  struct interval *out, const struct expr **bad)
 {
   struct interval a, b;
@@ -52,17 +52,20 @@ static bool eval(const struct expr *e, const struct interval *vars, const int64_
     *out = vars[e->index];
     return true;
   case E_PARAM:
-    *out = (struct interval){values[e->index], values[e->index]};
+    *out = (struct interval){c->values[e->index], c->values[e->index]};
+    return true;
+  case E_LAUNCH:
+    *out = (struct interval){c->launch[e->index], c->launch[e->index]};
     return true;
   case E_NEG:
-    if (!eval(e->a, vars, values, &a, bad))
+    if (!eval(e->a, vars, c, &a, bad))
       return false;
     *out = (struct interval){-a.hi, -a.lo};
     return true;
   default:
     break;
   }
-  if (!eval(e->a, vars, values, &a, bad) || !eval(e->b, vars, values, &b, bad))
+  if (!eval(e->a, vars, c, &a, bad) || !eval(e->b, vars, c, &b, bad))
     return false;
   switch (e->kind) {
   case E_ADD:
@@ -99,11 +102,16 @@ bool tt_ann_width_constant(const struct expr *lo, const struct expr *hi, size_t 
   int64_t *values = calloc(nparams ? nparams : 1, sizeof *values);
   if (!values)
     return true;
+  struct eval_ctx c = {values, {0}};
   bool ok = true;
   for (int round = 0; round < 6 && ok; round++) {
     for (size_t i = 0; i < nparams; i++) {
       seed = seed * 6364136223846793005ull + 1442695040888963407ull;
       values[i] = 1 + (int64_t)((seed >> 33) % 997);
+    }
+    for (size_t i = 0; i < L_COUNT * 3; i++) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      c.launch[i] = 1 + (int64_t)((seed >> 33) % 997);
     }
     bool have = false;
     int64_t width = 0;
@@ -116,7 +124,7 @@ bool tt_ann_width_constant(const struct expr *lo, const struct expr *hi, size_t 
       }
       struct interval a, b;
       const struct expr *bad;
-      if (!eval(lo, vars, values, &a, &bad) || !eval(hi, vars, values, &b, &bad))
+      if (!eval(lo, vars, &c, &a, &bad) || !eval(hi, vars, &c, &b, &bad))
         continue;
       if (have && b.lo - a.lo != width)
         ok = false;
@@ -165,9 +173,31 @@ static int oom(char *err, size_t errlen)
   return -1;
 }
 
-static struct interval var_range(const struct var *v, const struct tt_ann_launch *l,
-                                 const struct tt_ann_part *p)
+void tt_ann_eval_ctx(const struct tt_ann_launch *l, struct eval_ctx *c)
 {
+  c->values = l->values;
+  for (unsigned d = 0; d < 3; d++) {
+    bool in = d < l->work_dim;
+    size_t g = in ? l->global[d] : 1, ls = in && l->local[d] ? l->local[d] : 1;
+    c->launch[L_GLOBAL_SIZE * 3 + d] = (int64_t)g;
+    c->launch[L_LOCAL_SIZE * 3 + d] = (int64_t)ls;
+    c->launch[L_NUM_GROUPS * 3 + d] = (int64_t)(g / ls);
+    c->launch[L_GLOBAL_OFFSET * 3 + d] = in ? (int64_t)l->offset[d] : 0;
+  }
+}
+
+static struct interval var_range(const struct var *v, const struct tt_ann_launch *l,
+                                 const struct tt_ann_part *p, const struct eval_ctx *c)
+{
+  if (v->space == TT_ANN_RANGE) {
+    /* A loop's counter: [lo, hi); an empty loop counts as its first value (a wider region,
+     * never a narrower one). */
+    struct interval lo, hi;
+    const struct expr *bad;
+    if (!eval(v->lo, NULL, c, &lo, &bad) || !eval(v->hi, NULL, c, &hi, &bad))
+      return (struct interval){0, 0};
+    return (struct interval){lo.lo, hi.hi - 1 < lo.lo ? lo.lo : hi.hi - 1};
+  }
   unsigned d = v->axis;
   if (d >= l->work_dim)
     return (struct interval){0, 0};
@@ -180,6 +210,8 @@ static struct interval var_range(const struct var *v, const struct tt_ann_launch
     return (struct interval){lo, hi};
   case TT_ANN_LOCAL:
     return (struct interval){0, ls - 1};
+  default:
+    break;
   }
   return (struct interval){0, 0};
 }
@@ -189,9 +221,11 @@ int tt_ann_region(const struct tt_ann *a, size_t rule, const struct tt_ann_launc
                   char *err, size_t errlen)
 {
   const struct rule *r = &a->rules[rule];
+  struct eval_ctx c;
+  tt_ann_eval_ctx(l, &c);
   struct interval vars[MAX_VARS];
   for (unsigned i = 0; i < a->nvars; i++)
-    vars[i] = var_range(&a->vars[i], l, p);
+    vars[i] = var_range(&a->vars[i], l, p, &c);
   const struct expr *bad = NULL;
   /* The shape: extents per axis, row-major; without one, the buffer's elements. */
   int64_t extent[3] = {1, 1, 1};
@@ -199,7 +233,7 @@ int tt_ann_region(const struct tt_ann *a, size_t rule, const struct tt_ann_launc
   for (unsigned d = 0; d < r->ndims; d++) {
     if (r->shape[d]) {
       struct interval v;
-      if (!eval(r->shape[d], vars, l->values, &v, &bad))
+      if (!eval(r->shape[d], vars, &c, &v, &bad))
         goto divisor;
       extent[d] = v.lo < 0 ? 0 : v.lo;
     } else {
@@ -218,7 +252,7 @@ int tt_ann_region(const struct tt_ann *a, size_t rule, const struct tt_ann_launc
     const struct slice *s = &r->index[d];
     struct interval v;
     if (s->lo) {
-      if (!eval(s->lo, vars, l->values, &v, &bad))
+      if (!eval(s->lo, vars, &c, &v, &bad))
         goto divisor;
       lo[d] = v.lo;
       hi[d] = v.hi + 1;
@@ -227,7 +261,7 @@ int tt_ann_region(const struct tt_ann *a, size_t rule, const struct tt_ann_launc
     }
     if (s->range) {
       if (s->hi) {
-        if (!eval(s->hi, vars, l->values, &v, &bad))
+        if (!eval(s->hi, vars, &c, &v, &bad))
           goto divisor;
         hi[d] = v.hi;
       } else {
@@ -288,6 +322,32 @@ static int only_range(struct tt_ann_ranges *r, size_t off, size_t len)
   return 0;
 }
 
+static int by_offset(const void *x, const void *y)
+{
+  const struct tt_ann_range *a = x, *b = y;
+  return a->off < b->off ? -1 : a->off > b->off;
+}
+
+/* Sorted, and ranges that overlap or touch made one (several rules may name one buffer). */
+static void normalize(struct tt_ann_ranges *r)
+{
+  if (r->n < 2)
+    return;
+  qsort(r->r, r->n, sizeof *r->r, by_offset);
+  size_t n = 1;
+  for (size_t i = 1; i < r->n; i++) {
+    struct tt_ann_range *last = &r->r[n - 1];
+    if (r->r[i].off <= last->off + last->len) {
+      size_t end = r->r[i].off + r->r[i].len;
+      if (end > last->off + last->len)
+        last->len = end - last->off;
+    } else {
+      r->r[n++] = r->r[i];
+    }
+  }
+  r->n = n;
+}
+
 int tt_ann_part_uses(const struct tt_ann *a, const struct tt_ann_launch *l,
                      const struct tt_ann_part *p, const struct tt_ann_buffer *b, size_t max_reads,
                      struct tt_ann_ranges *reads, struct tt_ann_ranges *writes,
@@ -300,7 +360,7 @@ int tt_ann_part_uses(const struct tt_ann *a, const struct tt_ann_launch *l,
     if (ri.param != b->param)
       continue;
     *named = true;
-    struct tt_ann_ranges *to = ri.mode == TT_ANN_REDUCE ? &reduce[r]
+    struct tt_ann_ranges *to = ri.mode == TT_ANN_REDUCE || ri.mode == TT_ANN_MERGE ? &reduce[r]
                                : ri.mode == TT_ANN_READ ? reads : writes;
     int rc = tt_ann_region(a, r, l, p, b->size, to, err, errlen);
     if (!rc && ri.mode == TT_ANN_READWRITE)
@@ -315,6 +375,8 @@ int tt_ann_part_uses(const struct tt_ann *a, const struct tt_ann_launch *l,
     }
     return 0;
   }
+  normalize(reads);
+  normalize(writes);
   if (reads->n > max_reads) {
     size_t lo = reads->r[0].off, hi = 0;
     for (size_t j = 0; j < reads->n; j++) {

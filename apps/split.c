@@ -17,7 +17,8 @@
  *   the whole launches run, on the first device: the vendor's baseline of Tutti's overhead, or
  *   an unchanged program that TUTTI_AGGREGATE splits over every device. There SPLIT_PART=K/N
  *   launches part K (from 0) of N of the last dimension alone, as a split launch over N
- *   devices would run it: the vendor's own time for a part's shape (its results unchecked). */
+ *   devices would run it: the vendor's own time for a part's shape (its results unchecked).
+ *   SPLIT_NOPRAGMA=1 removes the kernels' annotations: Tutti derives them (TUTTI_AUTO_SPLIT). */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <CL/tutti.h>
@@ -33,78 +34,8 @@
 
 #define MAX_DEVS 64
 
-static const char *source =
-    "#pragma tutti global i => read a[i], read b[i], write c[i]\n"
-    "__kernel void vecadd(__global const float *a, __global const float *b,\n"
-    "                     __global float *c)\n"
-    "{ size_t i = get_global_id(0); c[i] = a[i] + b[i]; }\n"
-    "\n"
-    "#pragma tutti global [x, y] => read in(h, w)[y-1:y+2, x-1:x+2], write out(h, w)[y, x]\n"
-    "__kernel void jacobi(__global const float *in, __global float *out, int w, int h)\n"
-    "{\n"
-    "  int x = get_global_id(0), y = get_global_id(1);\n"
-    "  if (x == 0 || y == 0 || x == w - 1 || y == h - 1) { out[y * w + x] = in[y * w + x]; return; }\n"
-    "  out[y * w + x] = 0.25f * (in[(y - 1) * w + x] + in[(y + 1) * w + x] +\n"
-    "                            in[y * w + x - 1] + in[y * w + x + 1]);\n"
-    "}\n"
-    "\n"
-    "#pragma tutti global [j, i] => read A(n, k)[i, :], read B(k, m)[:, j], \\\n"
-    "    write C(n, m)[i, j]\n"
-    "__kernel void matmul(__global const float *A, __global const float *B, __global float *C,\n"
-    "                     int n, int k, int m)\n"
-    "{\n"
-    "  int j = get_global_id(0), i = get_global_id(1);\n"
-    "  float s = 0.0f;\n"
-    "  for (int t = 0; t < k; t++) s += A[i * k + t] * B[t * m + j];\n"
-    "  C[i * m + j] = s;\n"
-    "}\n"
-    "\n"
-    "/* Uses the group id and the global size: split parts run as a variant of this program. */\n"
-    "#pragma tutti global i => read x[i], reduce(+) hist[0:nbins]\n"
-    "__kernel void histogram(__global const uint *x, __global int *hist, int nbins)\n"
-    "{\n"
-    "  size_t i = get_group_id(0) * get_local_size(0) + get_local_id(0);\n"
-    "  if (i < get_global_size(0)) atomic_inc(&hist[x[i] % nbins]);\n"
-    "}\n"
-    "\n"
-    "/* The sums in 64 bits: in 32 they wrap past 2^31 (from some 16 million points), the\n"
-    " * centroids go astray and most points crowd onto one, so that a larger run would do\n"
-    " * other work per point than a smaller one (its atomics contending more). */\n"
-    "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
-    "#pragma tutti global i => read pts(n, d)[i, :], read cent[:], reduce(+) sums[:], \\\n"
-    "    reduce(+) counts[:]\n"
-    "__kernel void kmeans(__global const int *pts, __global const int *cent,\n"
-    "                     __global long *sums, __global int *counts, int n, int d, int k)\n"
-    "{\n"
-    "  int i = get_global_id(0), best = 0;\n"
-    "  long bestd = -1;\n"
-    "  for (int c = 0; c < k; c++) {\n"
-    "    long dist = 0;\n"
-    "    for (int t = 0; t < d; t++) { long e = pts[i * d + t] - cent[c * d + t]; dist += e * e; }\n"
-    "    if (bestd < 0 || dist < bestd) { bestd = dist; best = c; }\n"
-    "  }\n"
-    "  for (int t = 0; t < d; t++) atom_add(&sums[best * d + t], (long)pts[i * d + t]);\n"
-    "  atomic_inc(&counts[best]);\n"
-    "}\n"
-    "\n"
-    "#pragma tutti global i => read pos[:], read vel[i], write npos[i], write nvel[i]\n"
-    "__kernel void nbody(__global const float4 *pos, __global const float4 *vel,\n"
-    "                    __global float4 *npos, __global float4 *nvel, int n, float dt)\n"
-    "{\n"
-    "  int i = get_global_id(0);\n"
-    "  float4 p = pos[i], a = (float4)(0.0f);\n"
-    "  for (int j = 0; j < n; j++) {\n"
-    "    float4 q = pos[j];\n"
-    "    float dx = q.x - p.x, dy = q.y - p.y, dz = q.z - p.z;\n"
-    "    float r2 = dx * dx + dy * dy + dz * dz + 0.01f;\n"
-    "    float inv = q.w / (r2 * sqrt(r2));\n"
-    "    a.x += dx * inv; a.y += dy * inv; a.z += dz * inv;\n"
-    "  }\n"
-    "  float4 v = vel[i] + a * dt;\n"
-    "  v.w = 0.0f;\n"
-    "  nvel[i] = v;\n"
-    "  npos[i] = (float4)(p.x + v.x * dt, p.y + v.y * dt, p.z + v.z * dt, p.w);\n"
-    "}\n";
+#include "split_kernels.h"
+
 
 static cl_context ctx;
 static cl_program prog;
@@ -775,7 +706,20 @@ int main(int argc, char **argv)
     CHECK(err);
   }
   ndev = nq;
-  prog = clCreateProgramWithSource(ctx, 1, &source, NULL, &err);
+  /* SPLIT_NOPRAGMA=1: the kernels without their annotations (each `#pragma tutti` line and
+   * its continuations blanked), for Tutti to derive them (doc/split.md). */
+  char *source = strdup(split_source);
+  if (getenv("SPLIT_NOPRAGMA") && atoi(getenv("SPLIT_NOPRAGMA")))
+    for (char *line = strstr(source, "#pragma tutti"); line; line = strstr(line, "#pragma tutti")) {
+      char *end = line, prev = 0;
+      while (*end && (*end != '\n' || prev == '\\')) {
+        prev = *end;
+        *end++ = ' ';
+      }
+      line = end;
+    }
+  prog = clCreateProgramWithSource(ctx, 1, (const char **)&source, NULL, &err);
+  free(source);
   CHECK(err);
   if (clBuildProgram(prog, 0, NULL, NULL, NULL, NULL) != CL_SUCCESS) {
     char log[4096] = "";

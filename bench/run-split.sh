@@ -16,7 +16,13 @@
 #    followed by clFinish, default 6) against the whole launch on the first device.
 #  overhead: one GPU (BACKEND, default nvidia), the same kernel launched by the backend directly
 #    (its own platform, no Tutti) against a split launch of 1 part and of 8 parts on that GPU.
-# Usage: bench/run-split.sh scaling|gpus|hetero|overhead [APPS]   (from the build directory; BASE scales
+#  auto: kernels without annotations (doc/split.md, "Automatic splitting"): RANKS ranks
+#    (default 4; BACKEND's devices, default pocl with THREADS threads each) run each app
+#    unchanged through the aggregate device (plain launches), annotated as written, with its
+#    pragmas removed (derived regions), and with every written buffer merged
+#    (TUTTI_AUTO_SPLIT=merge-all); speed ratios against the annotated run, ROUNDS times
+#    alternating (default 1). An app may carry its own scale: nbody:262144.
+# Usage: bench/run-split.sh scaling|gpus|hetero|overhead|auto [APPS]   (from the build directory; BASE scales
 # every size, default 8; VENDOR_LIB: the backend's library for the direct run)
 set -e
 . "$(dirname "$0")/median.sh"
@@ -96,6 +102,26 @@ hetero)
           "$top_builddir/tutti-run" -n 1 "$top_builddir/apps/split" "$app" "$base")
     w=$(echo "$on" | whole_ms "$app") b=$(echo "$on" | split_ms "$app") e=$(echo "$off" | split_ms "$app")
     echo "$app (scale $base): whole on the first device ${w} ms; split over every device: balanced ${b} ms ($(echo "$w $b" | awk '{printf "%.2f", $1 / $2}')x the whole), equal parts ${e} ms ($(echo "$w $e" | awk '{printf "%.2f", $1 / $2}')x)"
+  done ;;
+auto)
+  backend=${BACKEND:-pocl} ranks=${RANKS:-4} threads=${THREADS:-4}
+  export POCL_CPU_MAX_CU_COUNT=$threads POCL_MAX_PTHREAD_COUNT=$threads
+  for spec in $apps; do
+    app=${spec%%:*} scale=$((base * ranks))
+    [ "$spec" = "$app" ] || scale=${spec#*:}
+    agg() { # settings...: the median time of the app's plain launches through the aggregate device
+      env "$@" TUTTI_BACKENDS=$backend TUTTI_AGGREGATE=all SPLIT_PLAIN=1 SPLIT_REPS=$reps \
+        "$top_builddir/tutti-run" -n "$ranks" "$top_builddir/apps/split" "$app" "$scale" |
+        whole_ms "$app"
+    }
+    for round in $(seq "${ROUNDS:-1}"); do
+      written=$(agg SPLIT_NOPRAGMA=0)
+      derived=$(agg SPLIT_NOPRAGMA=1)
+      merged=$(agg SPLIT_NOPRAGMA=1 TUTTI_AUTO_SPLIT=merge-all)
+      echo "$app $scale: $ranks ranks ($backend), annotated ${written} ms; derived ${derived} ms" \
+           "($(echo "$written $derived" | awk '{printf "%.2f", $1 / $2}') of annotated);" \
+           "merged writes ${merged} ms ($(echo "$written $merged" | awk '{printf "%.2f", $1 / $2}'))"
+    done
   done ;;
 overhead)
   backend=${BACKEND:-nvidia}

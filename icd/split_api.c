@@ -42,9 +42,15 @@ cl_int CL_API_CALL tt_clSetKernelAnnotationTUTTI(cl_kernel kernel, const char *a
   }
   tt_split_memo_drop(kernel);
   tt_ann_free(kernel->ann);
+  tt_ann_free(kernel->ann_merged);
   free(kernel->ann_text);
   kernel->ann = a;
   kernel->ann_text = text;
+  /* Written, or removed: no annotation is derived in its place. */
+  kernel->ann_merged = NULL;
+  kernel->derived = false;
+  kernel->auto_tried = true;
+  kernel->accumulated = 0;
   pthread_mutex_unlock(&kernel->obj.lock);
   return CL_SUCCESS;
 }

@@ -5,6 +5,9 @@
 #include <CL/cl.h>
 #include <CL/tutti.h>
 #include <stdio.h>
+
+#include "annotations/annotation.h"
+#include "annotations/derive.h"
 #include <stdlib.h>
 #include <stdbool.h>
 #include <string.h>
@@ -14,11 +17,16 @@
 static void usage(FILE *f)
 {
   fprintf(f, "Usage: tutti-info [--check] [-h|--help]\n"
+             "       tutti-info --annotate FILE.cl [-DNAME[=VALUE]] [-IDIR] [-cl-std=CLx.y]\n"
              "Lists the Tutti platform and every device of the job (run it under tutti-run to\n"
              "see every rank's devices), with the rank, host, backend and memory of each.\n"
-             "  --check   also check the installation: the backends each rank found, and a\n"
-             "            kernel run on every device with the data passed from device to device\n"
-             "            (and so between every rank and host of the job, over MPI)\n");
+             "  --check     also check the installation: the backends each rank found, and a\n"
+             "              kernel run on every device with the data passed from device to device\n"
+             "              (and so between every rank and host of the job, over MPI)\n"
+             "  --annotate  print, for each kernel of FILE.cl built with the options given, the\n"
+             "              #pragma tutti line Tutti derives from its code and how its launches\n"
+             "              split (derived regions, merged writes), or why it runs whole: lines\n"
+             "              to paste into the source and edit (needs libclang)\n");
 }
 
 /* Points the ICD loader at Tutti's vendor file: $TUTTI_ICD, else the one installed beside
@@ -282,10 +290,94 @@ static void gpu_copies(const cl_device_id *ds, cl_uint nd)
     printf("  ... and %u more pairs\n", pairs - shown);
 }
 
+/* --annotate: the derived annotation of every kernel of a source file (doc/split.md,
+ * "Automatic splitting"), printed as the pragma lines to paste. No OpenCL, no MPI. */
+static int annotate(int argc, char **argv, int at)
+{
+  if (at >= argc) {
+    usage(stderr);
+    return 2;
+  }
+  const char *path = argv[at];
+  char options[4096] = "";
+  for (int i = at + 1; i < argc; i++) {
+    if (strncmp(argv[i], "-D", 2) && strncmp(argv[i], "-I", 2) && strncmp(argv[i], "-cl-std=", 8)) {
+      fprintf(stderr, "tutti-info: --annotate takes -D, -I and -cl-std options, not '%s'\n",
+              argv[i]);
+      return 2;
+    }
+    size_t n = strlen(options);
+    snprintf(options + n, sizeof options - n, "%s%s", n ? " " : "", argv[i]);
+  }
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    fprintf(stderr, "tutti-info: cannot read %s\n", path);
+    return 1;
+  }
+  size_t cap = 1 << 16, len = 0;
+  char *text = malloc(cap);
+  for (size_t got; text && (got = fread(text + len, 1, cap - len - 1, f)) > 0;) {
+    len += got;
+    if (len + 1 == cap) {
+      char *g = realloc(text, cap *= 2);
+      if (!g)
+        free(text);
+      text = g;
+    }
+  }
+  fclose(f);
+  if (!text)
+    return 1;
+  text[len] = 0;
+  char why[512];
+  const struct tt_clang *cx = tt_clang_open(getenv("TUTTI_LIBCLANG"), why, sizeof why);
+  if (!cx) {
+    fprintf(stderr, "tutti-info: %s: without it, Tutti merges the writes of kernels that use "
+                    "no atomics (doc/split.md)\n", why);
+    free(text);
+    return 1;
+  }
+  struct tt_ann_pragma *pr = NULL;
+  size_t npr = 0;
+  char *src = tt_ann_strip(text, &pr, &npr);
+  struct tt_derived *d = NULL;
+  long nd = src ? tt_derive(cx, src, options, &d, why, sizeof why) : -1;
+  if (nd < 0) {
+    fprintf(stderr, "tutti-info: %s: %s\n", path, src ? why : "out of memory");
+    free(src);
+    free(text);
+    return 1;
+  }
+  for (long i = 0; i < nd; i++) {
+    const char *written = NULL;
+    for (size_t j = 0; j < npr; j++)
+      if (pr[j].kernel && !strcmp(pr[j].kernel, d[i].name))
+        written = pr[j].text;
+    if (written) {
+      printf("// kernel %s: annotated in the source (a written annotation comes first)\n"
+             "#pragma tutti kernel %s %s\n", d[i].name, d[i].name, written);
+    } else if (d[i].tier == TT_TIER_WHOLE) {
+      printf("// kernel %s: runs whole: %s\n", d[i].name, d[i].why);
+    } else {
+      printf("// kernel %s: %s%s%s\n#pragma tutti kernel %s %s\n", d[i].name,
+             d[i].tier == TT_TIER_REGIONS ? "derived regions (tier 1)" : "merged writes (tier 2)",
+             d[i].tier == TT_TIER_MERGED ? ": " : "", d[i].tier == TT_TIER_MERGED ? d[i].why : "",
+             d[i].name, d[i].text);
+    }
+  }
+  tt_derived_free(d, (size_t)nd);
+  tt_ann_pragmas_free(pr, npr);
+  free(src);
+  free(text);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   int do_check = 0;
   for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--annotate"))
+      return annotate(argc, argv, i + 1);
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       usage(stdout);
       return 0;

@@ -245,6 +245,10 @@ static void read_env(void)
     env.spill_dir = "/tmp";
   env.balance = choice("TUTTI_BALANCE", (const char *const[]){"on", "off", NULL}, 0) == 0;
   env.edges_first = choice("TUTTI_EDGES_FIRST", (const char *const[]){"on", "off", NULL}, 0) == 0;
+  env.auto_split = choice("TUTTI_AUTO_SPLIT",
+                          (const char *const[]){"merged", "derived", "off", "merge-all", NULL},
+                          TT_AUTO_MERGED);
+  env.libclang = nonempty("TUTTI_LIBCLANG");
   env.evict_lru = choice("TUTTI_EVICT", (const char *const[]){"next-use", "lru", NULL}, 0) == 1;
   env.cuda = choice("TUTTI_CUDA", (const char *const[]){"auto", "on", "off", NULL}, TT_CUDA_AUTO);
   env.cuda_thread_per_gpu =

@@ -66,7 +66,14 @@ struct tt_env {
                                * per command; SIZE_MAX: not given (a quarter of the budget) */
   bool evict_lru;             /* TUTTI_EVICT=lru: evictions least recently used first, not
                                * the window needed again last (runtime/memory/window.c) */
+  int auto_split;             /* TUTTI_AUTO_SPLIT: how kernels without annotations split
+                               * (runtime/program/annotate.c) */
+  const char *libclang;       /* TUTTI_LIBCLANG: the libclang to open, or NULL */
 };
+
+/* TUTTI_AUTO_SPLIT's values: merged writes too (the default), derived regions only, neither,
+ * and every written buffer merged (to measure tier 2 where tier 1 applies). */
+enum { TT_AUTO_MERGED, TT_AUTO_DERIVED, TT_AUTO_OFF, TT_AUTO_MERGE_ALL };
 
 /* Reads the environment once (thread safe); later calls return the same settings. */
 const struct tt_env *tt_env(void);

@@ -263,6 +263,13 @@ struct _cl_program {
   char *ann_error;      /* the last build's annotation error ("kernel 'k', line 3, column 9:
                          * ..."): every device's build failed with it as log */
   char *options;        /* user's options of the last build (without Tutti's additions) */
+  /* Its kernels' derived annotations (annotations/derive.h), made at the first launch that
+   * needs one, for the source and options of the last build (obj.lock): nderived -1 with
+   * derive_why when they cannot be made. */
+  bool derive_done;
+  struct tt_derived *derived;
+  long nderived;
+  char derive_why[256];
   atomic_uint nkernels; /* kernels alive: CL_INVALID_OPERATION for rebuilds */
   /* Build results of every device, as their owners reported them (multi-rank jobs): one
    * entry per device of the program. binary_type is every device's answer once `recorded`
@@ -325,6 +332,15 @@ struct _cl_kernel {
   long nparams;
   struct tt_ann *ann;
   char *ann_text;
+  /* Without a written annotation (TUTTI_AUTO_SPLIT, runtime/program/annotate.c): ann derived
+   * from the kernel's code (derived true; tier 1 or 2, annotations/derive.h), and the tier-2
+   * annotation merging every written buffer, for launches whose derived parts overlap. */
+  bool auto_tried, derived;
+  int tier;
+  struct tt_ann *ann_merged;
+  /* Reduced parameters (bits, below 64) the kernel only accumulates into with atomics of the
+   * reduction's operator, as its code shows: a launch of one part works on the buffer. */
+  uint64_t accumulated;
   struct tt_variant *variants;
   bool warned_whole; /* the one warning of launches run whole */
   bool rebase_refused; /* its source's parameters cannot take windows (tt_ann_rebase) */

@@ -1,10 +1,10 @@
 /* The aggregate device (TUTTI_AGGREGATE=gpu|cpu|all, doc/split.md): one more device, listed
  * first, standing for every device of its type in the job. A program that picks the first
- * device and launches annotated kernels on its queue has them split over all of them,
- * unchanged. Its queue is its first member's queue plus one queue per other member: reads,
+ * device has its kernels split over all of them, unchanged: by their annotations, written
+ * or derived from their code. Its queue is its first member's queue plus one queue per other member: reads,
  * writes, copies and maps run on the first member (the plan brings the bytes there), kernels
- * are split over all members when annotated, else run whole on the member holding most of
- * the bytes they write; markers, barriers and clFinish cover every member. */
+ * are split over all members when annotated (or derived), else run whole on the member
+ * holding most of the bytes they write; markers, barriers and clFinish cover every member. */
 #include "config.h"
 
 #include "runtime/command/compound.h"
@@ -15,6 +15,7 @@
 #include "runtime/base/env.h"
 #include "runtime/command/plan.h"
 #include "runtime/base/rangemap.h"
+#include "runtime/job/stats.h"
 
 
 
@@ -90,9 +91,13 @@ cl_int tt_aggregate_launch(cl_command_queue q, cl_kernel kernel, cl_uint work_di
                            cl_uint nwait, const cl_event *wait, cl_event *event)
 {
   TT_RETURN_IF(!tt_object_valid(kernel, TT_KERNEL), CL_INVALID_KERNEL);
+  /* Without a written annotation, one derived from the kernel's code (TUTTI_AUTO_SPLIT). */
+  tt_split_kernel_derive(kernel);
   pthread_mutex_lock(&kernel->obj.lock);
   bool annotated = kernel->ann != NULL;
   pthread_mutex_unlock(&kernel->obj.lock);
+  if (!annotated)
+    tt_stats_split_launch(kernel->name, 0);
   if (annotated)
     return tt_split_enqueue(q->nmembers, q->members, kernel, work_dim, offset, gws, lws, nwait,
                             wait, event);

@@ -151,6 +151,7 @@ static int use_add(struct uses *s, cl_mem m, size_t off, size_t len, bool reads,
 /* The whole plan of one split launch (every rank computes the same). */
 struct split {
   cl_kernel k;
+  const struct tt_ann *ann;     /* the annotation planned by: k's, or its merged one */
   size_t nparts;
   struct tt_part *parts;
   struct uses *uses;            /* per part */
@@ -189,7 +190,7 @@ static void split_free(struct split *s)
 static int plan_parts(struct split *s, const struct tt_ann_launch *l)
 {
   cl_kernel k = s->k;
-  s->nrules = tt_ann_nrules(k->ann);
+  s->nrules = tt_ann_nrules(s->ann);
   s->uses = calloc(s->nparts, sizeof *s->uses);
   s->reduce = calloc(s->nparts * s->nrules + 1, sizeof *s->reduce);
   /* The buffer arguments as annotations/plan.h sees them, and each one's cl_mem. */
@@ -208,7 +209,7 @@ static int plan_parts(struct split *s, const struct tt_ann_launch *l)
                                       m->root->obj.id, m->origin};
   }
   if (!rc)
-    rc = tt_plan_parts(k->ann, l, s->parts, s->nparts, b, nb, READ_RANGES_MAX, pu, npu,
+    rc = tt_plan_parts(s->ann, l, s->parts, s->nparts, b, nb, READ_RANGES_MAX, pu, npu,
                        s->reduce, s->why, sizeof s->why);
   for (size_t p = 0; p < s->nparts && !rc; p++)
     for (size_t j = 0; j < npu[p] && !rc; j++) {
@@ -368,6 +369,7 @@ static bool memo_take(cl_kernel k, struct split *s, const struct tt_ann_launch *
   s->uses = m->s.uses;
   s->reduce = m->s.reduce;
   s->nrules = m->s.nrules;
+  s->ann = m->s.ann;
   s->memo = m;
   m->busy = true;
   return true;
@@ -434,6 +436,147 @@ static cl_int copy_arg(cl_kernel k, cl_kernel to, cl_uint i)
 
 /* --- the launch ----------------------------------------------------------------------------- */
 
+/* --- reductions and merges ---------------------------------------------------------------- */
+
+/* A buffer of `end` bytes private to a part (or a twin): windowed, so that it lives on its
+ * part's device only, within that device's budget. */
+static cl_mem private_copy(cl_context ctx, size_t end, cl_int *err)
+{
+  cl_mem m = tt_buffer_new(ctx, CL_MEM_READ_WRITE, end ? end : 1, NULL, false, err);
+  if (m) {
+    m->transient = true;
+    tt_plan_lock();
+    tt_window_enable(m);
+    tt_plan_unlock();
+  }
+  return m;
+}
+
+/* The ranges of rule r over every part, sorted and merged (what its twin must hold). */
+static int rule_union(const struct split *s, size_t r, struct tt_ann_ranges *out)
+{
+  for (size_t p = 0; p < s->nparts; p++) {
+    const struct tt_ann_ranges *rg = &s->reduce[p * s->nrules + r];
+    for (size_t j = 0; j < rg->n; j++) {
+      if (out->n == out->cap) {
+        size_t cap = out->cap ? out->cap * 2 : 8;
+        struct tt_ann_range *g = realloc(out->r, cap * sizeof *g);
+        if (!g)
+          return -1;
+        out->r = g;
+        out->cap = cap;
+      }
+      out->r[out->n++] = rg->r[j];
+    }
+  }
+  /* Few ranges (one for `merge P[:]`): sorted by insertion, then merged. */
+  for (size_t i = 1; i < out->n; i++)
+    for (size_t j = i; j > 0 && out->r[j - 1].off > out->r[j].off; j--) {
+      struct tt_ann_range t = out->r[j];
+      out->r[j] = out->r[j - 1];
+      out->r[j - 1] = t;
+    }
+  size_t n = out->n ? 1 : 0;
+  for (size_t i = 1; i < out->n; i++) {
+    struct tt_ann_range *last = &out->r[n - 1];
+    if (out->r[i].off <= last->off + last->len) {
+      size_t e = out->r[i].off + out->r[i].len;
+      if (e > last->off + last->len)
+        last->len = e - last->off;
+    } else {
+      out->r[n++] = out->r[i];
+    }
+  }
+  out->n = n;
+  return 0;
+}
+
+/* Merge rule r's twin: the buffer's bytes of every part's region, copied on q0's device. The
+ * parts' copies are made from it, so that they start byte for byte alike even where nothing
+ * ever wrote the buffer (OpenCL leaves those bytes undefined, and each device's memory holds
+ * its own). */
+static cl_int merge_twin(struct split *s, size_t r, cl_command_queue q0, cl_mem own, cl_mem *twin)
+{
+  struct tt_ann_ranges u = {0};
+  if (rule_union(s, r, &u)) {
+    tt_ann_ranges_free(&u);
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  cl_int err = CL_SUCCESS;
+  size_t end = u.n ? u.r[u.n - 1].off + u.r[u.n - 1].len : 0;
+  *twin = private_copy(s->k->context, end, &err);
+  for (size_t j = 0; j < u.n && err == CL_SUCCESS; j++)
+    err = tt_cmd_copy(q0, own, *twin, u.r[j].off, u.r[j].off, u.r[j].len, 0, NULL, NULL);
+  tt_ann_ranges_free(&u);
+  return err;
+}
+
+/* Combines rule r's part copies into the buffer dst on q0, in part order: reduce, dst =
+ * op(dst, part); merge, the bytes where the part's copy differs from the twin. Two parts that
+ * changed one byte differently raced (OpenCL leaves the result undefined): the later part's
+ * byte is kept, the same on every rank. */
+static cl_int combine(struct split *s, size_t r, cl_command_queue q0, cl_mem dst, cl_mem twin,
+                      cl_mem *partials, cl_event *evs, size_t *nevs)
+{
+  cl_kernel k = s->k;
+  struct tt_ann_rule_info ri = tt_ann_rule(s->ann, r);
+  bool merge = ri.mode == TT_ANN_MERGE;
+  size_t es = merge ? 1 : k->params[ri.param].size;
+  cl_int err = CL_SUCCESS;
+  /* TUTTI_DEBUG=warn: a flag the merges set when two parts changed a byte differently, read
+   * after them (the launch then waits for its merges). */
+  cl_mem raced = NULL;
+  cl_uint flag = 0;
+  if (merge && (tt_env()->debug & TT_LOG_WARN)) {
+    raced = tt_buffer_new(k->context, CL_MEM_READ_WRITE, sizeof flag, NULL, false, &err);
+    if (raced)
+      err = tt_cmd_fill(q0, raced, &flag, sizeof flag, 0, sizeof flag, 0, NULL, NULL);
+  }
+  for (size_t p = 0; p < s->nparts && err == CL_SUCCESS; p++) {
+    const struct tt_ann_ranges *rg = &s->reduce[p * s->nrules + r];
+    cl_mem src = partials[p * s->nrules + r];
+    for (size_t j = 0; j < rg->n && err == CL_SUCCESS; j++) {
+      size_t o = rg->r[j].off, len = rg->r[j].len;
+      /* Merges by 32-bit words where the range allows, else by bytes. */
+      size_t unit = merge ? (o % 4 == 0 && len % 4 == 0 ? 4 : 1) : es;
+      cl_kernel ck = NULL;
+      err = tt_split_combine_kernel(k, ri, unit, &ck);
+      cl_ulong first = o / unit;
+      size_t n = len / unit;
+      struct tt_launch_use u[4] = {{dst, o, len, true, true},
+                                   {src, o, len, true, false},
+                                   {twin, o, len, true, false},
+                                   {raced, 0, sizeof flag, true, true}};
+      if (err == CL_SUCCESS)
+        err = tt_kernel_arg_set(ck, 0, sizeof dst, &dst);
+      if (err == CL_SUCCESS)
+        err = tt_kernel_arg_set(ck, 1, sizeof src, &src);
+      if (err == CL_SUCCESS)
+        err = tt_kernel_arg_set(ck, 2, sizeof first, &first);
+      if (err == CL_SUCCESS && merge)
+        err = tt_kernel_arg_set(ck, 3, sizeof twin, &twin);
+      if (err == CL_SUCCESS && merge)
+        err = tt_kernel_arg_set(ck, 4, sizeof raced, &raced);
+      if (err == CL_SUCCESS && q0->device->actual)
+        atomic_fetch_add_explicit(&tt_stats_device(q0->device->index)->reduce_bytes, len,
+                                  memory_order_relaxed);
+      if (err == CL_SUCCESS)
+        err = tt_cmd_launch(q0, ck, 1, NULL, &n, NULL, u, merge ? (raced ? 4 : 3) : 2, false,
+                            NULL, NULL, 0, 0, NULL, evs ? &evs[(*nevs)++] : NULL);
+    }
+  }
+  if (raced) {
+    if (err == CL_SUCCESS)
+      err = tt_cmd_read(q0, raced, CL_TRUE, 0, sizeof flag, &flag, 0, NULL, NULL);
+    if (err == CL_SUCCESS && flag && tt_cluster_rank() == 0)
+      TT_LOG(TT_LOG_WARN, "kernel '%s': parts of one launch wrote different values to one "
+             "byte of parameter %u (a race in the program): the later part's byte is kept",
+             k->name, ri.param);
+    TT_RELEASE(raced);
+  }
+  return err;
+}
+
 /* Runs the parts, then combines the reductions; the events of what was enqueued go to evs. */
 static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim,
                         const size_t *off, const size_t *gws, const size_t *lws, cl_uint nwait,
@@ -457,7 +600,7 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
     const struct tt_kernel_arg *a = &k->args[i];
     uint32_t es = k->params[i].size;
     if (a->kind == TT_ARG_MEM && a->mem && tt_windowed(a->mem) && k->params[i].pointer &&
-        es && es <= 128 && !(es & (es - 1)) && tt_ann_reduce_rule(k->ann, i) == SIZE_MAX)
+        es && es <= 128 && !(es & (es - 1)) && tt_ann_reduce_rule(s->ann, i) == SIZE_MAX)
       rebase |= (uint64_t)1 << i;
   }
   bool prelude = !whole && tt_split_whole_builtins(k->program->stripped);
@@ -474,17 +617,27 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
       rb[i] = (struct tt_rebase){extra, k->params[i].size};
       err = tt_kernel_arg_set(run, extra++, sizeof zero, &zero);
     }
-  /* Private copies of the reduced parameters, one per part; the program's own buffers, to
-   * set back and to combine into (run may be k itself). */
+  /* Private copies of the reduced and merged parameters, one per part; the program's own
+   * buffers, to set back and to combine into (run may be k itself). One part alone works on
+   * the buffer itself when that gives the same: a merge of one part is what it writes, and
+   * op(old, part) what atomics accumulating into old give. */
+  bool single = s->nparts == 1;
+  for (size_t r = 0; r < s->nrules && single; r++) {
+    struct tt_ann_rule_info ri = tt_ann_rule(s->ann, r);
+    if (ri.mode == TT_ANN_REDUCE && (ri.param >= 64 || !(k->accumulated >> ri.param & 1)))
+      single = false;
+  }
   cl_mem *partials = calloc(s->nparts * s->nrules + 1, sizeof *partials);
   cl_mem *own = calloc(s->nrules + 1, sizeof *own);
-  if (!partials || !own) {
+  cl_mem *twins = calloc(s->nrules + 1, sizeof *twins);
+  if (!partials || !own || !twins) {
     free(partials);
     free(own);
+    free(twins);
     TT_RETURN_IF(1, CL_OUT_OF_HOST_MEMORY);
   }
   for (size_t r = 0; r < s->nrules; r++)
-    own[r] = k->args[tt_ann_rule(k->ann, r).param].mem;
+    own[r] = k->args[tt_ann_rule(s->ann, r).param].mem;
   /* Every part's reads first: a device then sends the halos and inputs others need before
    * its own part is queued behind them (a CPU device runs one command at a time). Only the
    * first part of each memory domain: the others' bytes come with their launches, so that
@@ -500,28 +653,39 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
     err = tt_cmd_fetch(q, s->uses[p].u, s->uses[p].n);
   }
   free(fetched);
+  /* A merged buffer's twin: its bytes before the launch, on the first queue's device, taken
+   * before any part runs (the parts write copies; the merges after them, the buffer). */
+  for (size_t r = 0; r < s->nrules && err == CL_SUCCESS && !single; r++)
+    if (tt_ann_rule(s->ann, r).mode == TT_ANN_MERGE)
+      err = merge_twin(s, r, qs[0], own[r], &twins[r]);
   for (size_t p = 0; p < s->nparts && err == CL_SUCCESS; p++) {
     cl_command_queue q = qs[s->parts[p].queue];
     for (size_t r = 0; r < s->nrules && err == CL_SUCCESS; r++) {
-      struct tt_ann_rule_info ri = tt_ann_rule(k->ann, r);
+      struct tt_ann_rule_info ri = tt_ann_rule(s->ann, r);
       const struct tt_ann_ranges *rg = &s->reduce[p * s->nrules + r];
-      if (ri.mode != TT_ANN_REDUCE)
+      if (ri.mode < TT_ANN_REDUCE)
         continue;
-      size_t end = rg->n ? rg->r[rg->n - 1].off + rg->r[rg->n - 1].len : 0;
-      cl_mem m = tt_buffer_new(k->context, CL_MEM_READ_WRITE, end ? end : 1, NULL, false, &err);
-      partials[p * s->nrules + r] = m;
-      /* Windowed: it lives on its part's device only, within that device's budget. */
-      if (m) {
-        m->transient = true;
-        tt_plan_lock();
-        tt_window_enable(m);
-        tt_plan_unlock();
+      if (single) {
+        for (size_t j = 0; j < rg->n && err == CL_SUCCESS; j++)
+          if (use_add(&s->uses[p], own[r], rg->r[j].off, rg->r[j].len, true, true))
+            err = CL_OUT_OF_HOST_MEMORY;
+        continue;
       }
-      unsigned char pattern[8];
-      tt_split_identity(&k->params[ri.param], ri.op, pattern);
-      for (size_t j = 0; j < rg->n && err == CL_SUCCESS; j++)
-        err = tt_cmd_fill(q, m, pattern, k->params[ri.param].size, rg->r[j].off,
-                              rg->r[j].len, 0, NULL, NULL);
+      size_t end = rg->n ? rg->r[rg->n - 1].off + rg->r[rg->n - 1].len : 0;
+      cl_mem m = private_copy(k->context, end, &err);
+      partials[p * s->nrules + r] = m;
+      if (ri.mode == TT_ANN_REDUCE) {
+        unsigned char pattern[8];
+        tt_split_identity(&k->params[ri.param], ri.op, pattern);
+        for (size_t j = 0; j < rg->n && err == CL_SUCCESS; j++)
+          err = tt_cmd_fill(q, m, pattern, k->params[ri.param].size, rg->r[j].off,
+                            rg->r[j].len, 0, NULL, NULL);
+      } else {
+        /* The part starts from the buffer's bytes, as the whole launch would: the twin's. */
+        for (size_t j = 0; j < rg->n && err == CL_SUCCESS; j++)
+          err = tt_cmd_copy(q, twins[r], m, rg->r[j].off, rg->r[j].off, rg->r[j].len, 0, NULL,
+                            NULL);
+      }
       if (err == CL_SUCCESS)
         err = tt_kernel_arg_set(run, ri.param, sizeof m, &m);
       if (err == CL_SUCCESS && use_add(&s->uses[p], m, 0, end ? end : 1, true, true))
@@ -552,45 +716,23 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
     }
   }
   /* Arguments back as the program set them. */
-  for (size_t r = 0; r < s->nrules && err == CL_SUCCESS; r++)
-    if (tt_ann_rule(k->ann, r).mode == TT_ANN_REDUCE)
-      err = tt_kernel_arg_set(run, tt_ann_rule(k->ann, r).param, sizeof own[r], &own[r]);
-  /* dst = op(dst, part 0, part 1, ...) on the first queue, in part order. */
-  cl_command_queue q0 = qs[0];
-  for (size_t r = 0; r < s->nrules && err == CL_SUCCESS; r++) {
-    struct tt_ann_rule_info ri = tt_ann_rule(k->ann, r);
-    if (ri.mode != TT_ANN_REDUCE)
-      continue;
-    cl_kernel ck = NULL;
-    cl_mem dst = own[r];
-    size_t es = k->params[ri.param].size;
-    err = tt_split_combine_kernel(k, r, &ck);
-    if (err == CL_SUCCESS)
-      err = tt_kernel_arg_set(ck, 0, sizeof dst, &dst);
-    for (size_t p = 0; p < s->nparts && err == CL_SUCCESS; p++) {
-      const struct tt_ann_ranges *rg = &s->reduce[p * s->nrules + r];
-      cl_mem src = partials[p * s->nrules + r];
-      err = tt_kernel_arg_set(ck, 1, sizeof src, &src);
-      for (size_t j = 0; j < rg->n && err == CL_SUCCESS; j++) {
-        cl_ulong first = rg->r[j].off / es;
-        size_t n = rg->r[j].len / es;
-        struct tt_launch_use u[2] = {{dst, rg->r[j].off, rg->r[j].len, true, true},
-                                     {src, rg->r[j].off, rg->r[j].len, true, false}};
-        err = tt_kernel_arg_set(ck, 2, sizeof first, &first);
-        if (err == CL_SUCCESS && q0->device->actual)
-          atomic_fetch_add_explicit(&tt_stats_device(q0->device->index)->reduce_bytes,
-                                    rg->r[j].len, memory_order_relaxed);
-        if (err == CL_SUCCESS)
-          err = tt_cmd_launch(q0, ck, 1, NULL, &n, NULL, u, 2, false, NULL, NULL, 0, 0, NULL,
-                                  evs ? &evs[(*nevs)++] : NULL);
-      }
-    }
-  }
+  for (size_t r = 0; r < s->nrules && err == CL_SUCCESS && !single; r++)
+    if (tt_ann_rule(s->ann, r).mode >= TT_ANN_REDUCE)
+      err = tt_kernel_arg_set(run, tt_ann_rule(s->ann, r).param, sizeof own[r], &own[r]);
+  /* dst = op(dst, part 0, part 1, ...), or the bytes each part changed, on the first queue, in
+   * part order. */
+  for (size_t r = 0; r < s->nrules && err == CL_SUCCESS && !single; r++)
+    if (tt_ann_rule(s->ann, r).mode >= TT_ANN_REDUCE)
+      err = combine(s, r, qs[0], own[r], twins[r], partials, evs, nevs);
   for (size_t i = 0; i < s->nparts * s->nrules; i++)
     if (partials[i])
       TT_RELEASE(partials[i]);
+  for (size_t r = 0; r < s->nrules; r++)
+    if (twins[r])
+      TT_RELEASE(twins[r]);
   free(partials);
   free(own);
+  free(twins);
   return err;
 }
 
@@ -633,12 +775,14 @@ cl_int tt_split_enqueue(cl_uint num_queues, const cl_command_queue *queues, cl_k
            tt_check_bytes(global_work_offset, global_work_offset ? work_dim * sizeof(size_t) : 0),
            tt_check_bytes(local_work_size, local_work_size ? work_dim * sizeof(size_t) : 0),
            num_events_in_wait_list, event != NULL);
+  /* A kernel without annotation: one derived from its code (TUTTI_AUTO_SPLIT). */
+  tt_split_kernel_derive(kernel);
   size_t lws[3] = {1, 1, 1};
   if (local_work_size)
     memcpy(lws, local_work_size, work_dim * sizeof *lws);
   else
     choose_local(kernel, num_queues, queues, global_work_size, lws);
-  struct split s = {.k = kernel};
+  struct split s = {.k = kernel, .ann = kernel->ann};
   bool balanced = false, measure = false;
   pthread_mutex_lock(&kernel->obj.lock);
   /* What this file and runtime/command/balance.c keep for the kernel goes with it. */
@@ -651,9 +795,10 @@ cl_int tt_split_enqueue(cl_uint num_queues, const cl_command_queue *queues, cl_k
   else if (!kernel->ann)
     snprintf(s.why, sizeof s.why, "it has no annotation");
   else {
+    s.ann = kernel->ann;
     /* Parts follow the distribution of the first written parameter that has one. */
-    for (size_t r = 0; r < tt_ann_nrules(kernel->ann) && !s.parts; r++) {
-      struct tt_ann_rule_info ri = tt_ann_rule(kernel->ann, r);
+    for (size_t r = 0; r < tt_ann_nrules(s.ann) && !s.parts; r++) {
+      struct tt_ann_rule_info ri = tt_ann_rule(s.ann, r);
       cl_mem m = kernel->args[ri.param].mem;
       if ((ri.mode & TT_ANN_WRITE) && m && m->root->dist)
         s.nparts = parts_from_distribution(m->root->dist, num_queues, queues, G, &s.parts);
@@ -681,9 +826,15 @@ cl_int tt_split_enqueue(cl_uint num_queues, const cl_command_queue *queues, cl_k
       rc = 0;
     else {
       rc = plan_parts(&s, &l);
+      if (rc == -1 && kernel->ann_merged) {
+        /* Derived write regions that overlap at this launch: every written buffer merged. */
+        uses_free(&s);
+        s.ann = kernel->ann_merged;
+        rc = plan_parts(&s, &l);
+      }
       bool reduces = false;
       for (size_t r = 0; r < s.nrules; r++)
-        reduces |= tt_ann_rule(kernel->ann, r).mode == TT_ANN_REDUCE;
+        reduces |= tt_ann_rule(s.ann, r).mode >= TT_ANN_REDUCE;
       if (rc == 0 && s.nparts > 1 && !reduces && tt_env()->edges_first)
         rc = edges_first(&s, &l, queues);
     }
@@ -696,6 +847,9 @@ cl_int tt_split_enqueue(cl_uint num_queues, const cl_command_queue *queues, cl_k
   bool warn = rc == -1 && num_queues > 1 && !kernel->warned_whole;
   if (warn)
     kernel->warned_whole = true;
+  /* TUTTI_STATS: each launch of a kernel split without a written annotation, by tier. */
+  if (kernel->derived || (kernel->auto_tried && !kernel->ann))
+    tt_stats_split_launch(kernel->name, rc == -1 ? 0 : s.ann == kernel->ann_merged ? 2 : kernel->tier);
   pthread_mutex_unlock(&kernel->obj.lock);
   if (rc == -2) {
     split_free(&s);

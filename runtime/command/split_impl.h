@@ -19,8 +19,11 @@ bool tt_split_whole_builtins(const char *src);
 cl_int tt_split_variant(cl_kernel k, cl_uint dim, const size_t *off, const size_t *gws,
                         const size_t *lws, bool prelude, uint64_t *rebase, cl_kernel *out);
 
-/* The kernel that combines the partial results of reduce rule r into the buffer. */
-cl_int tt_split_combine_kernel(cl_kernel k, size_t r, cl_kernel *out);
+/* The kernel that combines a part's copy of a reduced or merged parameter into the buffer
+ * (arguments: dst, src, the first element, and for merges the twin and a flag set when two
+ * parts changed a byte differently, or NULL); unit: a merge's granularity in bytes (4 or 1). */
+cl_int tt_split_combine_kernel(cl_kernel k, struct tt_ann_rule_info ri, size_t unit,
+                               cl_kernel *out);
 
 /* The identity of op for parameter prm's element type, as its bytes. */
 void tt_split_identity(const struct tt_ann_param *prm, enum tt_ann_op op, unsigned char *out);

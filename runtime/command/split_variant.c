@@ -144,26 +144,53 @@ static const char *op_expr(enum tt_ann_op op, bool floating)
   return "a";
 }
 
-/* The kernel combining partial results of reduce rule r: dst[i] = op(dst[i], src[i]). */
-cl_int tt_split_combine_kernel(cl_kernel k, size_t r, cl_kernel *out)
+/* The kernel combining a part's copy into the buffer for rule ri: reduce, dst[i] =
+ * op(dst[i], src[i]) over the parameter's elements; merge, by `unit` (1 or 4) bytes, the bytes
+ * where src differs from twin. Built once per kernel and kind. */
+cl_int tt_split_combine_kernel(cl_kernel k, struct tt_ann_rule_info ri, size_t unit,
+                               cl_kernel *out)
 {
+  bool merge = ri.mode == TT_ANN_MERGE;
+  /* Reductions differ by operator and parameter, merges by unit only. */
+  size_t key = merge ? ((size_t)1 << 40) | unit : ((size_t)ri.op << 32) | ri.param;
   for (struct tt_variant *v = k->variants; v; v = v->next)
-    if (v->kind == VARIANT_COMBINE && v->rule == r) {
+    if (v->kind == VARIANT_COMBINE && v->rule == key) {
       *out = v->kernel;
       return CL_SUCCESS;
     }
-  struct tt_ann_rule_info ri = tt_ann_rule(k->ann, r);
   const struct tt_ann_param *prm = &k->params[ri.param];
   struct tt_variant *v = calloc(1, sizeof *v);
   TT_RETURN_IF(!v, CL_OUT_OF_HOST_MEMORY);
-  *v = (struct tt_variant){.kind = VARIANT_COMBINE, .rule = r};
+  *v = (struct tt_variant){.kind = VARIANT_COMBINE, .rule = key};
   char text[1024];
-  snprintf(text, sizeof text,
-           "%s#define OP(a, b) (%s)\n"
-           "__kernel void tutti_combine(__global %s *dst, __global const %s *src, ulong first)\n"
-           "{ size_t i = first + get_global_id(0); %s a = dst[i], b = src[i]; dst[i] = OP(a, b); }\n",
-           strcmp(prm->type, "double") ? "" : "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n",
-           op_expr(ri.op, prm->floating), prm->type, prm->type, prm->type);
+  if (merge && unit == 4)
+    /* Each byte of a word that the part changed: a mask of the bytes differing. A byte an
+     * earlier part changed otherwise is a race, flagged in raced[0]. */
+    snprintf(text, sizeof text,
+             "__kernel void tutti_combine(__global uint *dst, __global const uint *src, ulong first,\n"
+             "                            __global const uint *twin, __global uint *raced)\n"
+             "{ size_t i = first + get_global_id(0); uint s = src[i], t = twin[i], d = s ^ t;\n"
+             "  if (!d) return;\n"
+             "  uint m = ((d & 0xffu) ? 0xffu : 0u) | ((d & 0xff00u) ? 0xff00u : 0u) |\n"
+             "           ((d & 0xff0000u) ? 0xff0000u : 0u) | ((d & 0xff000000u) ? 0xff000000u : 0u);\n"
+             "  uint o = dst[i];\n"
+             "  if (raced && ((o ^ t) & (o ^ s) & m)) raced[0] = 1u;\n"
+             "  dst[i] = (o & ~m) | (s & m); }\n");
+  else if (merge)
+    snprintf(text, sizeof text,
+             "__kernel void tutti_combine(__global uchar *dst, __global const uchar *src, ulong first,\n"
+             "                            __global const uchar *twin, __global uint *raced)\n"
+             "{ size_t i = first + get_global_id(0); uchar s = src[i], t = twin[i], o = dst[i];\n"
+             "  if (s == t) return;\n"
+             "  if (raced && o != t && o != s) raced[0] = 1u;\n"
+             "  dst[i] = s; }\n");
+  else
+    snprintf(text, sizeof text,
+             "%s#define OP(a, b) (%s)\n"
+             "__kernel void tutti_combine(__global %s *dst, __global const %s *src, ulong first)\n"
+             "{ size_t i = first + get_global_id(0); %s a = dst[i], b = src[i]; dst[i] = OP(a, b); }\n",
+             strcmp(prm->type, "double") ? "" : "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n",
+             op_expr(ri.op, prm->floating), prm->type, prm->type, prm->type);
   cl_int err = build_variant(k, text, "", "tutti_combine", v);
   v->next = k->variants;
   k->variants = v;

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "runtime/job/cluster.h"
@@ -85,6 +86,44 @@ static void report_devices(void)
             (unsigned long long)atomic_load(&tt_stats.balance_digest));
 }
 
+/* Launches of kernels without a written annotation, per kernel name and tier. */
+struct auto_kernel {
+  struct auto_kernel *next;
+  uint64_t launches[3]; /* whole, derived regions, merged writes */
+  char name[];
+};
+static struct auto_kernel *auto_kernels;
+static pthread_mutex_t auto_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void tt_stats_split_launch(const char *kernel, int tier)
+{
+  if (!tt_env()->stats || tier < 0 || tier > 2)
+    return;
+  pthread_mutex_lock(&auto_lock);
+  struct auto_kernel *k = auto_kernels, **tail = &auto_kernels;
+  for (; k && strcmp(k->name, kernel); k = k->next)
+    tail = &k->next;
+  if (!k && (k = calloc(1, sizeof *k + strlen(kernel) + 1))) {
+    strcpy(k->name, kernel);
+    *tail = k;
+  }
+  if (k)
+    k->launches[tier]++;
+  pthread_mutex_unlock(&auto_lock);
+}
+
+/* The same on every rank: every rank plans every launch. */
+static void report_auto(void)
+{
+  pthread_mutex_lock(&auto_lock);
+  for (struct auto_kernel *k = auto_kernels; k; k = k->next)
+    fprintf(tt_log_file(), "[tutti %d stats] kernel '%s' without annotation: launches split by "
+            "derived regions %llu, by merged writes %llu, run whole %llu\n", tt_cluster_rank(),
+            k->name, (unsigned long long)k->launches[1], (unsigned long long)k->launches[2],
+            (unsigned long long)k->launches[0]);
+  pthread_mutex_unlock(&auto_lock);
+}
+
 static void report(void)
 {
   fprintf(tt_log_file(),
@@ -107,6 +146,7 @@ static void report(void)
     fprintf(tt_log_file(), "[tutti %d stats] markers for waits on earlier commands %llu\n",
             tt_cluster_rank(), (unsigned long long)markers);
   report_devices();
+  report_auto();
 }
 
 static void list_leaks(void)

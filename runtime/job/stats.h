@@ -51,4 +51,8 @@ void tt_stats_start(void);
 
 uint64_t tt_stats_now_ns(void);
 
+/* A launch of kernel `kernel` that had no written annotation (runtime/command/split.c), by
+ * how it ran: 0 whole, 1 derived regions, 2 merged writes. */
+void tt_stats_split_launch(const char *kernel, int tier);
+
 #endif

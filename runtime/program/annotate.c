@@ -14,6 +14,9 @@
 #include <string.h>
 
 #include "annotations/annotation.h"
+#include "annotations/derive.h"
+#include "runtime/base/env.h"
+#include "runtime/job/check.h"
 
 /* The pragma annotation of kernel `name` in program p, or NULL. */
 static const struct tt_ann_pragma *pragma_of(cl_program p, const char *name)
@@ -126,7 +129,177 @@ void tt_split_kernel_free(cl_kernel k)
   if (k->drop_split_state)
     k->drop_split_state(k);
   tt_split_variants_free(k->variants);
+  tt_ann_free(k->ann_merged);
   tt_ann_free(k->ann);
   free(k->ann_text);
   free(k->params);
+}
+
+/* --- automatic splitting (doc/split.md, "Automatic splitting") ------------------------------- */
+
+/* The derived annotation of kernel `name` of p, its program's analysis made once (NULL with
+ * why when there is none: no libclang, a source clang does not parse). */
+static const struct tt_derived *derived_of(cl_program p, const char *name, char *why,
+                                           size_t whylen)
+{
+  pthread_mutex_lock(&p->obj.lock);
+  if (!p->derive_done) {
+    p->derive_done = true;
+    const struct tt_clang *cx = tt_clang_open(tt_env()->libclang, p->derive_why,
+                                              sizeof p->derive_why);
+    p->nderived = cx ? tt_derive(cx, p->stripped, p->options, &p->derived, p->derive_why,
+                                 sizeof p->derive_why)
+                     : -1;
+  }
+  const struct tt_derived *d = NULL;
+  for (long i = 0; i < p->nderived && !d; i++)
+    if (!strcmp(p->derived[i].name, name))
+      d = &p->derived[i];
+  snprintf(why, whylen, "%s", p->nderived < 0 ? p->derive_why : "clang finds no such kernel");
+  pthread_mutex_unlock(&p->obj.lock);
+  return d;
+}
+
+/* Without libclang, merged writes still apply where OpenCL leaves no way for work-groups of
+ * one launch to see each other's writes: no atomics (nor images) in the source. Every buffer
+ * the kernel may write is merged, the others read whole. */
+static char *merge_all_text(cl_kernel k, const char *src, char *why, size_t whylen)
+{
+  if (strstr(src, "atom") || strstr(src, "image")) {
+    size_t n = strlen(why);
+    snprintf(why + n, whylen - n, ", and its source may use atomics or images");
+    return NULL;
+  }
+  size_t cap = 64, n = 0;
+  char *t = malloc(cap);
+  if (t)
+    n = (size_t)snprintf(t, cap, "global [_g0] =>");
+  bool any = false;
+  for (long i = 0; t && i < k->nparams; i++) {
+    const struct tt_ann_param *prm = &k->params[i];
+    if (!prm->pointer || prm->is_const)
+      continue;
+    size_t need = n + strlen(prm->name) + 16;
+    if (need > cap) {
+      char *g = realloc(t, cap = need * 2);
+      if (!g) {
+        free(t);
+        return NULL;
+      }
+      t = g;
+    }
+    n += (size_t)snprintf(t + n, cap - n, "%s merge %s[:]", any ? "," : "", prm->name);
+    any = true;
+  }
+  if (t && !any) {
+    snprintf(why, whylen, "it writes no buffer");
+    free(t);
+    return NULL;
+  }
+  return t;
+}
+
+/* The parameters (below 64) that annotation `ann` reduces and whose derived annotation `text`
+ * reduces with the same operator: the kernel only accumulates into them with atomics, so a
+ * launch of one part may work on the buffer itself. */
+static uint64_t accumulated(cl_kernel k, const struct tt_ann *ann, const char *text)
+{
+  char err[256];
+  struct tt_ann *d = text ? tt_split_kernel_parse(k, text, err, sizeof err) : NULL;
+  uint64_t bits = 0;
+  for (size_t r = 0; d && r < tt_ann_nrules(ann); r++) {
+    struct tt_ann_rule_info w = tt_ann_rule(ann, r);
+    size_t x = tt_ann_reduce_rule(d, w.param);
+    if (w.mode == TT_ANN_REDUCE && w.param < 64 && x != SIZE_MAX &&
+        tt_ann_rule(d, x).mode == TT_ANN_REDUCE && tt_ann_rule(d, x).op == w.op)
+      bits |= (uint64_t)1 << w.param;
+  }
+  tt_ann_free(d);
+  return bits;
+}
+
+static bool reduces(const struct tt_ann *a)
+{
+  for (size_t r = 0; a && r < tt_ann_nrules(a); r++)
+    if (tt_ann_rule(a, r).mode == TT_ANN_REDUCE)
+      return true;
+  return false;
+}
+
+void tt_split_kernel_derive(cl_kernel k)
+{
+  const struct tt_env *env = tt_env();
+  pthread_mutex_lock(&k->obj.lock);
+  bool tried = k->auto_tried, written = k->ann != NULL, reduced = reduces(k->ann);
+  k->auto_tried = true;
+  pthread_mutex_unlock(&k->obj.lock);
+  if (tried || k->nparams < 0 || env->auto_split == TT_AUTO_OFF || (written && !reduced))
+    return;
+  char why[512] = "";
+  const struct tt_derived *d = derived_of(k->program, k->name, why, sizeof why);
+  if (written) {
+    /* A written annotation is used as written; what the code shows tells which of its
+     * reductions the kernel only accumulates into. */
+    pthread_mutex_lock(&k->obj.lock);
+    if (k->ann && !k->derived && d && d->text)
+      k->accumulated = accumulated(k, k->ann, d->text);
+    pthread_mutex_unlock(&k->obj.lock);
+    return;
+  }
+  char *text = NULL, *alt = NULL;
+  int tier = TT_TIER_WHOLE;
+  if (!d) {
+    if (env->auto_split != TT_AUTO_DERIVED &&
+        (text = merge_all_text(k, k->program->stripped, why, sizeof why)))
+      tier = TT_TIER_MERGED;
+  } else if (d->tier == TT_TIER_WHOLE) {
+    snprintf(why, sizeof why, "%s", d->why);
+  } else if (env->auto_split == TT_AUTO_DERIVED && d->tier == TT_TIER_MERGED) {
+    snprintf(why, sizeof why, "%s (TUTTI_AUTO_SPLIT=derived)", d->why);
+  } else if (env->auto_split == TT_AUTO_MERGE_ALL && d->merged) {
+    text = strdup(d->merged);
+    tier = TT_TIER_MERGED;
+  } else {
+    text = strdup(d->text);
+    tier = d->tier;
+    if (env->auto_split != TT_AUTO_DERIVED && d->merged)
+      alt = strdup(d->merged);
+  }
+  char err[256] = "";
+  pthread_mutex_lock(&k->obj.lock);
+  struct tt_ann *a = text ? tt_split_kernel_parse(k, text, err, sizeof err) : NULL;
+  struct tt_ann *b = alt ? tt_split_kernel_parse(k, alt, err, sizeof err) : NULL;
+  if (text && !a) {
+    /* A parameter list the scan reads otherwise than clang (macros in it). */
+    snprintf(why, sizeof why, "its derived annotation does not parse: %s", err);
+    tier = TT_TIER_WHOLE;
+  }
+  if (a && !k->ann) {
+    k->accumulated = accumulated(k, a, text);
+    k->ann = a;
+    k->ann_text = text;
+    k->ann_merged = b;
+    k->derived = true;
+    k->tier = tier;
+    a = b = NULL;
+    text = NULL;
+  }
+  pthread_mutex_unlock(&k->obj.lock);
+  tt_ann_free(a);
+  tt_ann_free(b);
+  if (tier == TT_TIER_WHOLE)
+    TT_LOG(TT_LOG_PLAN, "kernel '%s' runs whole on the aggregate device: %s", k->name, why);
+  else
+    TT_LOG(TT_LOG_PLAN, "kernel '%s' splits by %s: #pragma tutti %s", k->name,
+           tier == TT_TIER_REGIONS ? "derived regions (tier 1)" : "merged writes (tier 2)",
+           k->ann_text ? k->ann_text : "");
+  /* Every rank derives the same from the same source, options and libclang. */
+  if (tt_check_active) {
+    pthread_mutex_lock(&k->obj.lock);
+    uint64_t v[2] = {k->obj.id, k->ann_text ? tt_check_bytes(k->ann_text, strlen(k->ann_text)) : 0};
+    pthread_mutex_unlock(&k->obj.lock);
+    tt_check_call("automatic split", 0, v, 2);
+  }
+  free(text);
+  free(alt);
 }

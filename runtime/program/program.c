@@ -10,6 +10,7 @@
 #include "runtime/job/devices.h"
 
 #include "annotations/annotation.h"
+#include "annotations/derive.h"
 
 #include "runtime/job/check.h"
 
@@ -43,6 +44,7 @@ static void destroy_program(struct tt_object *o)
   free(p->devices);
   free(p->source);
   free(p->stripped);
+  tt_derived_free(p->derived, p->nderived > 0 ? (size_t)p->nderived : 0);
   tt_ann_pragmas_free(p->pragmas, p->npragmas);
   free(p->ann_error);
   free(p->options);
@@ -333,6 +335,11 @@ static cl_int remember_options(cl_program program, const char *options)
     return CL_OUT_OF_HOST_MEMORY;
   free(program->options);
   program->options = copy;
+  /* Derived annotations follow the source and options of the last build. */
+  tt_derived_free(program->derived, program->nderived > 0 ? (size_t)program->nderived : 0);
+  program->derived = NULL;
+  program->nderived = 0;
+  program->derive_done = false;
   return CL_SUCCESS;
 }
 

@@ -102,6 +102,9 @@ void tt_split_kernel_free(cl_kernel k);
 /* An annotation's text parsed for kernel k's parameters (NULL, with err, when it does not
  * parse; the caller holds k's lock). */
 struct tt_ann *tt_split_kernel_parse(cl_kernel k, const char *text, char *err, size_t errlen);
+/* Gives k an annotation derived from its code when it has none (TUTTI_AUTO_SPLIT; once per
+ * kernel, at its first launch that splits; the program's analysis once per program). */
+void tt_split_kernel_derive(cl_kernel k);
 
 enum variant_kind { VARIANT_SHAPE, VARIANT_COMBINE };
 
