@@ -18,7 +18,8 @@
  *   an unchanged program that TUTTI_AGGREGATE splits over every device. There SPLIT_PART=K/N
  *   launches part K (from 0) of N of the last dimension alone, as a split launch over N
  *   devices would run it: the vendor's own time for a part's shape (its results unchecked).
- *   SPLIT_NOPRAGMA=1 removes the kernels' annotations: Tutti derives them (TUTTI_AUTO_SPLIT). */
+ *   SPLIT_NOPRAGMA=1 removes the kernels' annotations: Tutti derives them (TUTTI_AUTO_SPLIT).
+ *   MATMUL_K sets the matrix product's inner dimension (default 80). */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <CL/tutti.h>
@@ -399,7 +400,9 @@ static void jacobi(int scale)
 
 static void matmul(int scale)
 {
-  int n = 96 * scale, kk = 80, m = 64;
+  /* MATMUL_K: the inner dimension (default 80); larger makes the product compute-bound. */
+  const char *inner = getenv("MATMUL_K");
+  int n = 96 * scale, kk = inner && atoi(inner) > 0 ? atoi(inner) : 80, m = 64;
   float *A = malloc((size_t)n * kk * 4), *B = malloc((size_t)kk * m * 4);
   float *C = malloc((size_t)n * m * 4), *ref = malloc((size_t)n * m * 4);
   for (int i = 0; i < n * kk; i++)
