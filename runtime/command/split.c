@@ -577,9 +577,11 @@ static cl_int combine(struct split *s, size_t r, cl_command_queue q0, cl_mem dst
   return err;
 }
 
-/* Runs the parts, then combines the reductions; the events of what was enqueued go to evs. */
+/* Runs the parts, then combines the reductions; the events of what was enqueued go to evs.
+ * chosen: lws is Tutti's choice, the program gave none. */
 static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim,
-                        const size_t *off, const size_t *gws, const size_t *lws, cl_uint nwait,
+                        const size_t *off, const size_t *gws, const size_t *lws, bool chosen,
+                        cl_uint nwait,
                         const cl_event *wait, cl_event *evs, size_t *nevs)
 {
   cl_kernel k = s->k;
@@ -710,7 +712,10 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
       while (nx < s->nparts && qs[s->parts[nx].queue]->domain != q->domain)
         nx++;
       const struct uses *next = nx < s->nparts ? &s->uses[nx] : NULL;
-      err = tt_cmd_launch(q, run, dim, poff, pgws, lws3, s->uses[p].u, s->uses[p].n, true,
+      /* One part of the whole range keeps the program's work-group shape: where it gave
+       * none, the backend's choice (it may take groups of uneven sizes). */
+      err = tt_cmd_launch(q, run, dim, poff, pgws, whole && chosen ? NULL : lws3, s->uses[p].u,
+                          s->uses[p].n, true,
                               rebase ? rb : NULL, next ? next->u : NULL, next ? next->n : 0,
                               nwait, wait, evs ? &evs[(*nevs)++] : NULL);
     }
@@ -879,6 +884,7 @@ cl_int tt_split_enqueue(cl_uint num_queues, const cl_command_queue *queues, cl_k
     err = CL_OUT_OF_HOST_MEMORY;
   else
     err = run_parts(&s, queues, work_dim, global_work_offset, global_work_size, lws,
+                    local_work_size == NULL,
                     num_events_in_wait_list, event_wait_list, evs, &nevs);
   if (err == CL_SUCCESS && measure) {
     /* Each queue's largest part (its interior when its edges went first). */
