@@ -94,6 +94,11 @@ struct tt_ann_ranges {
   size_t n, cap;
 };
 void tt_ann_ranges_free(struct tt_ann_ranges *r);
+/* Appends [off, off+len) (nothing when len is 0), merged with the last range when they touch;
+ * -1 without memory. */
+int tt_ann_ranges_add(struct tt_ann_ranges *r, size_t off, size_t len);
+/* Sorts r by offset and makes ranges that overlap or touch one. */
+void tt_ann_ranges_normalize(struct tt_ann_ranges *r);
 
 /* The byte ranges rule `rule` names for one part, in a buffer of buffer_bytes bytes (sorted,
  * merged where they touch): per axis the hull of its index over the part's variables,

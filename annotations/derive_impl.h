@@ -104,7 +104,7 @@ struct kids {
   bool more; /* there were more children than fit */
 };
 
-/* --- affine forms and the AST (annotations/derive_base.c) -------------------------------------- */
+/* --- affine forms and the AST (annotations/derive_base.c) ------------------------------------ */
 
 void dv_set_whole(struct an *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -546,7 +546,8 @@ static struct val call(struct an *a, CXCursor c, struct kids *ch, bool used)
   bool has_body = fk.n && a->cx->getCursorKind(fk.c[fk.n - 1]) == CXCursor_CompoundStmt;
   if (has_body)
     return inline_call(a, def, ch, name);
-  if (!a->cx->Location_isInSystemHeader(a->cx->getCursorLocation(def)) && dv_tokens_in(a, def) > 1) {
+  bool declared = dv_tokens_in(a, def) > 1; /* not by the compiler itself */
+  if (!a->cx->Location_isInSystemHeader(a->cx->getCursorLocation(def)) && declared) {
     dv_set_whole(a, "it calls '%s', which its source does not define", name);
     return dv_unknown();
   }

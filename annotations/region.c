@@ -145,9 +145,7 @@ void tt_ann_ranges_free(struct tt_ann_ranges *r)
   r->n = r->cap = 0;
 }
 
-/* Appends [off, off+len), merging with the last range when they touch (callers append in
- * increasing order). */
-static int add_range(struct tt_ann_ranges *out, size_t off, size_t len)
+int tt_ann_ranges_add(struct tt_ann_ranges *out, size_t off, size_t len)
 {
   if (!len)
     return 0;
@@ -277,32 +275,33 @@ int tt_ann_region(const struct tt_ann *a, size_t rule, const struct tt_ann_launc
   size_t es = r->elem;
   size_t e1 = (size_t)extent[1], e2 = (size_t)extent[2];
   if (r->ndims == 1)
-    return add_range(out, (size_t)lo[0] * es, (size_t)(hi[0] - lo[0]) * es) ? oom(err, errlen) : 0;
+    return tt_ann_ranges_add(out, (size_t)lo[0] * es, (size_t)(hi[0] - lo[0]) * es)
+               ? oom(err, errlen) : 0;
   bool whole2 = lo[r->ndims - 1] == 0 && hi[r->ndims - 1] == extent[r->ndims - 1];
   if (r->ndims == 2) {
     if (whole2)
-      return add_range(out, (size_t)lo[0] * e1 * es, (size_t)(hi[0] - lo[0]) * e1 * es)
+      return tt_ann_ranges_add(out, (size_t)lo[0] * e1 * es, (size_t)(hi[0] - lo[0]) * e1 * es)
                  ? oom(err, errlen) : 0;
     for (int64_t y = lo[0]; y < hi[0]; y++)
-      if (add_range(out, ((size_t)y * e1 + (size_t)lo[1]) * es, (size_t)(hi[1] - lo[1]) * es))
+      if (tt_ann_ranges_add(out, ((size_t)y * e1 + (size_t)lo[1]) * es, (size_t)(hi[1] - lo[1]) * es))
         return oom(err, errlen);
     return 0;
   }
   bool whole1 = whole2 && lo[1] == 0 && hi[1] == extent[1];
   for (int64_t z = lo[0]; z < hi[0]; z++) {
     if (whole1) {
-      if (add_range(out, (size_t)z * e1 * e2 * es, (size_t)(hi[0] - lo[0]) * e1 * e2 * es))
+      if (tt_ann_ranges_add(out, (size_t)z * e1 * e2 * es, (size_t)(hi[0] - lo[0]) * e1 * e2 * es))
         return oom(err, errlen);
       break;
     }
     for (int64_t y = lo[1]; y < hi[1]; y++) {
       size_t row = ((size_t)z * e1 + (size_t)y) * e2;
       if (whole2) {
-        if (add_range(out, row * es, (size_t)(hi[1] - lo[1]) * e2 * es))
+        if (tt_ann_ranges_add(out, row * es, (size_t)(hi[1] - lo[1]) * e2 * es))
           return oom(err, errlen);
         break;
       }
-      if (add_range(out, (row + (size_t)lo[2]) * es, (size_t)(hi[2] - lo[2]) * es))
+      if (tt_ann_ranges_add(out, (row + (size_t)lo[2]) * es, (size_t)(hi[2] - lo[2]) * es))
         return oom(err, errlen);
     }
   }
@@ -328,8 +327,7 @@ static int by_offset(const void *x, const void *y)
   return a->off < b->off ? -1 : a->off > b->off;
 }
 
-/* Sorted, and ranges that overlap or touch made one (several rules may name one buffer). */
-static void normalize(struct tt_ann_ranges *r)
+void tt_ann_ranges_normalize(struct tt_ann_ranges *r)
 {
   if (r->n < 2)
     return;
@@ -375,8 +373,9 @@ int tt_ann_part_uses(const struct tt_ann *a, const struct tt_ann_launch *l,
     }
     return 0;
   }
-  normalize(reads);
-  normalize(writes);
+  /* Several rules may name one buffer. */
+  tt_ann_ranges_normalize(reads);
+  tt_ann_ranges_normalize(writes);
   if (reads->n > max_reads) {
     size_t lo = reads->r[0].off, hi = 0;
     for (size_t j = 0; j < reads->n; j++) {

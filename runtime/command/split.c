@@ -129,11 +129,6 @@ static void choose_local(cl_kernel k, cl_uint nq, const cl_command_queue *qs,
 
 /* --- what each part uses -------------------------------------------------------------------- */
 
-struct uses {
-  struct tt_launch_use *u;
-  size_t n, cap;
-};
-
 static int use_add(struct uses *s, cl_mem m, size_t off, size_t len, bool reads, bool writes)
 {
   if (s->n == s->cap) {
@@ -148,20 +143,6 @@ static int use_add(struct uses *s, cl_mem m, size_t off, size_t len, bool reads,
   return 0;
 }
 
-/* The whole plan of one split launch (every rank computes the same). */
-struct split {
-  cl_kernel k;
-  const struct tt_ann *ann;     /* the annotation planned by: k's, or its merged one */
-  size_t nparts;
-  struct tt_part *parts;
-  struct uses *uses;            /* per part */
-  struct tt_ann_ranges *reduce; /* per part and reduce rule: [part * nrules + rule] */
-  size_t nrules;
-  char why[256];                /* why the launch runs whole, when it does */
-  struct tt_split_memo *memo;   /* the arrays above are the kernel's memo's (memo_done) */
-  struct tt_part *given;           /* the parts before their edges went first, or NULL */
-  size_t ngiven;
-};
 
 /* Frees what plan_parts made for s's parts (their uses and reduce ranges). */
 static void uses_free(struct split *s)
@@ -436,147 +417,6 @@ static cl_int copy_arg(cl_kernel k, cl_kernel to, cl_uint i)
 
 /* --- the launch ----------------------------------------------------------------------------- */
 
-/* --- reductions and merges ---------------------------------------------------------------- */
-
-/* A buffer of `end` bytes private to a part (or a twin): windowed, so that it lives on its
- * part's device only, within that device's budget. */
-static cl_mem private_copy(cl_context ctx, size_t end, cl_int *err)
-{
-  cl_mem m = tt_buffer_new(ctx, CL_MEM_READ_WRITE, end ? end : 1, NULL, false, err);
-  if (m) {
-    m->transient = true;
-    tt_plan_lock();
-    tt_window_enable(m);
-    tt_plan_unlock();
-  }
-  return m;
-}
-
-/* The ranges of rule r over every part, sorted and merged (what its twin must hold). */
-static int rule_union(const struct split *s, size_t r, struct tt_ann_ranges *out)
-{
-  for (size_t p = 0; p < s->nparts; p++) {
-    const struct tt_ann_ranges *rg = &s->reduce[p * s->nrules + r];
-    for (size_t j = 0; j < rg->n; j++) {
-      if (out->n == out->cap) {
-        size_t cap = out->cap ? out->cap * 2 : 8;
-        struct tt_ann_range *g = realloc(out->r, cap * sizeof *g);
-        if (!g)
-          return -1;
-        out->r = g;
-        out->cap = cap;
-      }
-      out->r[out->n++] = rg->r[j];
-    }
-  }
-  /* Few ranges (one for `merge P[:]`): sorted by insertion, then merged. */
-  for (size_t i = 1; i < out->n; i++)
-    for (size_t j = i; j > 0 && out->r[j - 1].off > out->r[j].off; j--) {
-      struct tt_ann_range t = out->r[j];
-      out->r[j] = out->r[j - 1];
-      out->r[j - 1] = t;
-    }
-  size_t n = out->n ? 1 : 0;
-  for (size_t i = 1; i < out->n; i++) {
-    struct tt_ann_range *last = &out->r[n - 1];
-    if (out->r[i].off <= last->off + last->len) {
-      size_t e = out->r[i].off + out->r[i].len;
-      if (e > last->off + last->len)
-        last->len = e - last->off;
-    } else {
-      out->r[n++] = out->r[i];
-    }
-  }
-  out->n = n;
-  return 0;
-}
-
-/* Merge rule r's twin: the buffer's bytes of every part's region, copied on q0's device. The
- * parts' copies are made from it, so that they start byte for byte alike even where nothing
- * ever wrote the buffer (OpenCL leaves those bytes undefined, and each device's memory holds
- * its own). */
-static cl_int merge_twin(struct split *s, size_t r, cl_command_queue q0, cl_mem own, cl_mem *twin)
-{
-  struct tt_ann_ranges u = {0};
-  if (rule_union(s, r, &u)) {
-    tt_ann_ranges_free(&u);
-    return CL_OUT_OF_HOST_MEMORY;
-  }
-  cl_int err = CL_SUCCESS;
-  size_t end = u.n ? u.r[u.n - 1].off + u.r[u.n - 1].len : 0;
-  *twin = private_copy(s->k->context, end, &err);
-  for (size_t j = 0; j < u.n && err == CL_SUCCESS; j++)
-    err = tt_cmd_copy(q0, own, *twin, u.r[j].off, u.r[j].off, u.r[j].len, 0, NULL, NULL);
-  tt_ann_ranges_free(&u);
-  return err;
-}
-
-/* Combines rule r's part copies into the buffer dst on q0, in part order: reduce, dst =
- * op(dst, part); merge, the bytes where the part's copy differs from the twin. Two parts that
- * changed one byte differently raced (OpenCL leaves the result undefined): the later part's
- * byte is kept, the same on every rank. */
-static cl_int combine(struct split *s, size_t r, cl_command_queue q0, cl_mem dst, cl_mem twin,
-                      cl_mem *partials, cl_event *evs, size_t *nevs)
-{
-  cl_kernel k = s->k;
-  struct tt_ann_rule_info ri = tt_ann_rule(s->ann, r);
-  bool merge = ri.mode == TT_ANN_MERGE;
-  size_t es = merge ? 1 : k->params[ri.param].size;
-  cl_int err = CL_SUCCESS;
-  /* TUTTI_DEBUG=warn: a flag the merges set when two parts changed a byte differently, read
-   * after them (the launch then waits for its merges). */
-  cl_mem raced = NULL;
-  cl_uint flag = 0;
-  if (merge && (tt_env()->debug & TT_LOG_WARN)) {
-    raced = tt_buffer_new(k->context, CL_MEM_READ_WRITE, sizeof flag, NULL, false, &err);
-    if (raced)
-      err = tt_cmd_fill(q0, raced, &flag, sizeof flag, 0, sizeof flag, 0, NULL, NULL);
-  }
-  for (size_t p = 0; p < s->nparts && err == CL_SUCCESS; p++) {
-    const struct tt_ann_ranges *rg = &s->reduce[p * s->nrules + r];
-    cl_mem src = partials[p * s->nrules + r];
-    for (size_t j = 0; j < rg->n && err == CL_SUCCESS; j++) {
-      size_t o = rg->r[j].off, len = rg->r[j].len;
-      /* Merges by 32-bit words where the range allows, else by bytes. */
-      size_t unit = merge ? (o % 4 == 0 && len % 4 == 0 ? 4 : 1) : es;
-      cl_kernel ck = NULL;
-      err = tt_split_combine_kernel(k, ri, unit, &ck);
-      cl_ulong first = o / unit;
-      size_t n = len / unit;
-      struct tt_launch_use u[4] = {{dst, o, len, true, true},
-                                   {src, o, len, true, false},
-                                   {twin, o, len, true, false},
-                                   {raced, 0, sizeof flag, true, true}};
-      if (err == CL_SUCCESS)
-        err = tt_kernel_arg_set(ck, 0, sizeof dst, &dst);
-      if (err == CL_SUCCESS)
-        err = tt_kernel_arg_set(ck, 1, sizeof src, &src);
-      if (err == CL_SUCCESS)
-        err = tt_kernel_arg_set(ck, 2, sizeof first, &first);
-      if (err == CL_SUCCESS && merge)
-        err = tt_kernel_arg_set(ck, 3, sizeof twin, &twin);
-      if (err == CL_SUCCESS && merge)
-        err = tt_kernel_arg_set(ck, 4, sizeof raced, &raced);
-      if (err == CL_SUCCESS && q0->device->actual)
-        atomic_fetch_add_explicit(&tt_stats_device(q0->device->index)->reduce_bytes, len,
-                                  memory_order_relaxed);
-      if (err == CL_SUCCESS)
-        err = tt_cmd_launch(q0, ck, 1, NULL, &n, NULL, u, merge ? (raced ? 4 : 3) : 2, false,
-                            NULL, NULL, 0, 0, NULL, evs ? &evs[(*nevs)++] : NULL);
-    }
-  }
-  if (raced) {
-    if (err == CL_SUCCESS)
-      err = tt_cmd_read(q0, raced, CL_TRUE, 0, sizeof flag, &flag, 0, NULL, NULL);
-    if (err == CL_SUCCESS && flag && tt_cluster_rank() == 0)
-      TT_LOG(TT_LOG_WARN, "kernel '%s': parts of one launch wrote different values to one "
-             "byte of parameter %u (a race in the program): the later part's byte is kept",
-             k->name, ri.param);
-    TT_RELEASE(raced);
-  }
-  return err;
-}
-
 /* Runs the parts, then combines the reductions; the events of what was enqueued go to evs.
  * chosen: lws is Tutti's choice, the program gave none. */
 static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim,
@@ -659,7 +499,7 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
    * before any part runs (the parts write copies; the merges after them, the buffer). */
   for (size_t r = 0; r < s->nrules && err == CL_SUCCESS && !single; r++)
     if (tt_ann_rule(s->ann, r).mode == TT_ANN_MERGE)
-      err = merge_twin(s, r, qs[0], own[r], &twins[r]);
+      err = tt_split_merge_twin(s, r, qs[0], own[r], &twins[r]);
   for (size_t p = 0; p < s->nparts && err == CL_SUCCESS; p++) {
     cl_command_queue q = qs[s->parts[p].queue];
     for (size_t r = 0; r < s->nrules && err == CL_SUCCESS; r++) {
@@ -674,7 +514,7 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
         continue;
       }
       size_t end = rg->n ? rg->r[rg->n - 1].off + rg->r[rg->n - 1].len : 0;
-      cl_mem m = private_copy(k->context, end, &err);
+      cl_mem m = tt_split_private_copy(k->context, end, &err);
       partials[p * s->nrules + r] = m;
       if (ri.mode == TT_ANN_REDUCE) {
         unsigned char pattern[8];
@@ -728,7 +568,7 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
    * part order. */
   for (size_t r = 0; r < s->nrules && err == CL_SUCCESS && !single; r++)
     if (tt_ann_rule(s->ann, r).mode >= TT_ANN_REDUCE)
-      err = combine(s, r, qs[0], own[r], twins[r], partials, evs, nevs);
+      err = tt_split_combine(s, r, qs[0], own[r], twins[r], partials, evs, nevs);
   for (size_t i = 0; i < s->nparts * s->nrules; i++)
     if (partials[i])
       TT_RELEASE(partials[i]);
@@ -854,7 +694,8 @@ cl_int tt_split_enqueue(cl_uint num_queues, const cl_command_queue *queues, cl_k
     kernel->warned_whole = true;
   /* TUTTI_STATS: each launch of a kernel split without a written annotation, by tier. */
   if (kernel->derived || (kernel->auto_tried && !kernel->ann))
-    tt_stats_split_launch(kernel->name, rc == -1 ? 0 : s.ann == kernel->ann_merged ? 2 : kernel->tier);
+    tt_stats_split_launch(kernel->name,
+                          rc == -1 ? 0 : s.ann == kernel->ann_merged ? 2 : kernel->tier);
   pthread_mutex_unlock(&kernel->obj.lock);
   if (rc == -2) {
     split_free(&s);

@@ -28,4 +28,44 @@ cl_int tt_split_combine_kernel(cl_kernel k, struct tt_ann_rule_info ri, size_t u
 /* The identity of op for parameter prm's element type, as its bytes. */
 void tt_split_identity(const struct tt_ann_param *prm, enum tt_ann_op op, unsigned char *out);
 
+/* --- one split launch (runtime/command/split.c) ----------------------------------------------- */
+
+/* The buffer uses of one part. */
+struct uses {
+  struct tt_launch_use *u;
+  size_t n, cap;
+};
+
+/* The whole plan of one split launch (every rank computes the same). */
+struct split {
+  cl_kernel k;
+  const struct tt_ann *ann;     /* the annotation planned by: k's, or its merged one */
+  size_t nparts;
+  struct tt_part *parts;
+  struct uses *uses;            /* per part */
+  struct tt_ann_ranges *reduce; /* per part and reduce rule: [part * nrules + rule] */
+  size_t nrules;
+  char why[256];                /* why the launch runs whole, when it does */
+  struct tt_split_memo *memo;   /* the arrays above are the kernel's memo's (memo_done) */
+  struct tt_part *given;           /* the parts before their edges went first, or NULL */
+  size_t ngiven;
+};
+
+/* --- reductions and merges (runtime/command/split_combine.c) ---------------------------------- */
+
+/* A buffer of `end` bytes private to a part (or a twin): windowed, so that it lives on its
+ * part's device only, within that device's budget. */
+cl_mem tt_split_private_copy(cl_context ctx, size_t end, cl_int *err);
+
+/* Merge rule r's twin: the buffer own's bytes of every part's region, copied on q0's device
+ * (the parts' copies are made from it). */
+cl_int tt_split_merge_twin(struct split *s, size_t r, cl_command_queue q0, cl_mem own,
+                           cl_mem *twin);
+
+/* Combines rule r's part copies (partials[part * nrules + r]) into dst on q0 in part order:
+ * reduce, dst = op(dst, part); merge, the bytes where a part's copy differs from the twin.
+ * The commands' events go to evs. */
+cl_int tt_split_combine(struct split *s, size_t r, cl_command_queue q0, cl_mem dst, cl_mem twin,
+                        cl_mem *partials, cl_event *evs, size_t *nevs);
+
 #endif
