@@ -154,110 +154,118 @@ static void keep_map(cl_mem m, struct tt_map_record *rec)
   pthread_mutex_unlock(&m->obj.lock);
 }
 
+/* A map's record and event, kept by map_issued. */
+struct map_state {
+  struct tt_map_record *rec;
+  cl_mem buffer;
+  cl_event *event; /* the program's */
+  cl_event done;   /* Tutti's, when the program asked for none */
+  bool broadcast;
+};
+
+/* A map issued (or failed): its record kept; Tutti's copy must outlive the bytes arriving into
+ * it, so a map whose copy is Tutti's keeps the map's event (made when the program asked for
+ * none: only ranks that copy have it). */
+static void map_issued(struct tt_cmd *c, struct tt_cmd_work *w, cl_int err, cl_event ev)
+{
+  (void)ev;
+  struct map_state *st = w->state;
+  if (err == CL_SUCCESS) {
+    *st->rec = (struct tt_map_record){w->ptr, c->dom, w->map_flags != CL_MAP_READ, w->off[0],
+                                      w->size, w->owned, NULL, NULL};
+    keep_map(st->buffer, st->rec);
+    atomic_fetch_add(&st->buffer->map_count, 1);
+  } else {
+    free(st->rec);
+    st->rec = NULL;
+    w->ptr = NULL;
+  }
+  st->broadcast = c->broadcast;
+  if (st->rec && w->owned && c->broadcast && !st->event) {
+    w->end_event = &st->done;
+    c->own_event = true;
+  }
+}
+
 void *tt_cmd_map(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map,
                  cl_map_flags map_flags, size_t offset, size_t size,
                  cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
                  cl_event *event, cl_int *errcode)
 {
-  struct tt_map_record *rec = calloc(1, sizeof *rec);
-  if (!rec) {
+  struct map_state st = {calloc(1, sizeof *st.rec), buffer, event, NULL, false};
+  if (!st.rec) {
     *errcode = CL_OUT_OF_HOST_MEMORY;
     return NULL;
   }
-  struct tt_cmd c;
-  cl_int err;
-  void *p = NULL;
-  tt_cmd_init_at(&c, command_queue, "tt_clEnqueueMapBuffer");
+  /* Its bytes reach every rank unless the map invalidates them. */
   bool invalidate = map_flags & CL_MAP_WRITE_INVALIDATE_REGION;
-  /* A map shows the bytes on every rank: the owner maps, the others get a copy (the
-   * buffer's own host memory when it has one) that the owner's bytes fill. */
-  if (!invalidate)
-    tt_cmd_broadcast(&c, NULL, size);
-  err = tt_cmd_begin(&c, num_events_in_wait_list, event_wait_list);
-  if (err == CL_SUCCESS)
-    err = tt_cmd_use(&c, buffer, offset, size, !invalidate, false);
-  cl_event ev = NULL;
-  bool owned = false;
-  cl_mem nat = err == CL_SUCCESS ? tt_cmd_native_whole(&c, buffer, &err) : NULL;
-  if (nat) {
-    p = c.d->clEnqueueMapBuffer(c.nq->native, nat, CL_FALSE, map_flags, offset,
-                                size, c.deps.n, tt_cmd_wait_list(&c),
-                                tt_cmd_want_event(&c, &ev, event, blocking_map), &err);
-  } else if (err == CL_SUCCESS) {
-    p = buffer->host_ptr ? (char *)buffer->host_ptr + offset : malloc(size);
-    owned = !buffer->host_ptr;
-    if (!p)
-      err = CL_OUT_OF_HOST_MEMORY;
-  }
-  c.host_ptr = p;
-  if (err == CL_SUCCESS) {
-    *rec = (struct tt_map_record){p, c.dom, map_flags != CL_MAP_READ, offset, size, owned, NULL,
-                                  NULL};
-    keep_map(buffer, rec);
-    atomic_fetch_add(&buffer->map_count, 1);
-  } else {
-    free(rec);
-    rec = NULL;
-    p = NULL;
-  }
-  /* Tutti's copy must outlive the bytes arriving into it: keep the map's event. */
-  cl_event done = NULL;
-  if (rec && owned && c.broadcast && !event) {
-    event = &done;
-    c.own_event = true; /* only ranks that copy have it */
-  }
-  err = tt_cmd_end(&c, err, ev, CL_COMMAND_MAP_BUFFER, event, blocking_map);
-  if (rec && owned && c.broadcast && err == CL_SUCCESS) {
-    rec->done = *event;
-    if (event != &done)
-      TT_RETAIN(rec->done);
+  struct tt_cmd_work w = {.op = TT_OP_MAP, .entry = "tt_clEnqueueMapBuffer",
+                          .type = CL_COMMAND_MAP_BUFFER, .blocking = blocking_map,
+                          .use = {{buffer, offset, size, !invalidate, false}}, .nuse = 1,
+                          .host_len = invalidate ? 0 : size, .off = {offset}, .size = size,
+                          .map_flags = map_flags, .issued = map_issued, .state = &st};
+  cl_int err = tt_cmd_drive(command_queue, &w, num_events_in_wait_list, event_wait_list, event);
+  if (st.rec && w.owned && st.broadcast && err == CL_SUCCESS) {
+    cl_event *out = w.end_event ? w.end_event : event;
+    st.rec->done = *out;
+    if (out != &st.done)
+      TT_RETAIN(st.rec->done);
   }
   *errcode = err;
-  return err == CL_SUCCESS ? p : NULL;
+  return err == CL_SUCCESS ? w.ptr : NULL;
+}
+
+/* An unmap runs where its map ran; on the program's queue when that is the same domain, else
+ * on Tutti's own queue there. */
+static cl_int unmap_setup(struct tt_cmd *c, struct tt_cmd_work *w)
+{
+  struct tt_map_record *rec = w->state;
+  if (rec->domain == c->dom)
+    return CL_SUCCESS;
+  c->dom = rec->domain;
+  c->actual = c->ctx->domains[c->dom].local;
+  c->rank = c->ctx->domains[c->dom].rank;
+  c->d = c->actual ? c->ctx->domains[c->dom].bp->d : NULL;
+  c->nq = NULL;
+  cl_int e = c->actual ? tt_order_internal_queue(c->ctx, c->dom, &c->nq) : CL_SUCCESS;
+  if (e != CL_SUCCESS)
+    keep_map(w->use[0].mem, rec);
+  return e;
+}
+
+/* The unmap issued: the record goes (after the bytes that arrived into Tutti's copy), or is
+ * kept when it failed (still mapped). */
+static void unmap_issued(struct tt_cmd *c, struct tt_cmd_work *w, cl_int err, cl_event ev)
+{
+  (void)ev;
+  struct tt_map_record *rec = w->state;
+  cl_mem memobj = w->use[0].mem;
+  if (err != CL_SUCCESS) {
+    keep_map(memobj, rec);
+    return;
+  }
+  atomic_fetch_sub(&memobj->map_count, 1);
+  if (c->actual && c->nq != c->q->nq)
+    c->d->clFlush(c->nq->native);
+  if (rec->done) {
+    tt_event_wait(rec->done);
+    TT_RELEASE(rec->done);
+  }
+  if (rec->owned)
+    free(rec->ptr);
+  free(rec);
 }
 
 cl_int tt_cmd_unmap(cl_command_queue command_queue, cl_mem memobj, void *mapped_ptr,
                     struct tt_map_record *rec, cl_uint num_events_in_wait_list,
                     const cl_event *event_wait_list, cl_event *event)
 {
-  struct tt_cmd c;
-  tt_cmd_init_at(&c, command_queue, "tt_clEnqueueUnmapMemObject");
-  /* The unmap runs where the map ran; on the user's queue when that is the same domain. */
-  if (rec->domain != c.dom) {
-    c.dom = rec->domain;
-    c.actual = c.ctx->domains[c.dom].local;
-    c.rank = c.ctx->domains[c.dom].rank;
-    c.d = c.actual ? c.ctx->domains[c.dom].bp->d : NULL;
-    c.nq = NULL;
-    cl_int e = c.actual ? tt_order_internal_queue(c.ctx, c.dom, &c.nq) : CL_SUCCESS;
-    if (e != CL_SUCCESS) {
-      keep_map(memobj, rec);
-      return e;
-    }
-  }
-  cl_int err = tt_cmd_begin(&c, num_events_in_wait_list, event_wait_list);
-  if (err == CL_SUCCESS)
-    err = tt_cmd_use(&c, memobj, rec->offset, rec->size, false, rec->writes);
-  cl_event ev = NULL;
-  cl_mem nat = err == CL_SUCCESS ? tt_cmd_native_whole(&c, memobj, &err) : NULL;
-  if (nat)
-    err = c.d->clEnqueueUnmapMemObject(c.nq->native, nat, mapped_ptr, c.deps.n,
-                                       tt_cmd_wait_list(&c), tt_cmd_want_event(&c, &ev, event, false));
-  if (err == CL_SUCCESS) {
-    atomic_fetch_sub(&memobj->map_count, 1);
-    if (c.actual && c.nq != command_queue->nq)
-      c.d->clFlush(c.nq->native);
-    if (rec->done) {
-      tt_event_wait(rec->done);
-      TT_RELEASE(rec->done);
-    }
-    if (rec->owned)
-      free(rec->ptr);
-    free(rec);
-  } else {
-    keep_map(memobj, rec); /* still mapped */
-  }
-  return tt_cmd_end(&c, err, ev, CL_COMMAND_UNMAP_MEM_OBJECT, event, false);
+  struct tt_cmd_work w = {.op = TT_OP_UNMAP, .entry = "tt_clEnqueueUnmapMemObject",
+                          .type = CL_COMMAND_UNMAP_MEM_OBJECT,
+                          .use = {{memobj, rec->offset, rec->size, false, rec->writes}},
+                          .nuse = 1, .ptr = mapped_ptr, .setup = unmap_setup,
+                          .issued = unmap_issued, .state = rec};
+  return tt_cmd_drive(command_queue, &w, num_events_in_wait_list, event_wait_list, event);
 }
 
 cl_int tt_cmd_migrate(cl_command_queue command_queue, cl_uint num_mem_objects,

@@ -391,33 +391,3 @@ bool tt_cmd_discard(struct tt_cmd *c, cl_uint nwait, const cl_event *wait, const
     *err = CL_OUT_OF_HOST_MEMORY;
   return true;
 }
-
-/* The owner's part of a large read reaching every rank: one native read per piece (in order
- * on the command's queue), so that each piece leaves for the other ranks as soon as it is
- * read. *ev: the last piece's event, which completes last. */
-cl_int tt_cmd_read_in_pieces(struct tt_cmd *c, cl_mem native, size_t offset, size_t size, void *ptr,
-                             cl_event *ev)
-{
-  size_t n = tt_broadcast_pieces(size);
-  c->piece_ev = calloc(n, sizeof *c->piece_ev);
-  if (!c->piece_ev)
-    return CL_OUT_OF_HOST_MEMORY;
-  cl_int err = CL_SUCCESS;
-  for (size_t i = 0; i < n && err == CL_SUCCESS; i++) {
-    size_t at, len;
-    tt_broadcast_piece(size, i, &at, &len);
-    /* The first read waits for the command's dependencies; the queue orders the rest. */
-    err = TT_CMD_ISSUE(c, &c->piece_ev[i],
-                c->d->clEnqueueReadBuffer(c->nq->native, native, CL_FALSE, offset + at, len,
-                                          (char *)ptr + at, i ? 0 : c->deps.n,
-                                          i ? NULL : tt_cmd_wait_list(c), &c->piece_ev[i]));
-    if (err == CL_SUCCESS)
-      c->npiece_ev = i + 1;
-  }
-  if (err == CL_SUCCESS) {
-    c->d->clFlush(c->nq->native);
-    c->d->clRetainEvent(c->piece_ev[n - 1]);
-    *ev = c->piece_ev[n - 1];
-  }
-  return err;
-}

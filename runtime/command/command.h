@@ -2,9 +2,10 @@
  * alike on every rank, planned under the plan lock (its wait list, the bytes each buffer use
  * needs, the dependencies), issued natively on its owner, recorded, and its event handed to
  * the program. Reads whose bytes reach every rank travel in pieces from the owner (SnuCL-D
- * 3.1). The bodies of the entry points (runtime/command/buffer.c, icd/launch.c,
- * icd/marker.c) drive a command through these steps: tt_cmd_init, tt_cmd_discard (the queueing optimization), tt_cmd_begin,
- * tt_cmd_use for each buffer range, the native call through TT_CMD_ISSUE, tt_cmd_end. */
+ * 3.1). The one command driver (runtime/command/driver.h) takes every command through these
+ * steps: tt_cmd_init, tt_cmd_discard (the queueing optimization), tt_cmd_begin, tt_cmd_use for
+ * each buffer range, the native call through TT_CMD_ISSUE, tt_cmd_end; the bodies of the
+ * entry points (runtime/command/buffer.c, launch.c, marker.c) only describe their commands. */
 #ifndef TUTTI_COMMAND_H
 #define TUTTI_COMMAND_H
 
@@ -118,10 +119,6 @@ const cl_event *tt_cmd_wait_list(struct tt_cmd *c);
 /* The event handed to the program for c: numbered as the command, it joins its queue's
  * status batches. */
 cl_event tt_cmd_handed(const struct tt_cmd *c, cl_event e);
-
-/* The owner's native reads of a large read reaching every rank, a piece each. */
-cl_int tt_cmd_read_in_pieces(struct tt_cmd *c, cl_mem native, size_t offset, size_t size,
-                             void *ptr, cl_event *ev);
 
 /* Ends the command: records its accesses, drops the plan lock, makes the program's event
  * and waits for a blocking command. */

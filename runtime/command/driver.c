@@ -94,7 +94,7 @@ static bool order_in_place(struct tt_cmd *c, cl_event *user, cl_event *ev)
  * (tt_cmd_end): through the backend each piece was read into the program's memory first and
  * sent from there, slower. A marker on the queue, held until the sends are done, keeps the
  * queue's later commands off the bytes meanwhile. Other large reads keep their pieces
- * (tt_cmd_read_in_pieces): along a chain, every piece sent at once moves at once, and the first
+ * (read_in_pieces): along a chain, every piece sent at once moves at once, and the first
  * reaches the next rank late. On 2 cores the copy beside the sends costs a little, where the
  * owner's copy and MPI share a core (doc/testing.md, "Figures behind the code"). */
 static bool read_from_host(struct tt_cmd *c, cl_mem m, size_t off, size_t size, void *ptr,
@@ -176,6 +176,36 @@ static bool migrate_in_place(struct tt_cmd *c, cl_mem *const nm, cl_uint n, cl_e
   return (tt_cmd_uses_direct(c) || in_cuda_memory(c, nm, n)) && order_in_place(c, user, ev);
 }
 
+/* The owner's part of a large read reaching every rank: one native read per piece (in order
+ * on the command's queue), so that each piece leaves for the other ranks as soon as it is
+ * read. *ev: the last piece's event, which completes last. */
+static cl_int read_in_pieces(struct tt_cmd *c, cl_mem native, size_t offset, size_t size,
+                             void *ptr, cl_event *ev)
+{
+  size_t n = tt_broadcast_pieces(size);
+  c->piece_ev = calloc(n, sizeof *c->piece_ev);
+  if (!c->piece_ev)
+    return CL_OUT_OF_HOST_MEMORY;
+  cl_int err = CL_SUCCESS;
+  for (size_t i = 0; i < n && err == CL_SUCCESS; i++) {
+    size_t at, len;
+    tt_broadcast_piece(size, i, &at, &len);
+    /* The first read waits for the command's dependencies; the queue orders the rest. */
+    err = TT_CMD_ISSUE(c, &c->piece_ev[i],
+                c->d->clEnqueueReadBuffer(c->nq->native, native, CL_FALSE, offset + at, len,
+                                          (char *)ptr + at, i ? 0 : c->deps.n,
+                                          i ? NULL : tt_cmd_wait_list(c), &c->piece_ev[i]));
+    if (err == CL_SUCCESS)
+      c->npiece_ev = i + 1;
+  }
+  if (err == CL_SUCCESS) {
+    c->d->clFlush(c->nq->native);
+    c->d->clRetainEvent(c->piece_ev[n - 1]);
+    *ev = c->piece_ev[n - 1];
+  }
+  return err;
+}
+
 /* Where the native command puts its event, asked as the command is issued. */
 #define WANT tt_cmd_want_event(c, ev, event, w->blocking)
 
@@ -194,7 +224,7 @@ static cl_int issue(struct tt_cmd *c, struct tt_cmd_work *w, bool into, cl_mem *
     if (!(nat = tt_cmd_native_at(c, m, &at, w->size, &err)))
       return err; /* virtual, or no window */
     if (c->broadcast && w->size > TT_BROADCAST_PIECE)
-      return tt_cmd_read_in_pieces(c, nat, at, w->size, w->ptr, ev);
+      return read_in_pieces(c, nat, at, w->size, w->ptr, ev);
     return TT_CMD_ISSUE(c, ev, c->d->clEnqueueReadBuffer(
         c->nq->native, nat, native_blocking(c, w->blocking), at, w->size, w->ptr, c->deps.n,
         tt_cmd_wait_list(c), WANT));
@@ -247,6 +277,52 @@ static cl_int issue(struct tt_cmd *c, struct tt_cmd_work *w, bool into, cl_mem *
     err = TT_CMD_ISSUE(c, ev, c->d->clEnqueueMigrateMemObjects(
         c->nq->native, w->nmems, nm, w->flags, c->deps.n, tt_cmd_wait_list(c), ev));
     return err;
+  case TT_OP_LAUNCH:
+    if (!c->actual)
+      return CL_SUCCESS;
+    return TT_CMD_ISSUE(c, ev, c->d->clEnqueueNDRangeKernel(
+        c->nq->native, w->kernel->native[c->dom], w->dim, w->range[0], w->range[1], w->range[2],
+        c->deps.n, tt_cmd_wait_list(c), WANT));
+  case TT_OP_FETCH:
+    /* The transfers the uses planned are the work: they start now. */
+    if (c->actual && c->nq)
+      c->d->clFlush(c->nq->native);
+    return CL_SUCCESS;
+  case TT_OP_MAP:
+    /* A map shows the bytes on every rank: the owner maps, the others get a copy (the
+     * buffer's own host memory when it has one) that the owner's bytes fill. */
+    if ((nat = tt_cmd_native_whole(c, m, &err))) {
+      w->ptr = c->d->clEnqueueMapBuffer(c->nq->native, nat, CL_FALSE, w->map_flags, w->off[0],
+                                        w->size, c->deps.n, tt_cmd_wait_list(c), WANT, &err);
+    } else if (err == CL_SUCCESS) {
+      w->ptr = m->host_ptr ? (char *)m->host_ptr + w->off[0] : malloc(w->size);
+      w->owned = !m->host_ptr;
+      if (!w->ptr)
+        err = CL_OUT_OF_HOST_MEMORY;
+    }
+    c->host_ptr = w->ptr;
+    return err;
+  case TT_OP_UNMAP:
+    if (!(nat = tt_cmd_native_whole(c, m, &err)))
+      return err;
+    return c->d->clEnqueueUnmapMemObject(c->nq->native, nat, w->ptr, c->deps.n,
+                                         tt_cmd_wait_list(c), WANT);
+  case TT_OP_MARKER:
+  case TT_OP_BARRIER:
+    if (!c->actual)
+      return CL_SUCCESS;
+    if (w->reached) {
+      if ((*ev = c->d->clCreateUserEvent(c->ctx->domains[c->dom].native, &err))) {
+        c->d->clRetainEvent(*ev);
+        *w->reached = *ev;
+      }
+      return err;
+    }
+    if (w->op == TT_OP_BARRIER)
+      return TT_CMD_ISSUE(c, ev, c->d->clEnqueueBarrierWithWaitList(
+          c->nq->native, c->deps.n, tt_cmd_wait_list(c), event ? ev : NULL));
+    return TT_CMD_ISSUE(c, ev, c->d->clEnqueueMarkerWithWaitList(
+        c->nq->native, c->deps.n, tt_cmd_wait_list(c), event ? ev : NULL));
   }
   return CL_INVALID_OPERATION;
 }
@@ -261,10 +337,16 @@ cl_int tt_cmd_drive(cl_command_queue q, struct tt_cmd_work *w, cl_uint nwait,
     TT_RETURN_IF(!(nm = malloc((w->nmems ? w->nmems : 1) * sizeof *nm)), CL_OUT_OF_HOST_MEMORY);
   struct tt_cmd c;
   tt_cmd_init_at(&c, q, w->entry);
-  if (w->host)
+  cl_int err = w->setup ? w->setup(&c, w) : CL_SUCCESS;
+  if (err != CL_SUCCESS) {
+    free(nm);
+    return err;
+  }
+  if (w->host_len)
     tt_cmd_broadcast(&c, w->host, w->host_len);
-  cl_int err = CL_SUCCESS;
   if (w->mems && tt_cmd_discard(&c, nwait, wait, w->mems, w->nmems, w->type, event, &err)) {
+    if (w->issued)
+      w->issued(&c, w, err, NULL);
     free(nm);
     return err;
   }
@@ -272,9 +354,9 @@ cl_int tt_cmd_drive(cl_command_queue q, struct tt_cmd_work *w, cl_uint nwait,
   bool into = false;
   if (err == CL_SUCCESS && w->op == TT_OP_COPY)
     err = tt_cmd_copy_into(&c, w->mems[0], w->off[0], w->mems[1], w->off[1], w->size, &into);
+  const struct tt_cmd_use *uses = w->uses ? w->uses : w->use;
   for (cl_uint i = into ? 1 : 0; i < w->nuse && err == CL_SUCCESS; i++)
-    err = tt_cmd_use(&c, w->use[i].mem, w->use[i].off, w->use[i].len, w->use[i].reads,
-                     w->use[i].writes);
+    err = tt_cmd_use(&c, uses[i].mem, uses[i].off, uses[i].len, uses[i].reads, uses[i].writes);
   if (w->op == TT_OP_MIGRATE) {
     /* To the host: host data is always at hand, so only the order matters. To the device:
      * the newest bytes come here now (or nothing comes, when the content may be undefined). */
@@ -286,13 +368,17 @@ cl_int tt_cmd_drive(cl_command_queue q, struct tt_cmd_work *w, cl_uint nwait,
         nm[i] = tt_cmd_native_whole(&c, w->mems[i], &err);
     }
   }
+  if (err == CL_SUCCESS && w->prepare)
+    err = w->prepare(&c, w);
   cl_event ev = NULL;
   if (err == CL_SUCCESS)
     err = issue(&c, w, into, nm, &ev, event);
+  if (w->issued)
+    w->issued(&c, w, err, ev);
   if (nm && ev && err == CL_SUCCESS && !c.refused && !c.on_host)
     nm = list_kept(nm, ev);
   free(nm);
-  err = tt_cmd_end(&c, err, ev, w->type, event, w->blocking);
+  err = tt_cmd_end(&c, err, ev, w->type, w->end_event ? w->end_event : event, w->blocking);
   for (size_t i = 0; i < c.npiece_ev; i++)
     c.d->clReleaseEvent(c.piece_ev[i]);
   free(c.piece_ev);

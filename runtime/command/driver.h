@@ -18,6 +18,12 @@ enum tt_cmd_op {
   TT_OP_COPY_RECT,
   TT_OP_FILL,
   TT_OP_MIGRATE,
+  TT_OP_LAUNCH,  /* a kernel */
+  TT_OP_FETCH,   /* a split launch's fetch: its uses' bytes brought, nothing else */
+  TT_OP_MARKER,
+  TT_OP_BARRIER,
+  TT_OP_MAP,
+  TT_OP_UNMAP,
 };
 
 /* One command as its body describes it to the driver. */
@@ -31,8 +37,10 @@ struct tt_cmd_work {
   const cl_mem *mems;
   cl_uint nmems;
   /* The buffer ranges it uses, planned in order (a copy's source is left out when the GPUs
-   * copy it straight into the destination: tt_cmd_copy_into); a migration's come from mems. */
+   * copy it straight into the destination: tt_cmd_copy_into); a migration's come from mems;
+   * uses, when set, holds longer lists (a launch's). */
   struct tt_cmd_use use[2];
+  const struct tt_cmd_use *uses;
   cl_uint nuse;
   /* Bytes the command leaves in host memory on every rank (reads). */
   void *host;
@@ -47,6 +55,26 @@ struct tt_cmd_work {
   size_t pitch[4];
   size_t pattern_size;
   cl_mem_migration_flags flags;
+  /* A launch: the kernel and its range (global offset, global and local sizes). */
+  cl_kernel kernel;
+  cl_uint dim;
+  const size_t *range[3];
+  /* A marker that only tells when the queue reaches it: a user event of the backend set
+   * then (clFinish), retained into *reached. */
+  cl_event *reached;
+  /* A map: its flags; the mapped memory (ptr, also an unmap's), and whether it is Tutti's
+   * own copy (a rank that does not hold the buffer, which has no host memory). */
+  cl_map_flags map_flags;
+  bool owned;
+  /* The event the command's end hands out in place of the program's (a hook's choice). */
+  cl_event *end_event;
+  /* Kinds with steps of their own (launches): after the command is made, after its uses are
+   * planned, and after its native work (whatever happened, also when the queueing
+   * optimization dropped it; before its end); state: theirs. */
+  cl_int (*setup)(struct tt_cmd *c, struct tt_cmd_work *w);
+  cl_int (*prepare)(struct tt_cmd *c, struct tt_cmd_work *w);
+  void (*issued)(struct tt_cmd *c, struct tt_cmd_work *w, cl_int err, cl_event ev);
+  void *state;
 };
 
 /* Drives command w on q (wait list and event as the entry point's). */

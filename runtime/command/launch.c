@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "runtime/base/backend.h"
+#include "runtime/base/log.h"
 #include "runtime/command/command.h"
+#include "runtime/command/driver.h"
 #include "runtime/command/plan.h"
 #include "runtime/memory/window.h"
 #include "runtime/order/order.h"
@@ -108,6 +110,16 @@ static cl_int after_last_part(struct tt_cmd *c)
 }
 
 /* The part just issued (native event ev) is its device's last (after_last_part). */
+/* A split launch's fetch: a part's, bringing bytes only. */
+static cl_int fetch_setup(struct tt_cmd *c, struct tt_cmd_work *w)
+{
+  (void)w;
+  c->label = "split launch: fetch";
+  c->part = true;
+  c->brings = true;
+  return CL_SUCCESS;
+}
+
 static void note_last_part(struct tt_cmd *c, cl_event ev)
 {
   struct tt_domain *dm = &c->ctx->domains[c->dom];
@@ -120,6 +132,51 @@ static void note_last_part(struct tt_cmd *c, cl_event ev)
   *lp = (struct tt_last_part){ev, c->nq, tt_order_may_fail(&c->deps, c->nq) || c->refused};
 }
 
+/* A launch's own state and steps around the driver's (runtime/command/driver.h). */
+struct launch {
+  bool part;
+  const struct tt_launch_use *uses;
+  size_t nuses;
+  const struct tt_rebase *rebase;
+  const struct tt_launch_use *next;
+  size_t nnext;
+};
+
+/* The command made: its label, whether it is a split launch's part, and the next part's
+ * windows as it will take them with the same arguments (the kernel's lock is held). */
+static cl_int launch_setup(struct tt_cmd *c, struct tt_cmd_work *w)
+{
+  const struct launch *l = w->state;
+  cl_kernel kernel = w->kernel;
+  c->label = kernel->name;
+  c->part = l->part;
+  size_t cap = sizeof c->ahead / sizeof c->ahead[0];
+  for (cl_uint i = 0; l->next && i < kernel->nargs && c->nahead < cap; i++) {
+    struct tt_window_range *r = &c->ahead[c->nahead];
+    if (arg_window(kernel, i, l->next, l->nnext, l->rebase, &r->lo, &r->hi)) {
+      r->root = kernel->args[i].mem;
+      c->nahead++;
+    }
+  }
+  return CL_SUCCESS;
+}
+
+/* The uses planned: the arguments' windows, and the order after the device's last part. */
+static cl_int launch_prepare(struct tt_cmd *c, struct tt_cmd_work *w)
+{
+  const struct launch *l = w->state;
+  cl_int err = window_args(c, w->kernel, l->uses, l->nuses, l->rebase);
+  return err == CL_SUCCESS ? after_last_part(c) : err;
+}
+
+/* Issued (or not): the part is its device's last; the kernel's lock goes. */
+static void launch_issued(struct tt_cmd *c, struct tt_cmd_work *w, cl_int err, cl_event ev)
+{
+  if (err == CL_SUCCESS && c->actual)
+    note_last_part(c, ev);
+  pthread_mutex_unlock(&w->kernel->obj.lock);
+}
+
 cl_int tt_cmd_launch(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,
                      const size_t *global_work_offset, const size_t *global_work_size,
                      const size_t *local_work_size, const struct tt_launch_use *uses,
@@ -128,81 +185,62 @@ cl_int tt_cmd_launch(cl_command_queue command_queue, cl_kernel kernel, cl_uint w
                      cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
                      cl_event *event)
 {
-  struct tt_cmd c;
-  tt_cmd_init_at(&c, command_queue, "tt_enqueue_launch");
-  c.label = kernel->name;
-  c.part = part;
+  struct launch l = {part, uses, nuses, rebase, next, nnext};
   pthread_mutex_lock(&kernel->obj.lock);
-  /* The next part's windows, as it will take them with the same arguments. */
-  size_t cap = sizeof c.ahead / sizeof c.ahead[0];
-  for (cl_uint i = 0; next && i < kernel->nargs && c.nahead < cap; i++) {
-    struct tt_window_range *r = &c.ahead[c.nahead];
-    if (arg_window(kernel, i, next, nnext, rebase, &r->lo, &r->hi)) {
-      r->root = kernel->args[i].mem;
-      c.nahead++;
-    }
+  /* Its uses: the ranges given (a split launch's part), else every buffer argument whole: a
+   * kernel only reads a const or __constant buffer, or a CL_MEM_READ_ONLY one, and reads and
+   * writes other buffers. The same buffers are what the queueing optimization looks at. */
+  size_t most = uses ? nuses : kernel->nargs;
+  struct tt_cmd_use stack[16], *u = most <= 16 ? stack : malloc(most * sizeof *u);
+  cl_mem mstack[16], *mems = most <= 16 ? mstack : malloc(most * sizeof *mems);
+  if (!u || !mems) {
+    pthread_mutex_unlock(&kernel->obj.lock);
+    if (u != stack)
+      free(u);
+    if (mems != mstack)
+      free(mems);
+    TT_RETURN_IF(1, CL_OUT_OF_HOST_MEMORY);
   }
-  if (!c.actual && num_events_in_wait_list == 0) {
-    cl_mem stack[16] = {NULL};
-    size_t most = uses ? nuses : kernel->nargs;
-    cl_mem *mems = most <= 16 ? stack : malloc(most * sizeof *mems);
-    if (mems) {
-      cl_uint n = 0;
-      for (size_t i = 0; uses && i < nuses; i++)
-        mems[n++] = uses[i].mem;
-      for (cl_uint i = 0; !uses && i < kernel->nargs; i++)
-        if (kernel->args[i].kind == TT_ARG_MEM && kernel->args[i].mem)
-          mems[n++] = kernel->args[i].mem;
-      cl_int discarded;
-      bool gone = tt_cmd_discard(&c, 0, event_wait_list, mems, n, CL_COMMAND_NDRANGE_KERNEL, event, &discarded);
-      if (mems != stack)
-        free(mems);
-      if (gone) {
-        pthread_mutex_unlock(&kernel->obj.lock);
-        return discarded;
-      }
-    }
+  cl_uint n = 0;
+  for (size_t i = 0; uses && i < nuses; i++)
+    u[n++] = (struct tt_cmd_use){uses[i].mem, uses[i].off, uses[i].len, uses[i].reads,
+                                 uses[i].writes};
+  for (cl_uint i = 0; !uses && i < kernel->nargs; i++) {
+    const struct tt_kernel_arg *a = &kernel->args[i];
+    if (a->kind == TT_ARG_MEM && a->mem)
+      u[n++] = (struct tt_cmd_use){a->mem, 0, a->mem->size, true,
+                                   !a->is_const && !(a->mem->flags & CL_MEM_READ_ONLY)};
   }
-  cl_int err = tt_cmd_begin(&c, num_events_in_wait_list, event_wait_list);
-  for (size_t i = 0; uses && i < nuses && err == CL_SUCCESS; i++)
-    err = tt_cmd_use(&c, uses[i].mem, uses[i].off, uses[i].len, uses[i].reads, uses[i].writes);
-  for (cl_uint i = 0; !uses && i < kernel->nargs && err == CL_SUCCESS; i++) {
-    struct tt_kernel_arg *a = &kernel->args[i];
-    if (a->kind != TT_ARG_MEM || !a->mem)
-      continue;
-    /* A kernel only reads a const or __constant buffer, or a CL_MEM_READ_ONLY one; other
-     * buffers are read and written whole. */
-    bool writes = !a->is_const && !(a->mem->flags & CL_MEM_READ_ONLY);
-    err = tt_cmd_use(&c, a->mem, 0, a->mem->size, true, writes);
-  }
-  cl_event ev = NULL;
-  if (err == CL_SUCCESS)
-    err = window_args(&c, kernel, uses, nuses, rebase);
-  if (err == CL_SUCCESS)
-    err = after_last_part(&c);
-  if (err == CL_SUCCESS && c.actual) {
-    err = TT_CMD_ISSUE(&c, &ev, c.d->clEnqueueNDRangeKernel(c.nq->native, kernel->native[c.dom], work_dim, global_work_offset,
-                                      global_work_size, local_work_size, c.deps.n,
-                                      tt_cmd_wait_list(&c), tt_cmd_want_event(&c, &ev, event, false)));
-    if (err == CL_SUCCESS)
-      note_last_part(&c, ev);
-  }
-  pthread_mutex_unlock(&kernel->obj.lock);
-  return tt_cmd_end(&c, err, ev, CL_COMMAND_NDRANGE_KERNEL, event, false);
+  for (cl_uint i = 0; i < n; i++)
+    mems[i] = u[i].mem;
+  struct tt_cmd_work w = {.op = TT_OP_LAUNCH, .entry = "tt_enqueue_launch",
+                          .type = CL_COMMAND_NDRANGE_KERNEL, .mems = mems, .nmems = n,
+                          .uses = u, .nuse = n, .kernel = kernel, .dim = work_dim,
+                          .range = {global_work_offset, global_work_size, local_work_size},
+                          .setup = launch_setup, .prepare = launch_prepare,
+                          .issued = launch_issued, .state = &l};
+  /* The driver's steps; launch_issued unlocks the kernel. */
+  cl_int err = tt_cmd_drive(command_queue, &w, num_events_in_wait_list, event_wait_list, event);
+  if (u != stack)
+    free(u);
+  if (mems != mstack)
+    free(mems);
+  return err;
 }
 
 cl_int tt_cmd_fetch(cl_command_queue q, const struct tt_launch_use *uses, size_t nuses)
 {
-  struct tt_cmd c;
-  tt_cmd_init_at(&c, q, "tt_enqueue_fetch");
-  c.label = "split launch: fetch";
-  c.part = true;
-  c.brings = true;
-  cl_int err = tt_cmd_begin(&c, 0, NULL);
-  for (size_t i = 0; i < nuses && err == CL_SUCCESS; i++)
+  struct tt_cmd_use stack[16], *u = nuses <= 16 ? stack : malloc(nuses * sizeof *u);
+  TT_RETURN_IF(!u, CL_OUT_OF_HOST_MEMORY);
+  cl_uint n = 0;
+  for (size_t i = 0; i < nuses; i++)
     if (uses[i].reads)
-      err = tt_cmd_use(&c, uses[i].mem, uses[i].off, uses[i].len, true, false);
-  if (err == CL_SUCCESS && c.actual && c.nq)
-    c.d->clFlush(c.nq->native);
-  return tt_cmd_end(&c, err, NULL, CL_COMMAND_MIGRATE_MEM_OBJECTS, NULL, false);
+      u[n++] = (struct tt_cmd_use){uses[i].mem, uses[i].off, uses[i].len, true, false};
+  struct tt_cmd_work w = {.op = TT_OP_FETCH, .entry = "tt_enqueue_fetch",
+                          .type = CL_COMMAND_MIGRATE_MEM_OBJECTS, .uses = u, .nuse = n,
+                          .setup = fetch_setup};
+  cl_int err = tt_cmd_drive(q, &w, 0, NULL, NULL);
+  if (u != stack)
+    free(u);
+  return err;
 }

@@ -10,6 +10,7 @@
 #include "runtime/base/backend.h"
 #include "runtime/base/log.h"
 #include "runtime/command/command.h"
+#include "runtime/command/driver.h"
 #include "runtime/job/check.h"
 #include "runtime/job/stats.h"
 #include "runtime/order/order.h"
@@ -23,25 +24,13 @@
 static cl_int marker_one(cl_command_queue q, cl_uint n, const cl_event *list, cl_event *event,
                          cl_command_type type, cl_event *reached)
 {
-  struct tt_cmd c;
-  tt_cmd_init_at(&c, q, type == CL_COMMAND_MARKER ? "tt_clEnqueueMarker" : "tt_clEnqueueBarrier");
-  cl_int discarded;
-  if (tt_cmd_discard(&c, n, list, NULL, 0, type, event, &discarded))
-    return discarded;
-  cl_int err = tt_cmd_begin(&c, n, list);
-  cl_event ev = NULL;
-  if (err == CL_SUCCESS && c.actual && reached) {
-    ev = c.d->clCreateUserEvent(c.ctx->domains[c.dom].native, &err);
-    if (ev) {
-      c.d->clRetainEvent(ev);
-      *reached = ev;
-    }
-  } else if (err == CL_SUCCESS && c.actual) {
-    err = type == CL_COMMAND_BARRIER
-              ? c.d->clEnqueueBarrierWithWaitList(c.nq->native, c.deps.n, tt_cmd_wait_list(&c), event ? &ev : NULL)
-              : c.d->clEnqueueMarkerWithWaitList(c.nq->native, c.deps.n, tt_cmd_wait_list(&c), event ? &ev : NULL);
-  }
-  return tt_cmd_end(&c, err, ev, type, event, false);
+  /* No buffers: the queueing optimization drops it when it has nothing to wait for here. */
+  static const cl_mem none[1];
+  struct tt_cmd_work w = {.op = type == CL_COMMAND_BARRIER ? TT_OP_BARRIER : TT_OP_MARKER,
+                          .entry = type == CL_COMMAND_MARKER ? "tt_clEnqueueMarker"
+                                                             : "tt_clEnqueueBarrier",
+                          .type = type, .mems = none, .nmems = 0, .reached = reached};
+  return tt_cmd_drive(q, &w, n, list, event);
 }
 
 /* A marker or barrier; on a queue of the aggregate device one on every member, then the
