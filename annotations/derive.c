@@ -202,6 +202,30 @@ static bool same_access(const struct access *x, const struct access *y)
   return x->width == y->width && dv_sym_equal(x->idx, y->idx);
 }
 
+/* Tier 2: a part's copy of a merged buffer starts as the whole buffer, so the kernel may read
+ * it only where the same work-item writes it (the same place as a write: written alike, or
+ * bounded alike), never what other work-groups write; false with why set otherwise. */
+static bool reads_own_writes(const struct an *a, int p, char *why, size_t whylen)
+{
+  for (size_t i = 0; i < a->nacc; i++) {
+    const struct access *x = &a->acc[i];
+    if (x->param != p || !(x->mode & M_READ) || (x->mode & M_WRITE))
+      continue;
+    bool own = false;
+    for (size_t j = 0; j < a->nacc && !own; j++) {
+      const struct access *w = &a->acc[j];
+      own = w->param == p && (w->mode & M_WRITE) &&
+            (!strcmp(w->text, x->text) || (!w->unbounded && !x->unbounded && same_access(w, x)));
+    }
+    if (!own) {
+      snprintf(why, whylen, "it reads '%s' where other work-groups may write it (%s)",
+               a->params[p].name, x->text);
+      return false;
+    }
+  }
+  return true;
+}
+
 /* What the accesses of parameter p make it: its rules appended to t; *merged when its writes
  * are not bounded (force: when every write is to be merged); false with why set when the
  * kernel must run whole. */
@@ -253,26 +277,8 @@ static bool param_rules(struct an *a, int p, bool force, struct text *t, bool *u
     return true;
   }
   if (writes && (write_unbounded || force || !pr->elem)) {
-    /* Tier 2: the part's copy starts as the whole buffer; reads of it must be of what the
-     * same work-item writes, never what other work-groups do. */
-    for (size_t i = 0; i < a->nacc; i++) {
-      const struct access *x = &a->acc[i];
-      if (x->param != p || !(x->mode & M_READ) || (x->mode & M_WRITE))
-        continue;
-      /* The same place as a write of it: written alike, or bounded alike. */
-      bool own = false;
-      for (size_t j = 0; j < a->nacc && !own; j++) {
-        const struct access *w = &a->acc[j];
-        own = w->param == p && (w->mode & M_WRITE) &&
-              (!strcmp(w->text, x->text) ||
-               (!w->unbounded && !x->unbounded && same_access(w, x)));
-      }
-      if (!own) {
-        snprintf(why, whylen, "it reads '%s' where other work-groups may write it (%s)",
-                 pr->name, x->text);
-        return false;
-      }
-    }
+    if (!reads_own_writes(a, p, why, whylen))
+      return false;
     put(t, "%smerge %s[:]", t->n ? ", " : "", pr->name);
     *merged = true;
     return true;

@@ -303,6 +303,35 @@ static struct val eval(struct an *a, CXCursor c, int mode)
   return v;
 }
 
+/* x op= y: a variable's value follows for += and -= of integers or pointers (else it is
+ * unknown); memory is read and written. */
+static void compound_assign(struct an *a, CXCursor c, struct kids *ch)
+{
+  char op[8];
+  dv_operator_of(a, c, &ch->c[0], op, sizeof op);
+  struct val r = eval(a, ch->c[1], M_READ);
+  CXCursor lhs = ch->c[0];
+  struct kids l = dv_children(a, lhs);
+  while (a->cx->getCursorKind(lhs) == CXCursor_UnexposedExpr && l.n == 1) {
+    lhs = l.c[0];
+    l = dv_children(a, lhs);
+  }
+  if (a->cx->getCursorKind(lhs) == CXCursor_DeclRefExpr) {
+    struct val *b = lookup(a, a->cx->getCursorReferenced(lhs));
+    if (b) {
+      if (b->k == V_INT && r.k == V_INT && (!strcmp(op, "+=") || !strcmp(op, "-=")))
+        *b = dv_int_val(dv_sym_add(b->s, r.s, op[0] == '+' ? 1 : -1));
+      else if (b->k == V_PTR && r.k == V_INT && (!strcmp(op, "+=") || !strcmp(op, "-="))) {
+        b->s = dv_sym_add(b->s, r.s, op[0] == '+' ? 1 : -1);
+        b->lost |= b->s.n < 0;
+      } else
+        *b = dv_unknown();
+    }
+  } else {
+    access_at(a, lhs, M_READ | M_WRITE);
+  }
+}
+
 static struct val eval_node(struct an *a, CXCursor c, int mode)
 {
   int k = a->cx->getCursorKind(c);
@@ -358,31 +387,8 @@ static struct val eval_node(struct an *a, CXCursor c, int mode)
   case CXCursor_BinaryOperator:
     return ch.n == 2 ? binary(a, c, &ch) : dv_unknown();
   case CXCursor_CompoundAssignOperator:
-    if (ch.n == 2) {
-      char op[8];
-      dv_operator_of(a, c, &ch.c[0], op, sizeof op);
-      struct val r = eval(a, ch.c[1], M_READ);
-      CXCursor lhs = ch.c[0];
-      struct kids l = dv_children(a, lhs);
-      while (a->cx->getCursorKind(lhs) == CXCursor_UnexposedExpr && l.n == 1) {
-        lhs = l.c[0];
-        l = dv_children(a, lhs);
-      }
-      if (a->cx->getCursorKind(lhs) == CXCursor_DeclRefExpr) {
-        struct val *b = lookup(a, a->cx->getCursorReferenced(lhs));
-        if (b) {
-          if (b->k == V_INT && r.k == V_INT && (!strcmp(op, "+=") || !strcmp(op, "-=")))
-            *b = dv_int_val(dv_sym_add(b->s, r.s, op[0] == '+' ? 1 : -1));
-          else if (b->k == V_PTR && r.k == V_INT && (!strcmp(op, "+=") || !strcmp(op, "-="))) {
-            b->s = dv_sym_add(b->s, r.s, op[0] == '+' ? 1 : -1);
-            b->lost |= b->s.n < 0;
-          } else
-            *b = dv_unknown();
-        }
-      } else {
-        access_at(a, lhs, M_READ | M_WRITE);
-      }
-    }
+    if (ch.n == 2)
+      compound_assign(a, c, &ch);
     return dv_unknown();
   case CXCursor_UnaryOperator:
     return ch.n == 1 ? unary(a, c, &ch) : dv_unknown();

@@ -209,13 +209,70 @@ static cl_int read_in_pieces(struct tt_cmd *c, cl_mem native, size_t offset, siz
 /* Where the native command puts its event, asked as the command is issued. */
 #define WANT tt_cmd_want_event(c, ev, event, w->blocking)
 
+static cl_int issue_copy(struct tt_cmd *c, struct tt_cmd_work *w, bool into, cl_event *ev,
+                         cl_event *event)
+{
+  cl_int err = CL_SUCCESS;
+  size_t at = w->off[0], to = w->off[1];
+  cl_mem sn = into ? NULL : tt_cmd_native_at(c, w->mems[0], &at, w->size, &err);
+  cl_mem dn = err == CL_SUCCESS ? tt_cmd_native_at(c, w->mems[1], &to, w->size, &err) : NULL;
+  /* Source bytes another GPU's copy engine wrote into dst: the command marks their arrival. */
+  if (into && dn && !order_in_place(c, event, ev))
+    return TT_CMD_ISSUE(c, ev, c->d->clEnqueueMarkerWithWaitList(
+        c->nq->native, c->deps.n, tt_cmd_wait_list(c), tt_cmd_want_event(c, ev, event, false)));
+  if (!sn || !dn)
+    return err;
+  return TT_CMD_ISSUE(c, ev, c->d->clEnqueueCopyBuffer(c->nq->native, sn, dn, at, to, w->size,
+                                                       c->deps.n, tt_cmd_wait_list(c), WANT));
+}
+
+/* A map shows the bytes on every rank: the owner maps, the others get a copy (the buffer's
+ * own host memory when it has one) that the owner's bytes fill. */
+static cl_int issue_map(struct tt_cmd *c, struct tt_cmd_work *w, cl_event *ev, cl_event *event)
+{
+  cl_int err = CL_SUCCESS;
+  cl_mem m = w->use[0].mem, nat = tt_cmd_native_whole(c, m, &err);
+  if (nat) {
+    w->ptr = c->d->clEnqueueMapBuffer(c->nq->native, nat, CL_FALSE, w->map_flags, w->off[0],
+                                      w->size, c->deps.n, tt_cmd_wait_list(c), WANT, &err);
+  } else if (err == CL_SUCCESS) {
+    w->ptr = m->host_ptr ? (char *)m->host_ptr + w->off[0] : malloc(w->size);
+    w->owned = !m->host_ptr;
+    if (!w->ptr)
+      err = CL_OUT_OF_HOST_MEMORY;
+  }
+  c->host_ptr = w->ptr;
+  return err;
+}
+
+/* A marker or barrier; one that only tells when the queue reaches it is a user event. */
+static cl_int issue_marker(struct tt_cmd *c, struct tt_cmd_work *w, cl_event *ev,
+                           cl_event *event)
+{
+  cl_int err = CL_SUCCESS;
+  if (!c->actual)
+    return CL_SUCCESS;
+  if (w->reached) {
+    if ((*ev = c->d->clCreateUserEvent(c->ctx->domains[c->dom].native, &err))) {
+      c->d->clRetainEvent(*ev);
+      *w->reached = *ev;
+    }
+    return err;
+  }
+  if (w->op == TT_OP_BARRIER)
+    return TT_CMD_ISSUE(c, ev, c->d->clEnqueueBarrierWithWaitList(
+        c->nq->native, c->deps.n, tt_cmd_wait_list(c), event ? ev : NULL));
+  return TT_CMD_ISSUE(c, ev, c->d->clEnqueueMarkerWithWaitList(
+      c->nq->native, c->deps.n, tt_cmd_wait_list(c), event ? ev : NULL));
+}
+
 /* The native work of w on c's owner (or nothing, for a command planned for another rank):
  * its native event in *ev. */
 static cl_int issue(struct tt_cmd *c, struct tt_cmd_work *w, bool into, cl_mem *nm, cl_event *ev,
                     cl_event *event)
 {
   cl_int err = CL_SUCCESS;
-  size_t at = w->off[0], to = w->off[1];
+  size_t at = w->off[0];
   cl_mem m = w->use[0].mem, nat = NULL, sn = NULL, dn = NULL;
   switch (w->op) {
   case TT_OP_READ:
@@ -235,17 +292,7 @@ static cl_int issue(struct tt_cmd *c, struct tt_cmd_work *w, bool into, cl_mem *
         c->nq->native, nat, native_blocking(c, w->blocking), at, w->size, w->cptr, c->deps.n,
         tt_cmd_wait_list(c), WANT));
   case TT_OP_COPY:
-    sn = into ? NULL : tt_cmd_native_at(c, w->mems[0], &at, w->size, &err);
-    dn = err == CL_SUCCESS ? tt_cmd_native_at(c, w->mems[1], &to, w->size, &err) : NULL;
-    /* Source bytes another GPU's copy engine wrote into dst: the command marks their
-     * arrival. */
-    if (into && dn && !order_in_place(c, event, ev))
-      return TT_CMD_ISSUE(c, ev, c->d->clEnqueueMarkerWithWaitList(
-          c->nq->native, c->deps.n, tt_cmd_wait_list(c), tt_cmd_want_event(c, ev, event, false)));
-    if (!sn || !dn)
-      return err;
-    return TT_CMD_ISSUE(c, ev, c->d->clEnqueueCopyBuffer(c->nq->native, sn, dn, at, to, w->size,
-                                                         c->deps.n, tt_cmd_wait_list(c), WANT));
+    return issue_copy(c, w, into, ev, event);
   case TT_OP_READ_RECT:
   case TT_OP_WRITE_RECT:
     if (!(nat = tt_cmd_native_whole(c, m, &err)))
@@ -289,19 +336,7 @@ static cl_int issue(struct tt_cmd *c, struct tt_cmd_work *w, bool into, cl_mem *
       c->d->clFlush(c->nq->native);
     return CL_SUCCESS;
   case TT_OP_MAP:
-    /* A map shows the bytes on every rank: the owner maps, the others get a copy (the
-     * buffer's own host memory when it has one) that the owner's bytes fill. */
-    if ((nat = tt_cmd_native_whole(c, m, &err))) {
-      w->ptr = c->d->clEnqueueMapBuffer(c->nq->native, nat, CL_FALSE, w->map_flags, w->off[0],
-                                        w->size, c->deps.n, tt_cmd_wait_list(c), WANT, &err);
-    } else if (err == CL_SUCCESS) {
-      w->ptr = m->host_ptr ? (char *)m->host_ptr + w->off[0] : malloc(w->size);
-      w->owned = !m->host_ptr;
-      if (!w->ptr)
-        err = CL_OUT_OF_HOST_MEMORY;
-    }
-    c->host_ptr = w->ptr;
-    return err;
+    return issue_map(c, w, ev, event);
   case TT_OP_UNMAP:
     if (!(nat = tt_cmd_native_whole(c, m, &err)))
       return err;
@@ -309,20 +344,7 @@ static cl_int issue(struct tt_cmd *c, struct tt_cmd_work *w, bool into, cl_mem *
                                          tt_cmd_wait_list(c), WANT);
   case TT_OP_MARKER:
   case TT_OP_BARRIER:
-    if (!c->actual)
-      return CL_SUCCESS;
-    if (w->reached) {
-      if ((*ev = c->d->clCreateUserEvent(c->ctx->domains[c->dom].native, &err))) {
-        c->d->clRetainEvent(*ev);
-        *w->reached = *ev;
-      }
-      return err;
-    }
-    if (w->op == TT_OP_BARRIER)
-      return TT_CMD_ISSUE(c, ev, c->d->clEnqueueBarrierWithWaitList(
-          c->nq->native, c->deps.n, tt_cmd_wait_list(c), event ? ev : NULL));
-    return TT_CMD_ISSUE(c, ev, c->d->clEnqueueMarkerWithWaitList(
-        c->nq->native, c->deps.n, tt_cmd_wait_list(c), event ? ev : NULL));
+    return issue_marker(c, w, ev, event);
   }
   return CL_INVALID_OPERATION;
 }

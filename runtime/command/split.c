@@ -417,6 +417,99 @@ static cl_int copy_arg(cl_kernel k, cl_kernel to, cl_uint i)
 
 /* --- the launch ----------------------------------------------------------------------------- */
 
+/* The kernel the parts run (k, or its variant for the launch shape) with its arguments set, and
+ * the parameters taking windows that start inside their buffers (*rebase, rb: each one's
+ * offset argument, set per part once its window is known by tt_cmd_launch). */
+static cl_int part_kernel(struct split *s, cl_uint dim, const size_t *off3, const size_t *gws3,
+                          const size_t *lws3, bool whole, cl_kernel *run, struct tt_rebase *rb,
+                          uint64_t *rebase)
+{
+  cl_kernel k = s->k;
+  /* Windowed buffers of built-in element types take windows of what each part uses (the
+   * others, whole ones). */
+  for (cl_uint i = 0; i < k->nargs && i < 64 && !whole; i++) {
+    const struct tt_kernel_arg *a = &k->args[i];
+    uint32_t es = k->params[i].size;
+    if (a->kind == TT_ARG_MEM && a->mem && tt_windowed(a->mem) && k->params[i].pointer &&
+        es && es <= 128 && !(es & (es - 1)) && tt_ann_reduce_rule(s->ann, i) == SIZE_MAX)
+      *rebase |= (uint64_t)1 << i;
+  }
+  bool prelude = !whole && tt_split_whole_builtins(k->program->stripped);
+  cl_int err = tt_split_variant(k, dim, off3, gws3, lws3, prelude, rebase, run);
+  for (cl_uint i = 0; i < k->nargs && err == CL_SUCCESS && *run != k; i++)
+    err = copy_arg(k, *run, i);
+  cl_uint extra = k->nargs;
+  for (cl_uint i = 0; i < k->nargs && i < 64 && err == CL_SUCCESS; i++)
+    if (*rebase >> i & 1) {
+      cl_ulong zero = 0;
+      rb[i] = (struct tt_rebase){extra, k->params[i].size};
+      err = tt_kernel_arg_set(*run, extra++, sizeof zero, &zero);
+    }
+  return err;
+}
+
+/* Part p's private copies of the reduced and merged parameters (reductions filled with the
+ * operator's identity, merges copied from their twin), set as run's arguments and added to
+ * the part's uses; one part alone (single) uses the buffers themselves. */
+static cl_int part_copies(struct split *s, size_t p, cl_command_queue q, cl_kernel run,
+                          bool single, cl_mem *own, cl_mem *twins, cl_mem *partials)
+{
+  cl_kernel k = s->k;
+  cl_int err = CL_SUCCESS;
+  for (size_t r = 0; r < s->nrules && err == CL_SUCCESS; r++) {
+    struct tt_ann_rule_info ri = tt_ann_rule(s->ann, r);
+    const struct tt_ann_ranges *rg = &s->reduce[p * s->nrules + r];
+    if (ri.mode < TT_ANN_REDUCE)
+      continue;
+    if (single) {
+      for (size_t j = 0; j < rg->n && err == CL_SUCCESS; j++)
+        if (use_add(&s->uses[p], own[r], rg->r[j].off, rg->r[j].len, true, true))
+          err = CL_OUT_OF_HOST_MEMORY;
+      continue;
+    }
+    size_t end = rg->n ? rg->r[rg->n - 1].off + rg->r[rg->n - 1].len : 0;
+    cl_mem m = tt_split_private_copy(k->context, end, &err);
+    partials[p * s->nrules + r] = m;
+    if (ri.mode == TT_ANN_REDUCE) {
+      unsigned char pattern[8];
+      tt_split_identity(&k->params[ri.param], ri.op, pattern);
+      for (size_t j = 0; j < rg->n && err == CL_SUCCESS; j++)
+        err = tt_cmd_fill(q, m, pattern, k->params[ri.param].size, rg->r[j].off, rg->r[j].len,
+                          0, NULL, NULL);
+    } else {
+      /* The part starts from the buffer's bytes, as the whole launch would: the twin's. */
+      for (size_t j = 0; j < rg->n && err == CL_SUCCESS; j++)
+        err = tt_cmd_copy(q, twins[r], m, rg->r[j].off, rg->r[j].off, rg->r[j].len, 0, NULL,
+                          NULL);
+    }
+    if (err == CL_SUCCESS)
+      err = tt_kernel_arg_set(run, ri.param, sizeof m, &m);
+    if (err == CL_SUCCESS && use_add(&s->uses[p], m, 0, end ? end : 1, true, true))
+      err = CL_OUT_OF_HOST_MEMORY;
+  }
+  return err;
+}
+
+/* Every part's reads first: a device then sends the halos and inputs others need before its
+ * own part is queued behind them (a CPU device runs one command at a time). Only the first
+ * part of each memory domain: the others' bytes come with their launches, so that parts of one
+ * device past its budget do not fetch chunks that the next part's evict before their launch. */
+static cl_int fetch_first(struct split *s, const cl_command_queue *qs)
+{
+  cl_int err = CL_SUCCESS;
+  bool *fetched = calloc(s->k->context->ndomains, sizeof *fetched);
+  for (size_t p = 0; p < s->nparts && err == CL_SUCCESS; p++) {
+    cl_command_queue q = qs[s->parts[p].queue];
+    if (fetched && fetched[q->domain])
+      continue;
+    if (fetched)
+      fetched[q->domain] = true;
+    err = tt_cmd_fetch(q, s->uses[p].u, s->uses[p].n);
+  }
+  free(fetched);
+  return err;
+}
+
 /* Runs the parts, then combines the reductions; the events of what was enqueued go to evs.
  * chosen: lws is Tutti's choice, the program gave none. */
 static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim,
@@ -425,7 +518,6 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
                         const cl_event *wait, cl_event *evs, size_t *nevs)
 {
   cl_kernel k = s->k;
-  cl_int err = CL_SUCCESS;
   cl_kernel run = k;
   bool whole = s->nparts == 1 && s->parts[0].g0 == 0 &&
                s->parts[0].g1 * lws[dim - 1] == gws[dim - 1];
@@ -435,30 +527,9 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
     gws3[d] = gws[d];
     lws3[d] = lws[d];
   }
-  /* Windowed buffers of built-in element types take windows of what each part uses (the
-   * others, whole ones). */
-  uint64_t rebase = 0;
-  for (cl_uint i = 0; i < k->nargs && i < 64 && !whole; i++) {
-    const struct tt_kernel_arg *a = &k->args[i];
-    uint32_t es = k->params[i].size;
-    if (a->kind == TT_ARG_MEM && a->mem && tt_windowed(a->mem) && k->params[i].pointer &&
-        es && es <= 128 && !(es & (es - 1)) && tt_ann_reduce_rule(s->ann, i) == SIZE_MAX)
-      rebase |= (uint64_t)1 << i;
-  }
-  bool prelude = !whole && tt_split_whole_builtins(k->program->stripped);
-  err = tt_split_variant(k, dim, off3, gws3, lws3, prelude, &rebase, &run);
-  for (cl_uint i = 0; i < k->nargs && err == CL_SUCCESS && run != k; i++)
-    err = copy_arg(k, run, i);
-  /* Each rebased parameter's offset: the argument after the kernel's own ones, set for each
-   * part once its window is known (tt_cmd_launch). */
   struct tt_rebase rb[64] = {{0, 0}};
-  cl_uint extra = k->nargs;
-  for (cl_uint i = 0; i < k->nargs && i < 64 && err == CL_SUCCESS; i++)
-    if (rebase >> i & 1) {
-      cl_ulong zero = 0;
-      rb[i] = (struct tt_rebase){extra, k->params[i].size};
-      err = tt_kernel_arg_set(run, extra++, sizeof zero, &zero);
-    }
+  uint64_t rebase = 0;
+  cl_int err = part_kernel(s, dim, off3, gws3, lws3, whole, &run, rb, &rebase);
   /* Private copies of the reduced and merged parameters, one per part; the program's own
    * buffers, to set back and to combine into (run may be k itself). One part alone works on
    * the buffer itself when that gives the same: a merge of one part is what it writes, and
@@ -480,21 +551,8 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
   }
   for (size_t r = 0; r < s->nrules; r++)
     own[r] = k->args[tt_ann_rule(s->ann, r).param].mem;
-  /* Every part's reads first: a device then sends the halos and inputs others need before
-   * its own part is queued behind them (a CPU device runs one command at a time). Only the
-   * first part of each memory domain: the others' bytes come with their launches, so that
-   * parts of one device past its budget do not fetch chunks that the next part's evict
-   * before their launch. */
-  bool *fetched = calloc(k->context->ndomains, sizeof *fetched);
-  for (size_t p = 0; p < s->nparts && err == CL_SUCCESS && s->nparts > 1; p++) {
-    cl_command_queue q = qs[s->parts[p].queue];
-    if (fetched && fetched[q->domain])
-      continue;
-    if (fetched)
-      fetched[q->domain] = true;
-    err = tt_cmd_fetch(q, s->uses[p].u, s->uses[p].n);
-  }
-  free(fetched);
+  if (err == CL_SUCCESS && s->nparts > 1)
+    err = fetch_first(s, qs);
   /* A merged buffer's twin: its bytes before the launch, on the first queue's device, taken
    * before any part runs (the parts write copies; the merges after them, the buffer). */
   for (size_t r = 0; r < s->nrules && err == CL_SUCCESS && !single; r++)
@@ -502,37 +560,7 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
       err = tt_split_merge_twin(s, r, qs[0], own[r], &twins[r]);
   for (size_t p = 0; p < s->nparts && err == CL_SUCCESS; p++) {
     cl_command_queue q = qs[s->parts[p].queue];
-    for (size_t r = 0; r < s->nrules && err == CL_SUCCESS; r++) {
-      struct tt_ann_rule_info ri = tt_ann_rule(s->ann, r);
-      const struct tt_ann_ranges *rg = &s->reduce[p * s->nrules + r];
-      if (ri.mode < TT_ANN_REDUCE)
-        continue;
-      if (single) {
-        for (size_t j = 0; j < rg->n && err == CL_SUCCESS; j++)
-          if (use_add(&s->uses[p], own[r], rg->r[j].off, rg->r[j].len, true, true))
-            err = CL_OUT_OF_HOST_MEMORY;
-        continue;
-      }
-      size_t end = rg->n ? rg->r[rg->n - 1].off + rg->r[rg->n - 1].len : 0;
-      cl_mem m = tt_split_private_copy(k->context, end, &err);
-      partials[p * s->nrules + r] = m;
-      if (ri.mode == TT_ANN_REDUCE) {
-        unsigned char pattern[8];
-        tt_split_identity(&k->params[ri.param], ri.op, pattern);
-        for (size_t j = 0; j < rg->n && err == CL_SUCCESS; j++)
-          err = tt_cmd_fill(q, m, pattern, k->params[ri.param].size, rg->r[j].off,
-                            rg->r[j].len, 0, NULL, NULL);
-      } else {
-        /* The part starts from the buffer's bytes, as the whole launch would: the twin's. */
-        for (size_t j = 0; j < rg->n && err == CL_SUCCESS; j++)
-          err = tt_cmd_copy(q, twins[r], m, rg->r[j].off, rg->r[j].off, rg->r[j].len, 0, NULL,
-                            NULL);
-      }
-      if (err == CL_SUCCESS)
-        err = tt_kernel_arg_set(run, ri.param, sizeof m, &m);
-      if (err == CL_SUCCESS && use_add(&s->uses[p], m, 0, end ? end : 1, true, true))
-        err = CL_OUT_OF_HOST_MEMORY;
-    }
+    err = part_copies(s, p, q, run, single, own, twins, partials);
     size_t poff[3], pgws[3];
     memcpy(poff, off3, sizeof poff);
     memcpy(pgws, gws3, sizeof pgws);
@@ -599,6 +627,103 @@ cl_int tt_split_check(cl_uint nq, const cl_command_queue *qs, cl_kernel kernel,
   return tt_order_check_wait_list(qs[0]->context, nwait, wait);
 }
 
+/* The launch measured for balancing: each queue's largest part (its interior when its edges
+ * went first) and that part's event. */
+static void measure_parts(const struct split *s, cl_uint nq, cl_event *evs)
+{
+  size_t groups[nq];
+  cl_event times[nq];
+  memset(groups, 0, sizeof groups);
+  for (size_t p = 0; p < s->nparts; p++)
+    if (s->parts[p].g1 - s->parts[p].g0 > groups[s->parts[p].queue]) {
+      groups[s->parts[p].queue] = s->parts[p].g1 - s->parts[p].g0;
+      times[s->parts[p].queue] = evs[p];
+    }
+  tt_balance_measure(s->k, groups, times);
+}
+
+/* One event for the launch, complete when its last part (and combination) is: the part's own
+ * when it had one, else a marker on q0 whose profiling times span theirs (*evs then belongs
+ * to the event). */
+static cl_int launch_event(cl_command_queue q0, cl_event **evs, size_t *nevs, cl_event *event)
+{
+  if (*nevs == 1) {
+    *event = (*evs)[0];
+    (*evs)[0] = NULL;
+    return CL_SUCCESS;
+  }
+  cl_int err = tt_cmd_marker(q0, (cl_uint)*nevs, *evs, event);
+  if (err == CL_SUCCESS) {
+    (*event)->span = *evs;
+    (*event)->nspan = (cl_uint)*nevs;
+    *evs = NULL;
+    *nevs = 0;
+  }
+  return err;
+}
+
+/* Plans launch (dim, goff, gws, lws) of s's kernel over queues qs (its lock held): the parts
+ * (a distribution's, else weighted, *balanced when by measured weights; *measure: this
+ * launch's part times are to be measured), each part's uses (the kept plan when the launch is
+ * alike). Returns 0, -1 with s->why when it must run whole, -2 without memory. */
+static int plan_launch(struct split *s, cl_uint nq, const cl_command_queue *qs, cl_uint dim,
+                       const size_t *goff, const size_t *gws, const size_t *lws, bool *balanced,
+                       bool *measure)
+{
+  cl_kernel k = s->k;
+  size_t G = gws[dim - 1] / lws[dim - 1];
+  int rc;
+  s->ann = k->ann;
+  /* Parts follow the distribution of the first written parameter that has one. */
+  for (size_t r = 0; r < tt_ann_nrules(s->ann) && !s->parts; r++) {
+    struct tt_ann_rule_info ri = tt_ann_rule(s->ann, r);
+    cl_mem m = k->args[ri.param].mem;
+    if ((ri.mode & TT_ANN_WRITE) && m && m->root->dist)
+      s->nparts = parts_from_distribution(m->root->dist, nq, qs, G, &s->parts);
+  }
+  if (!s->parts) {
+    s->nparts = parts_weighted(k, nq, qs, G, &s->parts, balanced);
+    /* Measured: one part on each queue (queues of one device count alike), one launch of
+     * the kernel at a time. Only that launch takes events of its parts: each costs a native
+     * event and, for other ranks' parts, their statuses. */
+    *measure = nq > 1 && s->nparts == nq && tt_balance_on(k->context) &&
+               tt_balance_wants(k, nq, qs);
+  }
+  int64_t *values = calloc((size_t)k->nparams + 1, sizeof *values);
+  for (long i = 0; values && i < k->nparams; i++)
+    values[i] = param_value(&k->params[i], &k->args[i]);
+  struct tt_ann_launch l = {dim, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}, values};
+  for (cl_uint d = 0; d < dim; d++) {
+    l.offset[d] = goff ? goff[d] : 0;
+    l.global[d] = gws[d];
+    l.local[d] = lws[d];
+  }
+  if (!s->parts || !values)
+    rc = -2;
+  else if (memo_take(k, s, &l))
+    rc = 0;
+  else {
+    rc = plan_parts(s, &l);
+    if (rc == -1 && k->ann_merged) {
+      /* Derived write regions that overlap at this launch: every written buffer merged. */
+      uses_free(s);
+      s->ann = k->ann_merged;
+      rc = plan_parts(s, &l);
+    }
+    bool reduces = false;
+    for (size_t r = 0; r < s->nrules; r++)
+      reduces |= tt_ann_rule(s->ann, r).mode >= TT_ANN_REDUCE;
+    if (rc == 0 && s->nparts > 1 && !reduces && tt_env()->edges_first)
+      rc = edges_first(s, &l, qs);
+  }
+  if (rc == 0 && !s->memo) {
+    memo_keep(k, s, &l, values);
+    values = NULL;
+  }
+  free(values);
+  return rc;
+}
+
 cl_int tt_split_enqueue(cl_uint num_queues, const cl_command_queue *queues, cl_kernel kernel,
                         cl_uint work_dim, const size_t *global_work_offset,
                         const size_t *global_work_size, const size_t *local_work_size,
@@ -632,63 +757,14 @@ cl_int tt_split_enqueue(cl_uint num_queues, const cl_command_queue *queues, cl_k
   pthread_mutex_lock(&kernel->obj.lock);
   /* What this file and runtime/command/balance.c keep for the kernel goes with it. */
   kernel->drop_split_state = drop_split_state;
-  cl_uint D = work_dim - 1;
-  size_t G = global_work_size[D] / lws[D];
   int rc = -1;
   if (!kernel->ann && kernel->nparams < 0)
     snprintf(s.why, sizeof s.why, "its program has no source (built from binaries)");
   else if (!kernel->ann)
     snprintf(s.why, sizeof s.why, "it has no annotation");
-  else {
-    s.ann = kernel->ann;
-    /* Parts follow the distribution of the first written parameter that has one. */
-    for (size_t r = 0; r < tt_ann_nrules(s.ann) && !s.parts; r++) {
-      struct tt_ann_rule_info ri = tt_ann_rule(s.ann, r);
-      cl_mem m = kernel->args[ri.param].mem;
-      if ((ri.mode & TT_ANN_WRITE) && m && m->root->dist)
-        s.nparts = parts_from_distribution(m->root->dist, num_queues, queues, G, &s.parts);
-    }
-    if (!s.parts) {
-      s.nparts = parts_weighted(kernel, num_queues, queues, G, &s.parts, &balanced);
-      /* Measured: one part on each queue (queues of one device count alike), one launch of
-       * the kernel at a time. Only that launch takes events of its parts: each costs a
-       * native event and, for other ranks' parts, their statuses. */
-      measure = num_queues > 1 && s.nparts == num_queues && tt_balance_on(kernel->context) &&
-                tt_balance_wants(kernel, num_queues, queues);
-    }
-    int64_t *values = calloc((size_t)kernel->nparams + 1, sizeof *values);
-    for (long i = 0; values && i < kernel->nparams; i++)
-      values[i] = param_value(&kernel->params[i], &kernel->args[i]);
-    struct tt_ann_launch l = {work_dim, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}, values};
-    for (cl_uint d = 0; d < work_dim; d++) {
-      l.offset[d] = global_work_offset ? global_work_offset[d] : 0;
-      l.global[d] = global_work_size[d];
-      l.local[d] = lws[d];
-    }
-    if (!s.parts || !values)
-      rc = -2;
-    else if (memo_take(kernel, &s, &l))
-      rc = 0;
-    else {
-      rc = plan_parts(&s, &l);
-      if (rc == -1 && kernel->ann_merged) {
-        /* Derived write regions that overlap at this launch: every written buffer merged. */
-        uses_free(&s);
-        s.ann = kernel->ann_merged;
-        rc = plan_parts(&s, &l);
-      }
-      bool reduces = false;
-      for (size_t r = 0; r < s.nrules; r++)
-        reduces |= tt_ann_rule(s.ann, r).mode >= TT_ANN_REDUCE;
-      if (rc == 0 && s.nparts > 1 && !reduces && tt_env()->edges_first)
-        rc = edges_first(&s, &l, queues);
-    }
-    if (rc == 0 && !s.memo) {
-      memo_keep(kernel, &s, &l, values);
-      values = NULL;
-    }
-    free(values);
-  }
+  else
+    rc = plan_launch(&s, num_queues, queues, work_dim, global_work_offset, global_work_size, lws,
+                     &balanced, &measure);
   bool warn = rc == -1 && num_queues > 1 && !kernel->warned_whole;
   if (warn)
     kernel->warned_whole = true;
@@ -727,34 +803,10 @@ cl_int tt_split_enqueue(cl_uint num_queues, const cl_command_queue *queues, cl_k
     err = run_parts(&s, queues, work_dim, global_work_offset, global_work_size, lws,
                     local_work_size == NULL,
                     num_events_in_wait_list, event_wait_list, evs, &nevs);
-  if (err == CL_SUCCESS && measure) {
-    /* Each queue's largest part (its interior when its edges went first). */
-    size_t groups[num_queues];
-    cl_event times[num_queues];
-    memset(groups, 0, sizeof groups);
-    for (size_t p = 0; p < s.nparts; p++)
-      if (s.parts[p].g1 - s.parts[p].g0 > groups[s.parts[p].queue]) {
-        groups[s.parts[p].queue] = s.parts[p].g1 - s.parts[p].g0;
-        times[s.parts[p].queue] = evs[p];
-      }
-    tt_balance_measure(kernel, groups, times);
-  }
-  if (err == CL_SUCCESS && event) {
-    /* One event for the launch: complete when its last part (and combination) is. */
-    if (nevs == 1) {
-      *event = evs[0];
-      evs[0] = NULL;
-    } else {
-      err = tt_cmd_marker(queues[0], (cl_uint)nevs, evs, event);
-      /* Its profiling times span the parts' (and the combination's). */
-      if (err == CL_SUCCESS) {
-        (*event)->span = evs;
-        (*event)->nspan = (cl_uint)nevs;
-        evs = NULL;
-        nevs = 0;
-      }
-    }
-  }
+  if (err == CL_SUCCESS && measure)
+    measure_parts(&s, num_queues, evs);
+  if (err == CL_SUCCESS && event)
+    err = launch_event(queues[0], &evs, &nevs, event);
   for (size_t i = 0; evs && i < nevs; i++)
     if (evs[i])
       TT_RELEASE(evs[i]);
