@@ -580,12 +580,13 @@ static cl_int run_parts(struct split *s, const cl_command_queue *qs, cl_uint dim
       while (nx < s->nparts && qs[s->parts[nx].queue]->domain != q->domain)
         nx++;
       const struct uses *next = nx < s->nparts ? &s->uses[nx] : NULL;
-      /* One part of the whole range keeps the program's work-group shape: where it gave
-       * none, the backend's choice (it may take groups of uneven sizes). */
-      err = tt_cmd_launch(q, run, dim, poff, pgws, whole && chosen ? NULL : lws3, s->uses[p].u,
-                          s->uses[p].n, true,
-                              rebase ? rb : NULL, next ? next->u : NULL, next ? next->n : 0,
-                              nwait, wait, evs ? &evs[(*nevs)++] : NULL);
+      /* Where the program gave no work-group shape, each part gets none either (the backend
+       * chooses, and may take groups of uneven sizes) unless the parts answer the whole
+       * launch's group ids (the variant's prelude counts in Tutti's groups). */
+      bool native_local = chosen && (whole || run == k);
+      err = tt_cmd_launch(q, run, dim, poff, pgws, native_local ? NULL : lws3, s->uses[p].u,
+                          s->uses[p].n, true, rebase ? rb : NULL, next ? next->u : NULL,
+                          next ? next->n : 0, nwait, wait, evs ? &evs[(*nevs)++] : NULL);
     }
   }
   /* Arguments back as the program set them. */
