@@ -222,8 +222,9 @@ static unsigned offset_of(const struct an *a, CXSourceLocation l)
   return off;
 }
 
-/* The operator of a binary or compound assignment: the first punctuation after its left
- * operand; of a unary one, its first token, or its last (postfix ++ and --). */
+/* The operator of a binary or compound assignment (lhs: its two operands, in an array): the
+ * one punctuation token between them; of a unary one, its first token, or its last (postfix
+ * ++ and --). "" when it cannot be told. */
 void dv_operator_of(const struct an *a, CXCursor c, const CXCursor *lhs, char *op, size_t cap)
 {
   CXToken *toks = NULL;
@@ -233,15 +234,21 @@ void dv_operator_of(const struct an *a, CXCursor c, const CXCursor *lhs, char *o
   if (!n)
     return;
   if (lhs) {
-    unsigned end = offset_of(a, a->cx->getRangeEnd(a->cx->getCursorExtent(*lhs)));
-    for (unsigned i = 0; i < n; i++) {
+    /* The one token between the operands, which must lie in order in the file (operands
+     * from macro expansions may not: then no operator is told, and the value is unknown). */
+    unsigned end = offset_of(a, a->cx->getRangeEnd(a->cx->getCursorExtent(lhs[0])));
+    unsigned start = offset_of(a, a->cx->getRangeStart(a->cx->getCursorExtent(lhs[1])));
+    unsigned between = 0, at = 0;
+    for (unsigned i = 0; i < n && start > end; i++) {
       CXSourceRange r = a->cx->getTokenExtent(a->tu, toks[i]);
-      if (a->cx->getTokenKind(toks[i]) == CXToken_Punctuation &&
-          offset_of(a, a->cx->getRangeStart(r)) >= end) {
-        dv_spelling(a, a->cx->getTokenSpelling(a->tu, toks[i]), op, cap);
-        break;
+      unsigned t0 = offset_of(a, a->cx->getRangeStart(r)), t1 = offset_of(a, a->cx->getRangeEnd(r));
+      if (t0 >= end && t1 <= start) {
+        between++;
+        at = i;
       }
     }
+    if (between == 1 && a->cx->getTokenKind(toks[at]) == CXToken_Punctuation)
+      dv_spelling(a, a->cx->getTokenSpelling(a->tu, toks[at]), op, cap);
   } else if (a->cx->getTokenKind(toks[0]) == CXToken_Punctuation) {
     dv_spelling(a, a->cx->getTokenSpelling(a->tu, toks[0]), op, cap);
   } else if (a->cx->getTokenKind(toks[n - 1]) == CXToken_Punctuation) {

@@ -70,6 +70,7 @@ struct param {
 struct binding {
   CXCursor decl;
   struct val v;
+  bool escaped; /* its address was taken: whatever writes through it, its value is unknown */
 };
 
 struct an {

@@ -14,12 +14,18 @@
 
 /* --- the environment ------------------------------------------------------------------------ */
 
-static struct val *lookup(struct an *a, CXCursor decl)
+static struct binding *binding_of(struct an *a, CXCursor decl)
 {
   for (size_t i = a->nenv; i-- > 0;)
     if (a->cx->equalCursors(a->env[i].decl, decl))
-      return &a->env[i].v;
+      return &a->env[i];
   return NULL;
+}
+
+static struct val *lookup(struct an *a, CXCursor decl)
+{
+  struct binding *b = binding_of(a, decl);
+  return b ? &b->v : NULL;
 }
 
 /* The array v of n elements of `size` bytes with room for one more (*cap grows by doubling),
@@ -40,16 +46,16 @@ static void *room(struct an *a, void *v, size_t n, size_t *cap, size_t size)
 
 void dv_bind(struct an *a, CXCursor decl, struct val v)
 {
-  struct val *old = lookup(a, decl);
+  struct binding *old = binding_of(a, decl);
   if (old) {
-    *old = v;
+    old->v = old->escaped ? dv_unknown() : v;
     return;
   }
   struct binding *e = room(a, a->env, a->nenv, &a->capenv, sizeof *e);
   if (!e)
     return;
   a->env = e;
-  a->env[a->nenv++] = (struct binding){decl, v};
+  a->env[a->nenv++] = (struct binding){decl, v, false};
 }
 
 /* Variables a statement may assign (=, op=, ++, --, &x): unknown from there on. */
@@ -61,7 +67,7 @@ static int forget_assigned(CXCursor c, CXCursor parent, CXClientData d)
   if (k == CXCursor_BinaryOperator || k == CXCursor_CompoundAssignOperator ||
       k == CXCursor_UnaryOperator) {
     struct kids ch = dv_children(a, c);
-    if (ch.n >= 1) {
+    if (ch.n >= (k == CXCursor_UnaryOperator ? 1 : 2)) {
       char op[8];
       dv_operator_of(a, c, k == CXCursor_UnaryOperator ? NULL : &ch.c[0], op, sizeof op);
       bool assigns = k == CXCursor_CompoundAssignOperator || !strcmp(op, "=") ||
@@ -265,6 +271,20 @@ static struct val unary(struct an *a, CXCursor c, struct kids *ch)
       ptr.s = dv_sym_add(ptr.s, idx, 1);
       ptr.lost |= ptr.s.n < 0 || partial;
       return ptr;
+    }
+    /* A variable's address: it may be written through the pointer, now or later. */
+    CXCursor v = ch->c[0];
+    struct kids vk = dv_children(a, v);
+    while ((a->cx->getCursorKind(v) == CXCursor_UnexposedExpr ||
+            a->cx->getCursorKind(v) == CXCursor_ParenExpr) && vk.n == 1) {
+      v = vk.c[0];
+      vk = dv_children(a, v);
+    }
+    struct binding *b = a->cx->getCursorKind(v) == CXCursor_DeclRefExpr
+                            ? binding_of(a, a->cx->getCursorReferenced(v)) : NULL;
+    if (b) {
+      b->escaped = true;
+      b->v = dv_unknown();
     }
     eval(a, ch->c[0], M_READ);
     return dv_unknown();
