@@ -58,6 +58,19 @@ void dv_bind(struct an *a, CXCursor decl, struct val v)
   a->env[a->nenv++] = (struct binding){decl, v, false};
 }
 
+/* c without the implicit conversions and parentheses around it. */
+static CXCursor bare(struct an *a, CXCursor c)
+{
+  while (a->cx->getCursorKind(c) == CXCursor_UnexposedExpr ||
+         a->cx->getCursorKind(c) == CXCursor_ParenExpr) {
+    struct kids k = dv_children(a, c);
+    if (k.n != 1)
+      break;
+    c = k.c[0];
+  }
+  return c;
+}
+
 /* Variables a statement may assign (=, op=, ++, --, &x): unknown from there on. */
 static int forget_assigned(CXCursor c, CXCursor parent, CXClientData d)
 {
@@ -73,14 +86,7 @@ static int forget_assigned(CXCursor c, CXCursor parent, CXClientData d)
       bool assigns = k == CXCursor_CompoundAssignOperator || !strcmp(op, "=") ||
                      !strcmp(op, "++") || !strcmp(op, "--") || !strcmp(op, "post++") ||
                      !strcmp(op, "post--") || (k == CXCursor_UnaryOperator && !strcmp(op, "&"));
-      CXCursor target = ch.c[0];
-      while (a->cx->getCursorKind(target) == CXCursor_UnexposedExpr ||
-             a->cx->getCursorKind(target) == CXCursor_ParenExpr) {
-        struct kids t = dv_children(a, target);
-        if (t.n != 1)
-          break;
-        target = t.c[0];
-      }
+      CXCursor target = bare(a, ch.c[0]);
       if (assigns && a->cx->getCursorKind(target) == CXCursor_DeclRefExpr) {
         struct val *v = lookup(a, a->cx->getCursorReferenced(target));
         if (v)
@@ -199,13 +205,7 @@ static struct val binary(struct an *a, CXCursor c, struct kids *ch)
   dv_operator_of(a, c, &ch->c[0], op, sizeof op);
   if (!strcmp(op, "=")) {
     struct val r = eval(a, ch->c[1], M_READ);
-    CXCursor lhs = ch->c[0];
-    struct kids l = dv_children(a, lhs);
-    while ((a->cx->getCursorKind(lhs) == CXCursor_UnexposedExpr ||
-            a->cx->getCursorKind(lhs) == CXCursor_ParenExpr) && l.n == 1) {
-      lhs = l.c[0];
-      l = dv_children(a, lhs);
-    }
+    CXCursor lhs = bare(a, ch->c[0]);
     if (a->cx->getCursorKind(lhs) == CXCursor_DeclRefExpr) {
       CXCursor d = a->cx->getCursorReferenced(lhs);
       if (lookup(a, d) || a->cx->getCursorKind(d) == CXCursor_VarDecl)
@@ -273,13 +273,7 @@ static struct val unary(struct an *a, CXCursor c, struct kids *ch)
       return ptr;
     }
     /* A variable's address: it may be written through the pointer, now or later. */
-    CXCursor v = ch->c[0];
-    struct kids vk = dv_children(a, v);
-    while ((a->cx->getCursorKind(v) == CXCursor_UnexposedExpr ||
-            a->cx->getCursorKind(v) == CXCursor_ParenExpr) && vk.n == 1) {
-      v = vk.c[0];
-      vk = dv_children(a, v);
-    }
+    CXCursor v = bare(a, ch->c[0]);
     struct binding *b = a->cx->getCursorKind(v) == CXCursor_DeclRefExpr
                             ? binding_of(a, a->cx->getCursorReferenced(v)) : NULL;
     if (b) {
@@ -330,12 +324,7 @@ static void compound_assign(struct an *a, CXCursor c, struct kids *ch)
   char op[8];
   dv_operator_of(a, c, &ch->c[0], op, sizeof op);
   struct val r = eval(a, ch->c[1], M_READ);
-  CXCursor lhs = ch->c[0];
-  struct kids l = dv_children(a, lhs);
-  while (a->cx->getCursorKind(lhs) == CXCursor_UnexposedExpr && l.n == 1) {
-    lhs = l.c[0];
-    l = dv_children(a, lhs);
-  }
+  CXCursor lhs = bare(a, ch->c[0]);
   if (a->cx->getCursorKind(lhs) == CXCursor_DeclRefExpr) {
     struct val *b = lookup(a, a->cx->getCursorReferenced(lhs));
     if (b) {
@@ -649,13 +638,7 @@ static bool loop_range(struct an *a, struct kids *ch, CXCursor *var, struct loop
     return false;
   char op[8];
   dv_operator_of(a, cond, &cb.c[0], op, sizeof op);
-  CXCursor l = cb.c[0];
-  while (a->cx->getCursorKind(l) == CXCursor_UnexposedExpr) {
-    struct kids u = dv_children(a, l);
-    if (u.n != 1)
-      break;
-    l = u.c[0];
-  }
+  CXCursor l = bare(a, cb.c[0]);
   if (a->cx->getCursorKind(l) != CXCursor_DeclRefExpr ||
       !a->cx->equalCursors(a->cx->getCursorReferenced(l), *var))
     return false;
