@@ -459,109 +459,123 @@ static bool reducible(const struct tt_ann_param *prm, enum tt_ann_op op)
   return number;
 }
 
-static void parse_rule(struct parser *p)
+/* mode [ "(" op ")" ]: false (failed) when it is none of the modes. */
+static bool parse_mode(struct parser *p, struct rule *r)
 {
-  struct rule r = {0};
-  int col = p->column;
-  if (is_word(p, "read"))
-    r.mode = TT_ANN_READ;
-  else if (is_word(p, "write"))
-    r.mode = TT_ANN_WRITE;
-  else if (is_word(p, "readwrite"))
-    r.mode = TT_ANN_READWRITE;
-  else if (is_word(p, "reduce"))
-    r.mode = TT_ANN_REDUCE;
-  else if (is_word(p, "merge"))
-    r.mode = TT_ANN_MERGE;
-  else {
+  static const struct {
+    const char *word;
+    enum tt_ann_mode mode;
+  } modes[] = {{"read", TT_ANN_READ}, {"write", TT_ANN_WRITE}, {"readwrite", TT_ANN_READWRITE},
+               {"reduce", TT_ANN_REDUCE}, {"merge", TT_ANN_MERGE}};
+  size_t m = 0;
+  while (m < sizeof modes / sizeof *modes && !is_word(p, modes[m].word))
+    m++;
+  if (m == sizeof modes / sizeof *modes) {
     char b[80];
-    fail(p, col, "expected 'read', 'write', 'readwrite', 'reduce' or 'merge', found %s",
+    fail(p, p->column, "expected 'read', 'write', 'readwrite', 'reduce' or 'merge', found %s",
          describe(p, b, sizeof b));
-    return;
+    return false;
   }
+  r->mode = modes[m].mode;
   next(p);
-  if (r.mode == TT_ANN_REDUCE) {
+  if (r->mode == TT_ANN_REDUCE) {
     expect(p, '(');
-    if (p->failed || !parse_op(p, &r.op))
-      return;
+    if (p->failed || !parse_op(p, &r->op))
+      return false;
     expect(p, ')');
   }
-  if (p->failed)
-    return;
+  return !p->failed;
+}
+
+/* The rule's parameter, checked against its mode (r->param, r->elem set), or NULL (failed). */
+static const struct tt_ann_param *rule_param(struct parser *p, struct rule *r)
+{
   if (p->kind != T_IDENT) {
     char b[80];
     fail(p, p->column, "expected a parameter name, found %s", describe(p, b, sizeof b));
-    return;
+    return NULL;
   }
   size_t i = 0;
   while (i < p->nparams && strcmp(p->params[i].name, p->ident))
     i++;
   if (i == p->nparams) {
     fail(p, p->column, "unknown parameter '%s'", p->ident);
-    return;
+    return NULL;
   }
   const struct tt_ann_param *prm = &p->params[i];
   if (!prm->pointer) {
     fail(p, p->column, "'%s' is not a __global or __constant pointer", p->ident);
-    return;
+    return NULL;
   }
   /* An element type of unknown size (a structure) can be named whole only: `P[:]`. */
   const char *q = p->at;
   while (isspace((unsigned char)*q))
     q++;
   bool whole = q[0] == '[' && q[1] == ':' && q[2] == ']';
-  if (!prm->size && (!whole || r.mode == TT_ANN_REDUCE)) {
+  if (!prm->size && (!whole || r->mode == TT_ANN_REDUCE)) {
     fail(p, p->column, "cannot tell the element size of '%s' (type '%s')", p->ident, prm->type);
-    return;
+    return NULL;
   }
-  if ((r.mode & TT_ANN_WRITE || r.mode >= TT_ANN_REDUCE) && prm->is_const) {
+  if ((r->mode & TT_ANN_WRITE || r->mode >= TT_ANN_REDUCE) && prm->is_const) {
     fail(p, p->column, "'%s' points to constant data: it cannot be written", p->ident);
-    return;
+    return NULL;
   }
-  if (r.mode == TT_ANN_REDUCE && !reducible(prm, r.op)) {
+  if (r->mode == TT_ANN_REDUCE && !reducible(prm, r->op)) {
     fail(p, p->column, "cannot reduce '%s' of type '%s' with that operator (int, uint, long, "
          "ulong%s)", p->ident, prm->type,
-         r.op == TT_ANN_AND || r.op == TT_ANN_OR || r.op == TT_ANN_XOR ? "" : ", float, double");
-    return;
+         r->op == TT_ANN_AND || r->op == TT_ANN_OR || r->op == TT_ANN_XOR ? "" : ", float, double");
+    return NULL;
   }
-  r.param = (unsigned)i;
-  r.elem = prm->size ? prm->size : 1;
+  r->param = (unsigned)i;
+  r->elem = prm->size ? prm->size : 1;
   next(p);
+  return prm;
+}
+
+/* [ "(" expr {"," expr} ")" ]: the shape's extents (free of variables); their count. */
+static unsigned parse_shape(struct parser *p, struct rule *r)
+{
   unsigned nshape = 0;
-  if (is_punct(p, '(')) {
-    next(p);
-    for (;;) {
-      if (nshape == 3) {
-        fail(p, p->column, "at most 3 dimensions");
-        return;
-      }
-      int ecol = p->column;
-      struct expr *e = parse_expr(p);
-      if (p->failed)
-        return;
-      if (e->has_var) {
-        fail(p, ecol, "a shape must not use bound variables");
-        return;
-      }
-      r.shape[nshape++] = e;
-      if (is_punct(p, ')'))
-        break;
-      expect(p, ',');
-      if (p->failed)
-        return;
+  if (!is_punct(p, '('))
+    return 0;
+  next(p);
+  for (;;) {
+    if (nshape == 3) {
+      fail(p, p->column, "at most 3 dimensions");
+      return nshape;
     }
-    next(p);
+    int ecol = p->column;
+    struct expr *e = parse_expr(p);
+    if (p->failed)
+      return nshape;
+    if (e->has_var) {
+      fail(p, ecol, "a shape must not use bound variables");
+      return nshape;
+    }
+    r->shape[nshape++] = e;
+    if (is_punct(p, ')'))
+      break;
+    expect(p, ',');
+    if (p->failed)
+      return nshape;
   }
+  next(p);
+  return nshape;
+}
+
+/* "[" slice {"," slice} "]", one slice per dimension of the shape (one without a shape). */
+static void parse_index(struct parser *p, struct rule *r, unsigned nshape, const char *name)
+{
   int icol = p->column;
   expect(p, '[');
   if (p->failed)
     return;
   for (;;) {
-    if (r.ndims == 3) {
+    if (r->ndims == 3) {
       fail(p, p->column, "at most 3 indices");
       return;
     }
-    parse_slice(p, &r.index[r.ndims++]);
+    parse_slice(p, &r->index[r->ndims++]);
     if (p->failed)
       return;
     if (is_punct(p, ']'))
@@ -575,11 +589,25 @@ static void parse_rule(struct parser *p)
   }
   next(p);
   unsigned want = nshape ? nshape : 1;
-  if (r.ndims != want) {
-    fail(p, icol, "expected %u ind%s for '%s', found %u", want, want == 1 ? "ex" : "ices",
-         prm->name, r.ndims);
+  if (r->ndims != want)
+    fail(p, icol, "expected %u ind%s for '%s', found %u", want, want == 1 ? "ex" : "ices", name,
+         r->ndims);
+}
+
+static void parse_rule(struct parser *p)
+{
+  struct rule r = {0};
+  int col = p->column;
+  if (!parse_mode(p, &r))
     return;
-  }
+  const struct tt_ann_param *prm = rule_param(p, &r);
+  if (!prm)
+    return;
+  unsigned nshape = parse_shape(p, &r);
+  if (!p->failed)
+    parse_index(p, &r, nshape, prm->name);
+  if (p->failed)
+    return;
   struct tt_ann *a = p->ann;
   /* A reduced or merged parameter is a private copy per part: no other rule can name it. */
   for (size_t j = 0; j < a->nrules; j++)

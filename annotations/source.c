@@ -159,6 +159,94 @@ void tt_ann_pragmas_free(struct tt_ann_pragma *p, size_t n)
   free(p);
 }
 
+/* A pragma's text from `text` on, over its continued lines (a backslash at a line's end),
+ * each blanked in the source but for its newline, from s (the line's start) on; *line counts
+ * the lines passed, *eol the newline ending the pragma (NULL at the source's end). Returns the
+ * text, malloc'd, or NULL without memory. */
+static char *pragma_text(char *s, const char *text, int *line, char **eol)
+{
+  size_t cap = 64, used = 0;
+  char *t = malloc(cap);
+  char *p = (char *)text;
+  for (char *q = s; q < p; q++)
+    *q = ' ';
+  for (;;) {
+    char *end = strchr(p, '\n');
+    if (!end)
+      end = p + strlen(p);
+    size_t m = (size_t)(end - p);
+    bool more = m && p[m - 1] == '\\';
+    if (more)
+      m--;
+    if (t && used + m + 2 > cap) {
+      while (used + m + 2 > cap)
+        cap *= 2;
+      char *g = realloc(t, cap);
+      if (!g)
+        free(t);
+      t = g;
+    }
+    if (t) {
+      memcpy(t + used, p, m);
+      used += m;
+      t[used++] = ' ';
+    }
+    for (char *q = p; q < end; q++)
+      *q = ' ';
+    if (!more || !*end) {
+      *eol = *end ? end : NULL;
+      break;
+    }
+    (*line)++;
+    p = end + 1;
+  }
+  if (t)
+    t[used ? used - 1 : 0] = 0;
+  return t;
+}
+
+/* The pragma of text t (its annotation's column in *column): "kernel NAME" names the kernel
+ * (name; else ""), the rest is the annotation, returned as a pointer into t. */
+static char *pragma_kernel(char *t, int *column, char *name, size_t cap)
+{
+  char *body = t;
+  while (isspace((unsigned char)*body))
+    body++, (*column)++;
+  name[0] = 0;
+  if (strncmp(body, "kernel", 6) || !isspace((unsigned char)body[6]))
+    return body;
+  char *q = body + 6;
+  while (isspace((unsigned char)*q))
+    q++;
+  size_t m = 0;
+  while (ident_char(q[m]) && m < cap - 1)
+    m++;
+  memcpy(name, q, m);
+  name[m] = 0;
+  q += m;
+  while (isspace((unsigned char)*q))
+    q++;
+  *column += (int)(q - body);
+  return q;
+}
+
+/* A pragma without a name belongs to the next kernel defined after its line. */
+static void name_kernels(const char *out, struct tt_ann_pragma *list, size_t n)
+{
+  for (size_t i = 0; i < n; i++) {
+    if (list[i].kernel)
+      continue;
+    const char *at = out;
+    for (int l = 1; l < list[i].line && at; l++) {
+      at = strchr(at, '\n');
+      at = at ? at + 1 : NULL;
+    }
+    char name[128];
+    if (at && next_kernel(at, name, sizeof name))
+      list[i].kernel = strdup(name);
+  }
+}
+
 char *tt_ann_strip(const char *src, struct tt_ann_pragma **pragmas, size_t *npragmas)
 {
   size_t len = strlen(src);
@@ -174,76 +262,17 @@ char *tt_ann_strip(const char *src, struct tt_ann_pragma **pragmas, size_t *npra
     char *eol = strchr(s, '\n');
     const char *text;
     if (pragma_at(s, &text)) {
-      /* Collect the text over continued lines, blanking everything but the newlines. */
-      size_t cap = 64, used = 0;
-      char *t = malloc(cap);
-      int first = line;
-      int column = (int)(text - s) + 1;
-      char *p = (char *)text;
-      for (char *q = s; q < p; q++)
-        *q = ' ';
-      for (;;) {
-        char *end = strchr(p, '\n');
-        if (!end)
-          end = p + strlen(p);
-        size_t m = (size_t)(end - p);
-        bool more = m && p[m - 1] == '\\';
-        if (more)
-          m--;
-        if (t && used + m + 2 > cap) {
-          while (used + m + 2 > cap)
-            cap *= 2;
-          char *g = realloc(t, cap);
-          if (!g)
-            free(t);
-          t = g;
-        }
-        if (t) {
-          memcpy(t + used, p, m);
-          used += m;
-          t[used++] = ' ';
-        }
-        for (char *q = p; q < end; q++)
-          *q = ' ';
-        if (!more || !*end) {
-          eol = *end ? end : NULL;
-          break;
-        }
-        line++;
-        p = end + 1;
-      }
-      if (!t) {
-        ok = false;
-        break;
-      }
-      t[used ? used - 1 : 0] = 0;
-      /* "kernel NAME" names the kernel; else the next one defined. */
-      char *body = t;
-      while (isspace((unsigned char)*body))
-        body++, column++;
-      char name[128] = "";
-      if (!strncmp(body, "kernel", 6) && isspace((unsigned char)body[6])) {
-        char *q = body + 6;
-        while (isspace((unsigned char)*q))
-          q++;
-        size_t m = 0;
-        while (ident_char(q[m]) && m < sizeof name - 1)
-          m++;
-        memcpy(name, q, m);
-        name[m] = 0;
-        q += m;
-        while (isspace((unsigned char)*q))
-          q++;
-        column += (int)(q - body);
-        body = q;
-      }
-      struct tt_ann_pragma *g = realloc(list, (n + 1) * sizeof *list);
+      int first = line, column = (int)(text - s) + 1;
+      char *t = pragma_text(s, text, &line, &eol);
+      struct tt_ann_pragma *g = t ? realloc(list, (n + 1) * sizeof *list) : NULL;
       if (!g) {
         free(t);
         ok = false;
         break;
       }
       list = g;
+      char name[128];
+      char *body = pragma_kernel(t, &column, name, sizeof name);
       list[n] = (struct tt_ann_pragma){name[0] ? strdup(name) : NULL, strdup(body), first, column};
       free(t);
       if (!list[n].text) {
@@ -263,19 +292,7 @@ char *tt_ann_strip(const char *src, struct tt_ann_pragma **pragmas, size_t *npra
     free(out);
     return NULL;
   }
-  /* A pragma without a name belongs to the next kernel defined after its line. */
-  for (size_t i = 0; i < n; i++) {
-    if (list[i].kernel)
-      continue;
-    const char *at = out;
-    for (int l = 1; l < list[i].line && at; l++) {
-      at = strchr(at, '\n');
-      at = at ? at + 1 : NULL;
-    }
-    char name[128];
-    if (at && next_kernel(at, name, sizeof name))
-      list[i].kernel = strdup(name);
-  }
+  name_kernels(out, list, n);
   *pragmas = list;
   *npragmas = n;
   return out;
