@@ -103,37 +103,42 @@ static double now_ms(void)
 }
 
 /* The installation check: every rank makes the same calls (Tutti's rule), rank 0 prints. */
-static int check(cl_platform_id tutti, cl_device_id *ds, cl_uint nd, int rank, int ranks)
+/* Rank 0's backends and every rank's devices (a rank without one found no backend); 1 when
+ * rank 0 has no backend. */
+static int check_backends(cl_platform_id tutti, cl_device_id *ds, cl_uint nd, int ranks)
 {
   char backends[4096] = "";
   clGetPlatformInfo(tutti, CL_PLATFORM_TUTTI_BACKENDS, sizeof backends, backends, NULL);
   int bad = 0;
-  if (rank == 0) {
-    printf("\nChecks\n  backends of rank 0:\n");
-    for (char *line = strtok(backends, "\n"); line; line = strtok(NULL, "\n"))
-      printf("    %s\n", line);
-    if (!backends[0]) {
-      printf("  FAILED: rank 0 found no backend (install PoCL or a GPU driver, or set "
-             "TUTTI_BACKEND_LIBS)\n");
-      bad = 1;
-    }
-    /* Ranks without a device found no backend. */
-    for (int r = 0; r < ranks; r++) {
-      cl_uint mine = 0;
-      char host[64] = "?";
-      for (cl_uint i = 0; i < nd; i++) {
-        cl_int owner = -1;
-        clGetDeviceInfo(ds[i], CL_DEVICE_TUTTI_RANK, sizeof owner, &owner, NULL);
-        if (owner == r && mine++ == 0)
-          clGetDeviceInfo(ds[i], CL_DEVICE_TUTTI_HOST, sizeof host, host, NULL);
-      }
-      if (mine)
-        printf("  rank %d on %s: %u device%s\n", r, host, mine, mine == 1 ? "" : "s");
-      else
-        printf("  WARNING: rank %d has no device: it found no backend (its node lacks a driver, "
-               "or TUTTI_BACKENDS left none)\n", r);
-    }
+  printf("\nChecks\n  backends of rank 0:\n");
+  for (char *line = strtok(backends, "\n"); line; line = strtok(NULL, "\n"))
+    printf("    %s\n", line);
+  if (!backends[0]) {
+    printf("  FAILED: rank 0 found no backend (install PoCL or a GPU driver, or set "
+           "TUTTI_BACKEND_LIBS)\n");
+    bad = 1;
   }
+  for (int r = 0; r < ranks; r++) {
+    cl_uint mine = 0;
+    char host[64] = "?";
+    for (cl_uint i = 0; i < nd; i++) {
+      cl_int owner = -1;
+      clGetDeviceInfo(ds[i], CL_DEVICE_TUTTI_RANK, sizeof owner, &owner, NULL);
+      if (owner == r && mine++ == 0)
+        clGetDeviceInfo(ds[i], CL_DEVICE_TUTTI_HOST, sizeof host, host, NULL);
+    }
+    if (mine)
+      printf("  rank %d on %s: %u device%s\n", r, host, mine, mine == 1 ? "" : "s");
+    else
+      printf("  WARNING: rank %d has no device: it found no backend (its node lacks a driver, "
+             "or TUTTI_BACKENDS left none)\n", r);
+  }
+  return bad;
+}
+
+static int check(cl_platform_id tutti, cl_device_id *ds, cl_uint nd, int rank, int ranks)
+{
+  int bad = rank == 0 ? check_backends(tutti, ds, nd, ranks) : 0;
   if (nd == 0)
     return 1;
   /* A ring through every device: write on device 0, then on each device copy the previous

@@ -264,22 +264,59 @@ static cl_int blocking_done(const struct tt_cmd *c, cl_int err)
 
 /* Records the accesses (when the native command was issued), drops the lock, makes the
  * user's event, and for blocking commands waits. Returns the command's result. */
+/* The command's accesses recorded (for what comes after it), and written bytes sent back to a
+ * buffer's attached domain. A command done on the host without an event of its own is
+ * complete: its accesses order nothing after them (recorded without an event they would: by a
+ * marker on the queue). */
+static void record_uses(struct tt_cmd *c, cl_event native, bool may_fail)
+{
+  struct tt_nqueue *record_on = c->on_host && !native ? NULL : c->nq;
+  for (cl_uint i = 0; i < c->nuses && !c->brings; i++) {
+    tt_window_record(c->uses[i].mem, c->uses[i].off, c->uses[i].len, c->uses[i].writes, c->dom,
+                     record_on, native, may_fail);
+    if (c->uses[i].writes)
+      tt_plan_write_back(c->uses[i].mem, c->uses[i].off, c->uses[i].len, c->dom);
+  }
+}
+
+/* The end of a command whose bytes reach every rank: its event (the owner's command and the
+ * pieces' arrivals), the owner's own copy beside its sends, and the wait of a blocking one. */
+static cl_int end_broadcast(struct tt_cmd *c, cl_event native, cl_command_type type,
+                            cl_event *event, bool blocking)
+{
+  cl_int err = CL_SUCCESS;
+  cl_event e = broadcast_event(c, native, type);
+  if (c->sent)
+    tt_user_event_end(c->sent, true); /* not taken (out of memory): the queue goes on */
+  if (!e)
+    return CL_OUT_OF_HOST_MEMORY;
+  if (c->send_from) {
+    /* The owner's own bytes, while the sends move the same ones. */
+    uint64_t t0 = tt_stats_now_ns();
+    memcpy(c->host_ptr, c->send_from, c->host_len);
+    atomic_fetch_add_explicit(&tt_stats.wait_ns, tt_stats_now_ns() - t0, memory_order_relaxed);
+  }
+  /* Handed out before any wait: the rest of a call that waited decides nothing that has to
+   * agree (runtime/job/turns.h). */
+  if (event)
+    *event = tt_cmd_handed(c, e);
+  if (blocking && tt_event_wait(e) < 0)
+    err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+  if (blocking)
+    err = blocking_done(c, err);
+  if (!event)
+    TT_RELEASE(e);
+  return err;
+}
+
 cl_int tt_cmd_end(struct tt_cmd *c, cl_int err, cl_event native, cl_command_type type,
                       cl_event *event, bool blocking)
 {
   bool may_fail = c->locked && c->actual && err == CL_SUCCESS ? tt_order_may_fail(&c->deps, c->nq)
                                                                 : c->deps.may_fail;
   may_fail |= c->refused;
-  /* A command done on the host without an event of its own is complete: its accesses order
-   * nothing after them (recorded without an event they would: by a marker on the queue). */
-  struct tt_nqueue *record_on = c->on_host && !native ? NULL : c->nq;
   if (err == CL_SUCCESS)
-    for (cl_uint i = 0; i < c->nuses && !c->brings; i++) {
-      tt_window_record(c->uses[i].mem, c->uses[i].off, c->uses[i].len, c->uses[i].writes, c->dom,
-                     record_on, native, may_fail);
-      if (c->uses[i].writes)
-        tt_plan_write_back(c->uses[i].mem, c->uses[i].off, c->uses[i].len, c->dom);
-    }
+    record_uses(c, native, may_fail);
   /* What followed this command's windows last time comes back while it runs. */
   if (c->locked && err == CL_SUCCESS && c->ctx->nwindowed)
     tt_window_prefetch(c->ctx, c->dom, c->ahead, c->nahead);
@@ -305,30 +342,8 @@ cl_int tt_cmd_end(struct tt_cmd *c, cl_int err, cl_event native, cl_command_type
   if (c->actual && !c->on_host)
     atomic_fetch_add_explicit(&c->nq->issued, 1, memory_order_release);
   note_cmd(c, native, type, false);
-  if (c->broadcast) {
-    cl_event e = broadcast_event(c, native, type);
-    if (c->sent)
-      tt_user_event_end(c->sent, true); /* not taken (out of memory): the queue goes on */
-    if (!e)
-      return CL_OUT_OF_HOST_MEMORY;
-    if (c->send_from) {
-      /* The owner's own bytes, while the sends move the same ones. */
-      uint64_t t0 = tt_stats_now_ns();
-      memcpy(c->host_ptr, c->send_from, c->host_len);
-      atomic_fetch_add_explicit(&tt_stats.wait_ns, tt_stats_now_ns() - t0, memory_order_relaxed);
-    }
-    /* Handed out before any wait: the rest of a call that waited decides nothing that has
-     * to agree (runtime/job/turns.h). */
-    if (event)
-      *event = tt_cmd_handed(c, e);
-    if (blocking && tt_event_wait(e) < 0)
-      err = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-    if (blocking)
-      err = blocking_done(c, err);
-    if (!event)
-      TT_RELEASE(e);
-    return err;
-  }
+  if (c->broadcast)
+    return end_broadcast(c, native, type, event, blocking);
   if (!c->actual) {
     /* A virtual command: its owner runs it; the event completes when the owner says so. */
     if (event && !(*event = tt_cmd_handed(c, tt_event_new_managed(c->ctx, c->q, type, c->rank))))

@@ -179,6 +179,28 @@ static cl_int query_string(cl_device_id d, cl_device_info p, char **out)
   return tt_cluster_device_query(d, p, sz, *out, NULL);
 }
 
+/* Tutti's own queries of a device (CL/tutti.h): where it is and how it is reached. */
+static cl_int tutti_info(cl_device_id device, cl_device_info param_name, size_t param_value_size,
+                         void *param_value, size_t *param_value_size_ret)
+{
+  cl_int rank = device->rank;
+  cl_bool actual = device->actual;
+  switch (param_name) {
+  case CL_DEVICE_TUTTI_RANK:
+    return TT_INFO(rank);
+  case CL_DEVICE_TUTTI_ACTUAL:
+    return TT_INFO(actual);
+  case CL_DEVICE_TUTTI_HOST:
+    return TT_INFO_STR(device->host);
+  case CL_DEVICE_TUTTI_BACKEND:
+    return TT_INFO_STR(device->backend);
+  case CL_DEVICE_TUTTI_BACKEND_PLATFORM:
+    return TT_INFO_STR(device->backend_platform);
+  default:
+    return TT_INFO_STR(device->gpu_copies);
+  }
+}
+
 cl_int tt_device_info(cl_device_id device, cl_device_info param_name, size_t param_value_size,
                       void *param_value, size_t *param_value_size_ret)
 {
@@ -190,8 +212,6 @@ cl_int tt_device_info(cl_device_id device, cl_device_info param_name, size_t par
   cl_device_partition_property none = 0;
   cl_device_id null_device = NULL;
   cl_platform_id platform = &tt_platform;
-  cl_int rank = device->rank;
-  cl_bool actual = device->actual;
   char *s = NULL;
   cl_int err;
   size_t no_size = 0;
@@ -238,14 +258,12 @@ cl_int tt_device_info(cl_device_id device, cl_device_info param_name, size_t par
   case CL_DEVICE_PARTITION_PROPERTIES:
   case CL_DEVICE_PARTITION_TYPE:
     return TT_INFO(none);
-  case CL_DEVICE_PARTITION_AFFINITY_DOMAIN: {
-    cl_device_affinity_domain a = 0;
-    return TT_INFO(a);
-  }
+  case CL_DEVICE_PARTITION_AFFINITY_DOMAIN:
   case CL_DEVICE_EXECUTION_CAPABILITIES: {
-    /* Native kernels are not offered: they would run a host function on another rank. */
-    cl_device_exec_capabilities caps = CL_EXEC_KERNEL;
-    return TT_INFO(caps);
+    /* No affinity domains; native kernels are not offered (they would run a host function on
+     * another rank). Both are bitfields. */
+    cl_bitfield bits = param_name == CL_DEVICE_EXECUTION_CAPABILITIES ? CL_EXEC_KERNEL : 0;
+    return TT_INFO(bits);
   }
   case CL_DEVICE_BUILT_IN_KERNELS:
     return TT_INFO_STR("");
@@ -270,17 +288,12 @@ cl_int tt_device_info(cl_device_id device, cl_device_info param_name, size_t par
     return TT_INFO(fp);
   }
   case CL_DEVICE_TUTTI_RANK:
-    return TT_INFO(rank);
   case CL_DEVICE_TUTTI_ACTUAL:
-    return TT_INFO(actual);
   case CL_DEVICE_TUTTI_HOST:
-    return TT_INFO_STR(device->host);
   case CL_DEVICE_TUTTI_BACKEND:
-    return TT_INFO_STR(device->backend);
   case CL_DEVICE_TUTTI_BACKEND_PLATFORM:
-    return TT_INFO_STR(device->backend_platform);
   case CL_DEVICE_TUTTI_GPU_COPIES:
-    return TT_INFO_STR(device->gpu_copies);
+    return tutti_info(device, param_name, param_value_size, param_value, param_value_size_ret);
   default:
     /* Everything else is the backend's answer, unchanged. */
     return tt_cluster_device_query(device, param_name, param_value_size, param_value,

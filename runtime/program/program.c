@@ -148,6 +148,39 @@ static cl_program with_binary(cl_context context, cl_uint num_devices,
                               const unsigned char **binaries, cl_int *binary_status,
                               cl_int *errcode_ret);
 
+/* The native program of this rank's domain k from the binaries of its devices (scratch: nd,
+ * nb, nl, ns, num_devices entries each); created[i]: how device i's was taken. Returns the
+ * backend's error when it made no program. */
+static cl_int native_binaries(cl_program p, cl_uint k, cl_uint num_devices,
+                              const cl_device_id *device_list, const size_t *lengths,
+                              const unsigned char **binaries, cl_device_id *nd,
+                              const unsigned char **nb, size_t *nl, cl_int *ns, cl_int *created)
+{
+  cl_context context = p->context;
+  struct tt_domain *dm = &context->domains[k];
+  if (!dm->local)
+    return CL_SUCCESS;
+  cl_uint n = 0;
+  for (cl_uint i = 0; i < num_devices; i++)
+    if (tt_context_domain_of(context, device_list[i]) == k) {
+      nd[n] = device_list[i]->native;
+      nb[n] = binaries[i] + BINARY_HEADER;
+      nl[n] = lengths[i] - BINARY_HEADER;
+      n++;
+    }
+  if (!n)
+    return CL_SUCCESS;
+  cl_int e = CL_SUCCESS;
+  p->native[k] = dm->bp->d->clCreateProgramWithBinary(dm->native, n, nd, nl, nb, ns, &e);
+  n = 0;
+  for (cl_uint i = 0; i < num_devices; i++)
+    if (tt_context_domain_of(context, device_list[i]) == k) {
+      created[i] = p->native[k] ? ns[n] : (e ? e : CL_INVALID_BINARY);
+      n++;
+    }
+  return p->native[k] ? CL_SUCCESS : e ? e : CL_INVALID_BINARY;
+}
+
 /* The aggregate device takes the binary given for it on every member. */
 cl_program tt_program_with_binary(cl_context context, cl_uint num_devices,
                                   const cl_device_id *device_list,
@@ -251,29 +284,10 @@ static cl_program with_binary(cl_context context, cl_uint num_devices,
     goto out;
   }
   for (cl_uint k = 0; k < context->ndomains; k++) {
-    struct tt_domain *dm = &context->domains[k];
-    if (!dm->local)
-      continue;
-    cl_uint n = 0;
-    for (cl_uint i = 0; i < num_devices; i++)
-      if (tt_context_domain_of(context, device_list[i]) == k) {
-        nd[n] = device_list[i]->native;
-        nb[n] = binaries[i] + BINARY_HEADER;
-        nl[n] = lengths[i] - BINARY_HEADER;
-        n++;
-      }
-    if (!n)
-      continue;
-    cl_int e = CL_SUCCESS;
-    p->native[k] = dm->bp->d->clCreateProgramWithBinary(dm->native, n, nd, nl, nb, ns, &e);
-    n = 0;
-    for (cl_uint i = 0; i < num_devices; i++)
-      if (tt_context_domain_of(context, device_list[i]) == k) {
-        created[i] = p->native[k] ? ns[n] : (e ? e : CL_INVALID_BINARY);
-        n++;
-      }
-    if (!p->native[k] && first_err == CL_SUCCESS)
-      first_err = e ? e : CL_INVALID_BINARY;
+    cl_int e = native_binaries(p, k, num_devices, device_list, lengths, binaries, nd, nb, nl, ns,
+                               created);
+    if (first_err == CL_SUCCESS)
+      first_err = e;
   }
   /* Each device's owner tells how its binary was taken, alike on every rank. */
   err = tt_build_share_results(p, first_err, created);
