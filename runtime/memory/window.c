@@ -644,6 +644,56 @@ static struct tt_window piece_of(const struct tt_window *o, size_t lo, size_t hi
  * (their bytes carried over) and the parts of evicted windows it overlaps (brought back from
  * host memory; the rest of an evicted window stays evicted, beside it), room made first.
  * Native buffers and bytes move on the domain's rank only. */
+/* A new window follows on from the windows it replaces, s->w[i .. j) (the last of them that
+ * knew a next), and keeps the rhythm of the one used last. */
+static void inherit_rhythm(const struct tt_window_set *s, size_t i, size_t j,
+                           struct tt_window *w)
+{
+  for (size_t k = i; k < j; k++) {
+    if (s->w[k].next_id) {
+      w->next_id = s->w[k].next_id;
+      w->next_at = s->w[k].next_at;
+    }
+    if (s->w[k].last_use > w->last_use) {
+      w->last_use = s->w[k].last_use;
+      w->period = s->w[k].period;
+    }
+  }
+}
+
+/* The same window back whole (w over old's bytes) from its host copy: the copy stays with it,
+ * clean (evicted again unchanged, it reads nothing). Not unpinned memory on a device with
+ * memory of its own (the program's bytes before their first use): every return from it would
+ * copy at half speed, where one more eviction reads them into pinned memory for good. */
+static void keep_host_copy(cl_mem root, cl_uint dom, struct tt_window *old, struct tt_window *w)
+{
+  cl_context ctx = root->context;
+  if (old->resident || !old->spill || !ctx->domains[dom].local || old->lo != w->lo ||
+      old->hi != w->hi ||
+      !(old->spill->pinned || old->spill->file || !tt_domain_device_memory(ctx, dom)))
+    return;
+  w->spill = old->spill;
+  w->spill_lo = old->spill_lo;
+  w->clean = held_by(root, dom, w->lo, w->hi);
+  old->spill = NULL;
+}
+
+/* Room for n windows in s; false without memory. */
+static bool set_room(struct tt_window_set *s, size_t n)
+{
+  if (n <= s->cap)
+    return true;
+  size_t cap = s->cap ? s->cap * 2 : 4;
+  while (cap < n)
+    cap *= 2;
+  struct tt_window *g = realloc(s->w, cap * sizeof *g);
+  if (!g)
+    return false;
+  s->w = g;
+  s->cap = cap;
+  return true;
+}
+
 cl_int tt_win_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool ahead,
                            struct tt_window **out)
 {
@@ -682,18 +732,7 @@ cl_int tt_win_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool ahead,
   }
   /* Eviction may have dropped other windows of this buffer. */
   tt_win_overlap(s, w.lo, w.hi, &i, &j);
-  /* It follows on from the windows it replaces (the last of them that knew a next), and
-   * keeps the rhythm of the one used last. */
-  for (size_t k = i; k < j; k++) {
-    if (s->w[k].next_id) {
-      w.next_id = s->w[k].next_id;
-      w.next_at = s->w[k].next_at;
-    }
-    if (s->w[k].last_use > w.last_use) {
-      w.last_use = s->w[k].last_use;
-      w.period = s->w[k].period;
-    }
-  }
+  inherit_rhythm(s, i, j, &w);
   void *host = w.host;
   if (dm->local && !w.native)
     w.native = tt_window_native_new(ctx, dom, root, flags, w.hi - w.lo, NULL, &host, &err);
@@ -710,34 +749,14 @@ cl_int tt_win_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool ahead,
       err = dm->local ? carry_over(root, dom, &s->w[k], &w) : CL_SUCCESS;
     else
       err = refill(root, dom, &s->w[k], &w, ahead);
-  /* The same window back whole from its host copy: the copy stays with it, clean (evicted
-   * again unchanged, it reads nothing). Not unpinned memory on a device with memory of its
-   * own (the program's bytes before their first use): every return from it would copy at
-   * half speed, where one more eviction reads them into pinned memory for good. */
-  if (err == CL_SUCCESS && j == i + 1 && !s->w[i].resident && s->w[i].spill && dm->local &&
-      s->w[i].lo == w.lo && s->w[i].hi == w.hi &&
-      (s->w[i].spill->pinned || s->w[i].spill->file || !tt_domain_device_memory(ctx, dom))) {
-    w.spill = s->w[i].spill;
-    w.spill_lo = s->w[i].spill_lo;
-    w.clean = held_by(root, dom, w.lo, w.hi);
-    s->w[i].spill = NULL;
-  }
+  if (err == CL_SUCCESS && j == i + 1)
+    keep_host_copy(root, dom, &s->w[i], &w);
   /* What stays evicted on either side: pieces of the first and last windows replaced. */
   bool left = j > i && !s->w[i].resident && s->w[i].lo < w.lo;
   bool right = j > i && !s->w[j - 1].resident && s->w[j - 1].hi > w.hi;
   size_t n = 1 + left + right;
-  if (err == CL_SUCCESS && s->n - (j - i) + n > s->cap) {
-    size_t cap = s->cap ? s->cap * 2 : 4;
-    while (cap < s->n - (j - i) + n)
-      cap *= 2;
-    struct tt_window *g = realloc(s->w, cap * sizeof *g);
-    if (g) {
-      s->w = g;
-      s->cap = cap;
-    } else {
-      err = CL_OUT_OF_HOST_MEMORY;
-    }
-  }
+  if (err == CL_SUCCESS && !set_room(s, s->n - (j - i) + n))
+    err = CL_OUT_OF_HOST_MEMORY;
   if (err != CL_SUCCESS) {
     if (w.native)
       dm->bp->d->clReleaseMemObject(w.native);

@@ -454,6 +454,128 @@ static cl_int slot_gate_new(cl_context ctx, cl_uint dom, struct tt_nqueue *q, cl
   return CL_SUCCESS;
 }
 
+/* One copy through the host between two domains of this rank (copy_local): its pieces move
+ * through pinned staging slots of one domain (or memory of its own), each read from the
+ * source and written into this domain, a slot's next read after its last write. */
+struct host_copy {
+  struct fetch *f;
+  cl_uint src;
+  size_t off, len;
+  struct tt_domain *sd, *dd;
+  long sdom;                 /* the domain whose staging the pieces take, or -1 */
+  struct tt_staging *st;
+  int slot[STAGING_MAX_SLOTS], m;
+  unsigned char *own;        /* memory of the copy's own, without staging */
+  struct tt_nqueue *sq;
+  struct tt_deps sdeps, ddeps;
+  cl_mem sn, dn;
+  size_t sat, dat, npieces, pieces;
+  cl_event read_ev, write_ev;             /* the last piece's */
+  cl_event last[STAGING_MAX_SLOTS];       /* slots: the last event of each */
+  cl_event gate[STAGING_MAX_SLOTS];       /* slots: the last write, bridged for the read */
+};
+
+/* The piece at `at`: read from the source into its slot (the first read waits for the
+ * source's writers, the queue orders the others after it; in a slot, a read waits for the
+ * write before it), then written into this domain after the read. */
+static void copy_piece(struct host_copy *c, size_t at)
+{
+  struct fetch *f = c->f;
+  size_t n = c->len - at < PIECE_BYTES ? c->len - at : PIECE_BYTES;
+  int k = c->own ? 0 : (int)(c->pieces % (size_t)c->m);
+  unsigned char *host = c->own ? c->own + at : c->st->host + (size_t)c->slot[k] * PIECE_BYTES;
+  cl_event r = NULL, bridge = NULL, w = NULL;
+  cl_uint nwait = !at ? c->sdeps.n : c->gate[k] ? 1 : 0;
+  const cl_event *wait = !at ? (c->sdeps.n ? c->sdeps.ev : NULL) : c->gate[k] ? &c->gate[k] : NULL;
+  f->err = c->sd->bp->d->clEnqueueReadBuffer(c->sq->native, c->sn, CL_FALSE, c->sat + at, n,
+                                             host, nwait, wait, &r);
+  if (c->gate[k]) {
+    c->sd->bp->d->clReleaseEvent(c->gate[k]);
+    c->gate[k] = NULL;
+  }
+  if (f->err == CL_SUCCESS) {
+    c->sd->bp->d->clFlush(c->sq->native);
+    if (c->read_ev)
+      c->sd->bp->d->clReleaseEvent(c->read_ev);
+    c->read_ev = r;
+    f->err = tt_order_bridge(f->ctx, f->dom, r, true, &bridge);
+  }
+  if (f->err == CL_SUCCESS && !at) {
+    f->err = tt_deps_take(&c->ddeps, bridge);
+    bridge = NULL;
+  }
+  if (f->err == CL_SUCCESS)
+    f->err = c->dd->bp->d->clEnqueueWriteBuffer(f->nq->native, c->dn, CL_FALSE, c->dat + at, n,
+                                                host, at ? 1 : c->ddeps.n,
+                                                at ? &bridge : c->ddeps.ev, &w);
+  if (bridge)
+    c->dd->bp->d->clReleaseEvent(bridge);
+  cl_event newest = w ? w : r;
+  if (!c->own && newest) {
+    TT_NATIVE_DISPATCH(newest)->clRetainEvent(newest);
+    if (c->last[k])
+      TT_NATIVE_DISPATCH(c->last[k])->clReleaseEvent(c->last[k]);
+    c->last[k] = newest;
+  }
+  if (w) {
+    if (c->write_ev)
+      c->dd->bp->d->clReleaseEvent(c->write_ev);
+    c->write_ev = w;
+    /* The slot's next piece reads into it once this write is through. */
+    if (!c->own && c->pieces + (size_t)c->m < c->npieces)
+      f->err = slot_gate_new(f->ctx, c->src, c->sq, w, &c->gate[k]);
+  }
+}
+
+/* The copy's end: its slots (or memory) given back after their last events; its accesses
+ * recorded and its last write taken as the fetch's dependency. Returns copy_local's value. */
+static int copy_done(struct host_copy *c)
+{
+  struct fetch *f = c->f;
+  tt_deps_release(&c->sdeps);
+  tt_deps_release(&c->ddeps);
+  for (int k = 0; k < c->m; k++) {
+    if (c->gate[k])
+      c->sd->bp->d->clReleaseEvent(c->gate[k]);
+    /* A slot is through after its last event (a later one of its chain waits for it). */
+    local_staging_after(NULL, c->st, c->slot[k], &c->last[k], 1);
+  }
+  bool ok = f->err == CL_SUCCESS;
+  if (c->own) {
+    /* Reads follow reads and writes writes: the last of each ends after the others. */
+    cl_event ends[2] = {c->read_ev, c->write_ev};
+    for (int i = 0; i < 2 && ok; i++)
+      if (ends[i])
+        TT_NATIVE_DISPATCH(ends[i])->clRetainEvent(ends[i]);
+    local_staging_after(c->own, NULL, 0, ends, 2);
+  } else if (!ok) {
+    if (c->read_ev)
+      c->sd->bp->d->clReleaseEvent(c->read_ev);
+    if (c->write_ev)
+      c->dd->bp->d->clReleaseEvent(c->write_ev);
+  }
+  if (!ok) {
+    TT_LOG(TT_LOG_ERR, "transfer of buffer #%llu bytes %zu+%zu from %s (domain %u) to %s "
+           "(domain %u) failed: %s", (unsigned long long)f->root->obj.id, c->off, c->len,
+           c->sd->bp->short_name, c->src, c->dd->bp->short_name, f->dom, tt_error_name(f->err));
+    return 1;
+  }
+  TT_LOG(TT_LOG_PLAN, "buffer #%llu bytes %zu+%zu: %s (domain %u) -> %s (domain %u) through "
+         "the host in %zu piece(s)%s", (unsigned long long)f->root->obj.id, c->off, c->len,
+         c->sd->bp->short_name, c->src, c->dd->bp->short_name, f->dom, c->pieces,
+         c->own                  ? ""
+         : c->sdom == (long)c->src ? ", the holder's pinned staging"
+                                   : ", this domain's pinned staging");
+  tt_order_trace_internal(c->sd, false, "copy through host: read", c->read_ev, tt_plan_cur.cmd);
+  tt_order_trace_internal(c->dd, true, "copy through host: write", c->write_ev, tt_plan_cur.cmd);
+  /* The read must stay ordered before later writers of these bytes in the source. */
+  tt_order_access_record(f->root, c->off, c->len, false, c->src, c->sq, c->read_ev, false);
+  tt_order_access_record(f->root, c->off, c->len, true, f->dom, f->nq, c->write_ev, false);
+  c->sd->bp->d->clReleaseEvent(c->read_ev);
+  f->err = tt_deps_take(f->deps, c->write_ev);
+  return f->err != CL_SUCCESS;
+}
+
 /* Both domains on this rank: read into host memory on the holder's internal queue, then
  * write into this domain's copy on the command's queue, in pieces of TUTTI_PIECE bytes so
  * that the holder reads the next piece while this domain writes the last (two in-order
@@ -466,127 +588,33 @@ static cl_int slot_gate_new(cl_context ctx, cl_uint dom, struct tt_nqueue *q, cl
  * read and the last write stand for all of them in the access records. */
 static int copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
 {
-  struct tt_domain *sd = &f->ctx->domains[src];
-  struct tt_domain *dd = &f->ctx->domains[f->dom];
-  size_t npieces = (len + PIECE_BYTES - 1) / PIECE_BYTES;
-  struct tt_staging *st = NULL;
-  int slot[STAGING_MAX_SLOTS], m = 0;
+  struct host_copy c = {.f = f, .src = src, .off = off, .len = len,
+                        .sd = &f->ctx->domains[src], .dd = &f->ctx->domains[f->dom],
+                        .npieces = (len + PIECE_BYTES - 1) / PIECE_BYTES};
   /* The domain whose staging the pieces take, or -1: none (memory of the copy's own). */
-  long sdom = tt_domain_device_memory(f->ctx, src)      ? (long)src
-              : tt_domain_device_memory(f->ctx, f->dom) ? (long)f->dom
-              : tt_env()->staging != 0                  ? (long)src
-                                                        : -1;
-  if (sdom >= 0)
-    m = staging_take(f->ctx, (cl_uint)sdom,
-                     npieces < STAGING_MAX_SLOTS ? (int)npieces : STAGING_MAX_SLOTS, slot, &st);
-  unsigned char *own = m > 0 ? NULL : malloc(len);
-  struct tt_nqueue *sq = NULL;
-  struct tt_deps sdeps, ddeps;
-  tt_deps_init(&sdeps);
-  tt_deps_init(&ddeps);
-  cl_event read_ev = NULL, write_ev = NULL;   /* the last piece's */
-  cl_event last[STAGING_MAX_SLOTS] = {NULL};  /* slots: the last event of each */
-  cl_event gate[STAGING_MAX_SLOTS] = {NULL};  /* slots: the last write, bridged for the read */
-  size_t sat = 0, dat = 0, pieces = 0;
-  cl_mem sn = NULL, dn = NULL;
-  f->err = own || m > 0 ? tt_order_internal_queue(f->ctx, src, &sq) : CL_OUT_OF_HOST_MEMORY;
-  if (f->err == CL_SUCCESS && (sn = tt_xfer_placed(f, src, off, len, &sat, NULL)))
-    dn = tt_xfer_placed(f, f->dom, off, len, &dat, NULL);
+  c.sdom = tt_domain_device_memory(f->ctx, src)      ? (long)src
+           : tt_domain_device_memory(f->ctx, f->dom) ? (long)f->dom
+           : tt_env()->staging != 0                  ? (long)src
+                                                     : -1;
+  if (c.sdom >= 0)
+    c.m = staging_take(f->ctx, (cl_uint)c.sdom,
+                       c.npieces < STAGING_MAX_SLOTS ? (int)c.npieces : STAGING_MAX_SLOTS, c.slot,
+                       &c.st);
+  c.own = c.m > 0 ? NULL : malloc(len);
+  tt_deps_init(&c.sdeps);
+  tt_deps_init(&c.ddeps);
+  f->err = c.own || c.m > 0 ? tt_order_internal_queue(f->ctx, src, &c.sq) : CL_OUT_OF_HOST_MEMORY;
+  if (f->err == CL_SUCCESS && (c.sn = tt_xfer_placed(f, src, off, len, &c.sat, NULL)))
+    c.dn = tt_xfer_placed(f, f->dom, off, len, &c.dat, NULL);
   if (f->err == CL_SUCCESS)
-    f->err = tt_order_after(&sdeps, f->ctx, src, sq, f->root, off, len, false);
+    f->err = tt_order_after(&c.sdeps, f->ctx, src, c.sq, f->root, off, len, false);
   /* The first write also waits for this domain's earlier accesses of the bytes (a kernel of
    * another queue still reading the copy they replace): its record supersedes them. */
   if (f->err == CL_SUCCESS)
-    f->err = tt_order_after(&ddeps, f->ctx, f->dom, f->nq, f->root, off, len, true);
-  for (size_t at = 0; at < len && f->err == CL_SUCCESS; at += PIECE_BYTES, pieces++) {
-    size_t n = len - at < PIECE_BYTES ? len - at : PIECE_BYTES;
-    int k = own ? 0 : (int)(pieces % (size_t)m);
-    unsigned char *host = own ? own + at : st->host + (size_t)slot[k] * PIECE_BYTES;
-    cl_event r = NULL, bridge = NULL, w = NULL;
-    /* The first read waits for the source's writers (the queue orders the others after it);
-     * in a slot, a read waits for the write before it. */
-    cl_uint nwait = !at ? sdeps.n : gate[k] ? 1 : 0;
-    const cl_event *wait = !at ? (sdeps.n ? sdeps.ev : NULL) : gate[k] ? &gate[k] : NULL;
-    f->err = sd->bp->d->clEnqueueReadBuffer(sq->native, sn, CL_FALSE, sat + at, n, host, nwait,
-                                            wait, &r);
-    if (gate[k]) {
-      sd->bp->d->clReleaseEvent(gate[k]);
-      gate[k] = NULL;
-    }
-    if (f->err == CL_SUCCESS) {
-      sd->bp->d->clFlush(sq->native);
-      if (read_ev)
-        sd->bp->d->clReleaseEvent(read_ev);
-      read_ev = r;
-      f->err = tt_order_bridge(f->ctx, f->dom, r, true, &bridge);
-    }
-    if (f->err == CL_SUCCESS && !at) {
-      f->err = tt_deps_take(&ddeps, bridge);
-      bridge = NULL;
-    }
-    if (f->err == CL_SUCCESS)
-      f->err = dd->bp->d->clEnqueueWriteBuffer(f->nq->native, dn, CL_FALSE, dat + at, n, host,
-                                               at ? 1 : ddeps.n, at ? &bridge : ddeps.ev, &w);
-    if (bridge)
-      dd->bp->d->clReleaseEvent(bridge);
-    cl_event newest = w ? w : r;
-    if (!own && newest) {
-      TT_NATIVE_DISPATCH(newest)->clRetainEvent(newest);
-      if (last[k])
-        TT_NATIVE_DISPATCH(last[k])->clReleaseEvent(last[k]);
-      last[k] = newest;
-    }
-    if (w) {
-      if (write_ev)
-        dd->bp->d->clReleaseEvent(write_ev);
-      write_ev = w;
-      /* The slot's next piece reads into it once this write is through. */
-      if (!own && pieces + (size_t)m < npieces)
-        f->err = slot_gate_new(f->ctx, src, sq, w, &gate[k]);
-    }
-  }
-  tt_deps_release(&sdeps);
-  tt_deps_release(&ddeps);
-  for (int k = 0; k < m; k++) {
-    if (gate[k])
-      sd->bp->d->clReleaseEvent(gate[k]);
-    /* A slot is through after its last event (a later one of its chain waits for it). */
-    local_staging_after(NULL, st, slot[k], &last[k], 1);
-  }
-  bool ok = f->err == CL_SUCCESS;
-  if (own) {
-    /* Reads follow reads and writes writes: the last of each ends after the others. */
-    cl_event ends[2] = {read_ev, write_ev};
-    for (int i = 0; i < 2 && ok; i++)
-      if (ends[i])
-        TT_NATIVE_DISPATCH(ends[i])->clRetainEvent(ends[i]);
-    local_staging_after(own, NULL, 0, ends, 2);
-  } else if (!ok) {
-    if (read_ev)
-      sd->bp->d->clReleaseEvent(read_ev);
-    if (write_ev)
-      dd->bp->d->clReleaseEvent(write_ev);
-  }
-  if (!ok) {
-    TT_LOG(TT_LOG_ERR, "transfer of buffer #%llu bytes %zu+%zu from %s (domain %u) to %s "
-           "(domain %u) failed: %s", (unsigned long long)f->root->obj.id, off, len,
-           sd->bp->short_name, src, dd->bp->short_name, f->dom, tt_error_name(f->err));
-    return 1;
-  }
-  TT_LOG(TT_LOG_PLAN, "buffer #%llu bytes %zu+%zu: %s (domain %u) -> %s (domain %u) through "
-         "the host in %zu piece(s)%s", (unsigned long long)f->root->obj.id, off, len,
-         sd->bp->short_name, src, dd->bp->short_name, f->dom, pieces,
-         own                 ? ""
-         : sdom == (long)src ? ", the holder's pinned staging"
-                             : ", this domain's pinned staging");
-  tt_order_trace_internal(sd, false, "copy through host: read", read_ev, tt_plan_cur.cmd);
-  tt_order_trace_internal(dd, true, "copy through host: write", write_ev, tt_plan_cur.cmd);
-  /* The read must stay ordered before later writers of these bytes in the source. */
-  tt_order_access_record(f->root, off, len, false, src, sq, read_ev, false);
-  tt_order_access_record(f->root, off, len, true, f->dom, f->nq, write_ev, false);
-  sd->bp->d->clReleaseEvent(read_ev);
-  f->err = tt_deps_take(f->deps, write_ev);
-  return f->err != CL_SUCCESS;
+    f->err = tt_order_after(&c.ddeps, f->ctx, f->dom, f->nq, f->root, off, len, true);
+  for (size_t at = 0; at < len && f->err == CL_SUCCESS; at += PIECE_BYTES, c.pieces++)
+    copy_piece(&c, at);
+  return copy_done(&c);
 }
 
 static void chains_put(struct chains *ch)
