@@ -420,6 +420,99 @@ static bool start_job(void)
   return job_distributed;
 }
 
+/* The node's device catalogue, made by local rank 0 (cat there), given to every rank of the
+ * node. */
+static unsigned char *share_catalogue(MPI_Comm node, int local_rank, unsigned char *cat,
+                                      size_t catlen)
+{
+  unsigned long long n = catlen;
+  MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, node);
+  if (local_rank != 0 && !(cat = malloc(n ? n : 1))) {
+    TT_WARN("out of memory for the node's device catalogue");
+    MPI_Abort(world, 1);
+  }
+  catlen = n;
+  for (size_t at = 0; at < catlen; at += (size_t)1 << 30)
+    MPI_Bcast(cat + at, (int)(catlen - at < ((size_t)1 << 30) ? catlen - at : (size_t)1 << 30),
+              MPI_BYTE, 0, node);
+  return cat;
+}
+
+/* This rank's share of the node's catalogue of nlocal_all devices (all of them without ranks
+ * sharing the node), its backends' handles taken where it opened them already: *n of them. */
+static struct _cl_device_id *own_devices(const unsigned char *cat, cl_uint nlocal_all,
+                                         bool distributed, int local_rank, int local_size,
+                                         cl_uint *n)
+{
+  struct _cl_device_id *own = calloc(nlocal_all ? nlocal_all : 1, sizeof *own);
+  const unsigned char *q = catalogue_devices(cat);
+  for (cl_uint j = 0; j < nlocal_all; j++) {
+    cl_uint total;
+    memcpy(&total, q, sizeof total);
+    if (!distributed || mine(j, nlocal_all, local_rank, local_size)) {
+      struct _cl_device_id *d = &own[(*n)++];
+      from_description(d, q, my_rank, true);
+      if (!distributed || local_rank == 0)
+        tt_cluster_device_load(d); /* opened already: just the handles */
+    }
+    q += total;
+  }
+  return own;
+}
+
+/* The job's device table: every rank's own devices (own, nown of them), exchanged, in rank
+ * order; this rank's keep the backend handles it has. */
+static void job_table(struct _cl_device_id *own, cl_uint nown)
+{
+  unsigned char *buf = NULL;
+  size_t len = 0, cap = 0;
+  cl_uint count = nown;
+  append(&buf, &len, &cap, &count, sizeof count);
+  for (cl_uint i = 0; i < nown; i++)
+    append(&buf, &len, &cap, own[i].info, own[i].info_len);
+  void *all = NULL;
+  size_t *lens = NULL;
+  if (tt_transport_allgatherv(buf, len, &all, &lens) != 0) {
+    TT_WARN("the device exchange between ranks failed");
+    MPI_Abort(world, 1);
+  }
+  free(buf);
+  /* Count, then fill the table in rank order. */
+  unsigned char *p = all;
+  ntable = 0;
+  for (int r = 0; r < nranks; r++) {
+    cl_uint c;
+    memcpy(&c, p, sizeof c);
+    ntable += c;
+    p += lens[r];
+  }
+  table = calloc(ntable ? ntable : 1, sizeof *table);
+  p = all;
+  cl_uint t = 0;
+  for (int r = 0; r < nranks; r++) {
+    unsigned char *q = p + sizeof(cl_uint);
+    cl_uint c;
+    memcpy(&c, p, sizeof c);
+    for (cl_uint i = 0; i < c; i++, t++) {
+      cl_uint total;
+      memcpy(&total, q, sizeof total);
+      struct _cl_device_id *d = &table[t];
+      if (r == my_rank) {
+        /* Its backend handles, when opened already. */
+        d->bp = own[i].bp;
+        d->native = own[i].native;
+        free(own[i].info);
+      }
+      from_description(d, q, r, r == my_rank);
+      q += total;
+    }
+    p += lens[r];
+  }
+  free(all);
+  free(lens);
+  free(own);
+}
+
 static void init(void)
 {
   if (!tt_platform.obj.dispatch)
@@ -451,34 +544,13 @@ static void init(void)
   if (!distributed || local_rank == 0)
     node_catalogue(distributed, &cat, &catlen);
   if (distributed) {
-    unsigned long long n = catlen;
-    MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, node);
-    if (local_rank != 0 && !(cat = malloc(n ? n : 1))) {
-      TT_WARN("out of memory for the node's device catalogue");
-      MPI_Abort(world, 1);
-    }
-    catlen = n;
-    for (size_t at = 0; at < catlen; at += (size_t)1 << 30)
-      MPI_Bcast(cat + at, (int)(catlen - at < ((size_t)1 << 30) ? catlen - at : (size_t)1 << 30),
-                MPI_BYTE, 0, node);
+    cat = share_catalogue(node, local_rank, cat, catlen);
     MPI_Comm_free(&node);
     atexit(at_exit);
   }
-  cl_uint nlocal_all = catalogue_parse(cat);
-  struct _cl_device_id *own = calloc(nlocal_all ? nlocal_all : 1, sizeof *own);
-  cl_uint nown = 0;
-  const unsigned char *q = catalogue_devices(cat);
-  for (cl_uint j = 0; j < nlocal_all; j++) {
-    cl_uint total;
-    memcpy(&total, q, sizeof total);
-    if (!distributed || mine(j, nlocal_all, local_rank, local_size)) {
-      struct _cl_device_id *d = &own[nown++];
-      from_description(d, q, my_rank, true);
-      if (!distributed || local_rank == 0)
-        tt_cluster_device_load(d); /* opened already: just the handles */
-    }
-    q += total;
-  }
+  cl_uint nlocal_all = catalogue_parse(cat), nown = 0;
+  struct _cl_device_id *own = own_devices(cat, nlocal_all, distributed, local_rank, local_size,
+                                          &nown);
   free(cat);
   /* A rank none of whose devices computes on the host's cores may poll for the whole of a
    * host wait (runtime/job/transport.h). */
@@ -498,53 +570,7 @@ static void init(void)
     table = own;
     ntable = nown;
   } else {
-    unsigned char *buf = NULL;
-    size_t len = 0, cap = 0;
-    cl_uint count = nown;
-    append(&buf, &len, &cap, &count, sizeof count);
-    for (cl_uint i = 0; i < nown; i++)
-      append(&buf, &len, &cap, own[i].info, own[i].info_len);
-    void *all = NULL;
-    size_t *lens = NULL;
-    if (tt_transport_allgatherv(buf, len, &all, &lens) != 0) {
-      TT_WARN("the device exchange between ranks failed");
-      MPI_Abort(world, 1);
-    }
-    free(buf);
-    /* Count, then fill the table in rank order. */
-    unsigned char *p = all;
-    ntable = 0;
-    for (int r = 0; r < nranks; r++) {
-      cl_uint c;
-      memcpy(&c, p, sizeof c);
-      ntable += c;
-      p += lens[r];
-    }
-    table = calloc(ntable ? ntable : 1, sizeof *table);
-    p = all;
-    cl_uint t = 0;
-    for (int r = 0; r < nranks; r++) {
-      unsigned char *q = p + sizeof(cl_uint);
-      cl_uint c;
-      memcpy(&c, p, sizeof c);
-      for (cl_uint i = 0; i < c; i++, t++) {
-        cl_uint total;
-        memcpy(&total, q, sizeof total);
-        struct _cl_device_id *d = &table[t];
-        if (r == my_rank) {
-          /* Its backend handles, when opened already. */
-          d->bp = own[i].bp;
-          d->native = own[i].native;
-          free(own[i].info);
-        }
-        from_description(d, q, r, r == my_rank);
-        q += total;
-      }
-      p += lens[r];
-    }
-    free(all);
-    free(lens);
-    free(own);
+    job_table(own, nown);
   }
   for (cl_uint i = 0; i < ntable; i++) {
     tt_object_init(&table[i].obj, TT_DEVICE, NULL);

@@ -226,6 +226,79 @@ static void finish_op(struct op *o)
   free(o);
 }
 
+/* The n requests MPI_Testsome found complete (idx, st): each operation whose last request it
+ * was goes to done (their count returned), and the completed requests leave the list (MPI set
+ * them to MPI_REQUEST_NULL). The lock is held. */
+static int collect_done(int n, const int *idx, const MPI_Status *st, struct op **done)
+{
+  int ndone = 0;
+  for (int i = 0; i < n; i++) {
+    struct op *o = owners[idx[i]];
+    if (st[i].MPI_ERROR != MPI_SUCCESS)
+      o->failed = 1;
+    if (--o->pending == 0) {
+      done[ndone++] = o;
+      if (o->len >= LARGE_MESSAGE && !o->watch) {
+        large_inflight--;
+        large_activity_ns = now_ns();
+      }
+    }
+    owners[idx[i]] = NULL;
+  }
+  int w = 0;
+  for (int i = 0; i < nreqs; i++)
+    if (owners[i]) {
+      reqs[w] = reqs[i];
+      owners[w] = owners[i];
+      w++;
+    }
+  nreqs = w;
+  return ndone;
+}
+
+/* Nothing moved: back off, from a microsecond up to 50 us (5 ms when only goodbyes are
+ * awaited), so that an idle rank leaves the cores to the backends' kernels; or yield only,
+ * while a large message moves or a host waits briefly (polling hot). Called without the lock;
+ * returns with it held. */
+static void idle(uint64_t seen, long *backoff_ns)
+{
+  pthread_mutex_lock(&lock);
+  bool waited = atomic_load(&host_waiting) > 0;
+  int64_t t = now_ns(), waited_ns = waited ? t - atomic_load(&host_wait_since) : 0;
+  /* A long wait is told of its end at most 1/16 of its length late (5 ms at most). */
+  int gpu_recvs;
+  long cap = busy_requests(&gpu_recvs) ? 50000
+             : waited        ? (long)(waited_ns / 16 < 50000     ? 50000
+                                      : waited_ns / 16 > 5000000 ? 5000000
+                                                                 : waited_ns / 16)
+                             : 5000000;
+  bool hot = (large_inflight > 0 &&
+              t - large_activity_ns < (hot_polling ? HOT_NS : HOT_FEW_CORES_NS)) ||
+             (hot_polling &&
+              ((waited && (waited_ns < HOT_WAIT_NS || !atomic_load(&kernels_on_cores))) ||
+               gpu_recvs > 0));
+  pthread_mutex_unlock(&lock);
+  if (hot) {
+    sched_yield();
+    pthread_mutex_lock(&lock);
+    return;
+  }
+  *backoff_ns = *backoff_ns ? *backoff_ns * 2 : 1000;
+  if (*backoff_ns > cap)
+    *backoff_ns = cap;
+  /* An operation posted meanwhile is tested at once: asleep, the thread would notice a
+   * message's first fragment only when the sleep ends, and a large message moves only while
+   * both ranks test it (a 1 MiB copy between two ranks of a 16-core host waited for each
+   * side's sleep). */
+  int64_t until = now_ns() + *backoff_ns;
+  struct timespec ts = {(time_t)(until / 1000000000LL), (long)(until % 1000000000LL)};
+  pthread_mutex_lock(&lock);
+  if (posted == seen && !stopping)
+    pthread_cond_timedwait(&wake, &lock, &ts);
+  if (posted != seen)
+    *backoff_ns = 0;
+}
+
 static void *progress_main(void *unused)
 {
   /* Never destroy a queue or context here: that may wait for this very thread. */
@@ -286,36 +359,12 @@ static void *progress_main(void *unused)
                     (n == 0 || n == MPI_UNDEFINED) && atomic_load(&posters) == 0;
          k++)
       err = MPI_Testsome(nreqs, reqs, &n, idx, st);
-    int ndone = 0;
     if (err != MPI_SUCCESS) {
       TT_WARN("MPI_Testsome failed (%d): a rank may have died", err);
       tt_log_stopping_job();
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    if (n != MPI_UNDEFINED && n > 0) {
-      for (int i = 0; i < n; i++) {
-        struct op *o = owners[idx[i]];
-        if (st[i].MPI_ERROR != MPI_SUCCESS)
-          o->failed = 1;
-        if (--o->pending == 0) {
-          done[ndone++] = o;
-          if (o->len >= LARGE_MESSAGE && !o->watch) {
-            large_inflight--;
-            large_activity_ns = now_ns();
-          }
-        }
-        owners[idx[i]] = NULL;
-      }
-      /* Compact: drop the completed requests (MPI set them to MPI_REQUEST_NULL). */
-      int w = 0;
-      for (int i = 0; i < nreqs; i++)
-        if (owners[i]) {
-          reqs[w] = reqs[i];
-          owners[w] = owners[i];
-          w++;
-        }
-      nreqs = w;
-    }
+    int ndone = n != MPI_UNDEFINED && n > 0 ? collect_done(n, idx, st, done) : 0;
     void (*hooks[4])(void);
     memcpy(hooks, poll_hooks, sizeof hooks);
     pthread_mutex_unlock(&lock);
@@ -324,47 +373,10 @@ static void *progress_main(void *unused)
     for (int i = 0; i < 4 && hooks[i]; i++)
       hooks[i]();
     if (ndone == 0 && n <= 0) {
-      /* Nothing moved: back off, from a microsecond up to 50 us (5 ms when only goodbyes
-       * are awaited), so that an idle rank leaves the cores to the backends' kernels. */
-      pthread_mutex_lock(&lock);
-      bool waited = atomic_load(&host_waiting) > 0;
-      int64_t t = now_ns(), waited_ns = waited ? t - atomic_load(&host_wait_since) : 0;
-      /* A long wait is told of its end at most 1/16 of its length late (5 ms at most). */
-      int gpu_recvs;
-      long cap = busy_requests(&gpu_recvs) ? 50000
-                 : waited        ? (long)(waited_ns / 16 < 50000     ? 50000
-                                          : waited_ns / 16 > 5000000 ? 5000000
-                                                                     : waited_ns / 16)
-                                 : 5000000;
-      bool hot = (large_inflight > 0 &&
-                  t - large_activity_ns < (hot_polling ? HOT_NS : HOT_FEW_CORES_NS)) ||
-                 (hot_polling && ((waited && (waited_ns < HOT_WAIT_NS ||
-                                              !atomic_load(&kernels_on_cores))) ||
-                                  gpu_recvs > 0));
-      pthread_mutex_unlock(&lock);
-      if (hot) {
-        sched_yield();
-        pthread_mutex_lock(&lock);
-        continue;
-      }
-      backoff_ns = backoff_ns ? backoff_ns * 2 : 1000;
-      if (backoff_ns > cap)
-        backoff_ns = cap;
-      /* An operation posted meanwhile is tested at once: asleep, the thread would notice a
-       * message's first fragment only when the sleep ends, and a large message moves only
-       * while both ranks test it (a 1 MiB copy between two ranks of a 16-core host waited
-       * for each side's sleep). */
-      int64_t until = now_ns() + backoff_ns;
-      struct timespec ts = {(time_t)(until / 1000000000LL), (long)(until % 1000000000LL)};
-      pthread_mutex_lock(&lock);
-      if (posted == seen && !stopping)
-        pthread_cond_timedwait(&wake, &lock, &ts);
-      if (posted != seen)
-        backoff_ns = 0;
+      idle(seen, &backoff_ns); /* takes the lock again */
       continue;
-    } else {
-      backoff_ns = 0;
     }
+    backoff_ns = 0;
     pthread_mutex_lock(&lock);
   }
   pthread_mutex_unlock(&lock);
