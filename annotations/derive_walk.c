@@ -181,20 +181,26 @@ static bool place(struct an *a, CXCursor c, struct val *ptr, struct sym *idx, bo
 }
 
 /* A load, store or both at lvalue c. */
+/* The access at lvalue c that place() found (through ptr at idx, base its pointer). */
+static void access_placed(struct an *a, CXCursor c, int mode, struct val ptr, struct sym idx,
+                          bool partial, CXCursor base)
+{
+  if (ptr.k == V_PTR)
+    record(a, c, ptr, idx, 1, mode, 0, partial);
+  else
+    unknown_pointer(a, base, mode);
+}
+
 static void access_at(struct an *a, CXCursor c, int mode)
 {
   struct val ptr = dv_unknown();
   struct sym idx = dv_unknown_sym();
   bool partial = false;
   CXCursor base = c;
-  if (!place(a, c, &ptr, &idx, &partial, &base)) {
-    eval(a, c, M_READ);
-    return;
-  }
-  if (ptr.k == V_PTR)
-    record(a, c, ptr, idx, 1, mode, 0, partial);
+  if (place(a, c, &ptr, &idx, &partial, &base))
+    access_placed(a, c, mode, ptr, idx, partial, base);
   else
-    unknown_pointer(a, base, mode);
+    eval(a, c, M_READ);
 }
 
 static struct val call(struct an *a, CXCursor c, struct kids *ch, bool used);
@@ -387,8 +393,9 @@ static struct val eval_node(struct an *a, CXCursor c, int mode)
       struct sym idx;
       bool partial = false;
       CXCursor base = c;
+      /* Placed once: its index is evaluated (and its reads recorded) once. */
       if (place(a, c, &ptr, &idx, &partial, &base))
-        access_at(a, c, M_READ);
+        access_placed(a, c, M_READ, ptr, idx, partial, base);
       else
         eval(a, ch.c[0], M_READ);
     }

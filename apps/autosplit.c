@@ -95,6 +95,13 @@ static void arg(cl_kernel k, cl_uint i, size_t size, const void *v)
   CHECK(clSetKernelArg(k, i, size, v));
 }
 
+/* k launched `reps` times over the range (global, local). */
+static void launch(cl_kernel k, cl_uint dim, const size_t *global, const size_t *local)
+{
+  for (int r = 0; r < reps; r++)
+    CHECK(clEnqueueNDRangeKernel(q, k, dim, NULL, global, local, 0, NULL, NULL));
+}
+
 /* Compares n ints read from m with want; prints the verdict. */
 static void verify(const char *name, cl_mem m, const int *want, size_t n)
 {
@@ -137,8 +144,7 @@ static void vadd(int scale)
   arg(k, 1, sizeof mb, &mb);
   arg(k, 2, sizeof mc, &mc);
   arg(k, 3, sizeof n, &n);
-  for (int r = 0; r < reps; r++)
-    CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL));
+  launch(k, 1, &global, &local);
   verify("vadd", mc, c, n);
   clReleaseKernel(k);
   clReleaseMemObject(ma), clReleaseMemObject(mb), clReleaseMemObject(mc);
@@ -201,8 +207,7 @@ static void matmul(int scale)
   arg(k, 2, sizeof mc, &mc);
   arg(k, 3, sizeof n, &n);
   size_t global[2] = {(size_t)n, (size_t)n}, local[2] = {16, 4};
-  for (int r = 0; r < reps; r++)
-    CHECK(clEnqueueNDRangeKernel(q, k, 2, NULL, global, local, 0, NULL, NULL));
+  launch(k, 2, global, local);
   verify("matmul", mc, C, n * n);
   clReleaseKernel(k);
   clReleaseMemObject(ma), clReleaseMemObject(mb), clReleaseMemObject(mc);
@@ -236,16 +241,14 @@ static void gather_scatter(int scale)
   arg(g, 0, sizeof ms, &ms);
   arg(g, 1, sizeof mp, &mp);
   arg(g, 2, sizeof md, &md);
-  for (int r = 0; r < reps; r++)
-    CHECK(clEnqueueNDRangeKernel(q, g, 1, NULL, &global, &local, 0, NULL, NULL));
+  launch(g, 1, &global, &local);
   for (int i = 0; i < n; i++)
     want[i] = src[perm[i]];
   verify("gather", md, want, n);
   arg(s, 0, sizeof ms, &ms);
   arg(s, 1, sizeof mp, &mp);
   arg(s, 2, sizeof md, &md);
-  for (int r = 0; r < reps; r++)
-    CHECK(clEnqueueNDRangeKernel(q, s, 1, NULL, &global, &local, 0, NULL, NULL));
+  launch(s, 1, &global, &local);
   for (int i = 0; i < n; i++)
     want[perm[i]] = src[i] + 1;
   verify("scatter", md, want, n);
@@ -270,8 +273,7 @@ static void histogram(int scale)
   arg(k, 1, sizeof mb, &mb);
   arg(k, 2, sizeof nbins, &nbins);
   size_t global = (size_t)n, local = 64;
-  for (int r = 0; r < reps; r++)
-    CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL));
+  launch(k, 1, &global, &local);
   verify("histogram", mb, want, nbins);
   clReleaseKernel(k);
   clReleaseMemObject(mx), clReleaseMemObject(mb);
@@ -292,8 +294,7 @@ static void wgsum(int scale)
   arg(k, 1, sizeof ms, &ms);
   arg(k, 2, local * sizeof(int), NULL);
   size_t global = (size_t)n, lsize = (size_t)local;
-  for (int r = 0; r < reps; r++)
-    CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &lsize, 0, NULL, NULL));
+  launch(k, 1, &global, &lsize);
   verify("wgsum", ms, want, groups);
   clReleaseKernel(k);
   clReleaseMemObject(mx), clReleaseMemObject(ms);
@@ -314,8 +315,7 @@ static void inplace(int scale)
   arg(k, 0, sizeof ma, &ma);
   arg(k, 1, sizeof factor, &factor);
   size_t global = (size_t)n, local = 64;
-  for (int r = 0; r < reps; r++)
-    CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL));
+  launch(k, 1, &global, &local);
   verify("inplace", ma, a, n);
   clReleaseKernel(k);
   clReleaseMemObject(ma);

@@ -40,7 +40,7 @@ cl_int tt_cmd_write(cl_command_queue command_queue, cl_mem buffer, cl_bool block
 {
   struct tt_cmd_work w = {.op = TT_OP_WRITE, .entry = "tt_clEnqueueWriteBuffer",
                           .type = CL_COMMAND_WRITE_BUFFER, .blocking = blocking_write,
-                          .mems = &buffer, .nmems = 1,
+                          .discardable = true,
                           .use = {{buffer, offset, size, false, true}}, .nuse = 1,
                           .off = {offset}, .size = size, .cptr = ptr};
   return tt_cmd_drive(command_queue, &w, num_events_in_wait_list, event_wait_list, event);
@@ -53,9 +53,8 @@ cl_int tt_cmd_copy(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst
 {
   /* Source bytes on another GPU of the host: its copy engine writes them into dst (no copy
    * of src made here, none on this device after; the driver leaves the source's use out). */
-  cl_mem mems[2] = {src_buffer, dst_buffer};
   struct tt_cmd_work w = {.op = TT_OP_COPY, .entry = "tt_clEnqueueCopyBuffer",
-                          .type = CL_COMMAND_COPY_BUFFER, .mems = mems, .nmems = 2,
+                          .type = CL_COMMAND_COPY_BUFFER, .discardable = true,
                           .use = {{src_buffer, src_offset, size, true, false},
                                   {dst_buffer, dst_offset, size, false, true}},
                           .nuse = 2, .off = {src_offset, dst_offset}, .size = size};
@@ -108,8 +107,8 @@ cl_int tt_cmd_write_rect(cl_command_queue command_queue, cl_mem buffer, cl_bool 
   /* The rectangle may leave gaps inside its span: those bytes must arrive too (read). */
   struct tt_cmd_work w = {
     .op = TT_OP_WRITE_RECT, .entry = "tt_clEnqueueWriteBufferRect",
-    .type = CL_COMMAND_WRITE_BUFFER_RECT, .blocking = blocking_write, .mems = &buffer,
-    .nmems = 1, .use = {{buffer, off, len, true, true}}, .nuse = 1, .cptr = ptr,
+    .type = CL_COMMAND_WRITE_BUFFER_RECT, .blocking = blocking_write,
+    .discardable = true, .use = {{buffer, off, len, true, true}}, .nuse = 1, .cptr = ptr,
     .origin = {buffer_origin, host_origin}, .region = region,
     .pitch = {buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch}};
   return tt_cmd_drive(command_queue, &w, num_events_in_wait_list, event_wait_list, event);
@@ -122,10 +121,9 @@ cl_int tt_cmd_copy_rect(cl_command_queue command_queue, cl_mem src_buffer, cl_me
                         size_t doff, size_t dlen, cl_uint num_events_in_wait_list,
                         const cl_event *event_wait_list, cl_event *event)
 {
-  cl_mem mems[2] = {src_buffer, dst_buffer};
   struct tt_cmd_work w = {
     .op = TT_OP_COPY_RECT, .entry = "tt_clEnqueueCopyBufferRect",
-    .type = CL_COMMAND_COPY_BUFFER_RECT, .mems = mems, .nmems = 2,
+    .type = CL_COMMAND_COPY_BUFFER_RECT, .discardable = true,
     .use = {{src_buffer, soff, slen, true, false}, {dst_buffer, doff, dlen, true, true}},
     .nuse = 2, .origin = {src_origin, dst_origin}, .region = region,
     .pitch = {src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch}};
@@ -138,7 +136,7 @@ cl_int tt_cmd_fill(cl_command_queue command_queue, cl_mem buffer, const void *pa
                    cl_event *event)
 {
   struct tt_cmd_work w = {.op = TT_OP_FILL, .entry = "tt_clEnqueueFillBuffer",
-                          .type = CL_COMMAND_FILL_BUFFER, .mems = &buffer, .nmems = 1,
+                          .type = CL_COMMAND_FILL_BUFFER, .discardable = true,
                           .use = {{buffer, offset, size, false, true}}, .nuse = 1,
                           .off = {offset}, .size = size, .cptr = pattern,
                           .pattern_size = pattern_size};
@@ -275,7 +273,8 @@ cl_int tt_cmd_migrate(cl_command_queue command_queue, cl_uint num_mem_objects,
 {
   /* Its uses, one per buffer, follow from the flags (runtime/command/driver.c). */
   struct tt_cmd_work w = {.op = TT_OP_MIGRATE, .entry = "tt_clEnqueueMigrateMemObjects",
-                          .type = CL_COMMAND_MIGRATE_MEM_OBJECTS, .mems = mem_objects,
+                          .type = CL_COMMAND_MIGRATE_MEM_OBJECTS, .discardable = true,
+                          .mems = mem_objects,
                           .nmems = num_mem_objects, .flags = flags};
   return tt_cmd_drive(command_queue, &w, num_events_in_wait_list, event_wait_list, event);
 }

@@ -214,8 +214,8 @@ static cl_int issue_copy(struct tt_cmd *c, struct tt_cmd_work *w, bool into, cl_
 {
   cl_int err = CL_SUCCESS;
   size_t at = w->off[0], to = w->off[1];
-  cl_mem sn = into ? NULL : tt_cmd_native_at(c, w->mems[0], &at, w->size, &err);
-  cl_mem dn = err == CL_SUCCESS ? tt_cmd_native_at(c, w->mems[1], &to, w->size, &err) : NULL;
+  cl_mem sn = into ? NULL : tt_cmd_native_at(c, w->use[0].mem, &at, w->size, &err);
+  cl_mem dn = err == CL_SUCCESS ? tt_cmd_native_at(c, w->use[1].mem, &to, w->size, &err) : NULL;
   /* Source bytes another GPU's copy engine wrote into dst: the command marks their arrival. */
   if (into && dn && !order_in_place(c, event, ev))
     return TT_CMD_ISSUE(c, ev, c->d->clEnqueueMarkerWithWaitList(
@@ -305,8 +305,8 @@ static cl_int issue(struct tt_cmd *c, struct tt_cmd_work *w, bool into, cl_mem *
         c->nq->native, nat, CL_FALSE, w->origin[0], w->origin[1], w->region, w->pitch[0],
         w->pitch[1], w->pitch[2], w->pitch[3], w->cptr, c->deps.n, tt_cmd_wait_list(c), WANT));
   case TT_OP_COPY_RECT:
-    sn = tt_cmd_native_whole(c, w->mems[0], &err);
-    dn = err == CL_SUCCESS ? tt_cmd_native_whole(c, w->mems[1], &err) : NULL;
+    sn = tt_cmd_native_whole(c, w->use[0].mem, &err);
+    dn = err == CL_SUCCESS ? tt_cmd_native_whole(c, w->use[1].mem, &err) : NULL;
     if (!sn || !dn)
       return err;
     return TT_CMD_ISSUE(c, ev, c->d->clEnqueueCopyBufferRect(
@@ -349,6 +349,27 @@ static cl_int issue(struct tt_cmd *c, struct tt_cmd_work *w, bool into, cl_mem *
   return CL_INVALID_OPERATION;
 }
 
+/* The queueing optimization (tt_cmd_discard) over the buffers w uses (a migration's list): true
+ * when the command is dropped, or with *err set when the list cannot be made. */
+static bool discarded(struct tt_cmd *c, const struct tt_cmd_work *w, cl_uint nwait,
+                      const cl_event *wait, cl_event *event, cl_int *err)
+{
+  if (w->op == TT_OP_MIGRATE)
+    return tt_cmd_discard(c, nwait, wait, w->mems, w->nmems, w->type, event, err);
+  const struct tt_cmd_use *uses = w->uses ? w->uses : w->use;
+  cl_mem stack[16], *mems = w->nuse <= 16 ? stack : malloc(w->nuse * sizeof *mems);
+  if (!mems) {
+    *err = CL_OUT_OF_HOST_MEMORY;
+    return true;
+  }
+  for (cl_uint i = 0; i < w->nuse; i++)
+    mems[i] = uses[i].mem;
+  bool gone = tt_cmd_discard(c, nwait, wait, mems, w->nuse, w->type, event, err);
+  if (mems != stack)
+    free(mems);
+  return gone;
+}
+
 cl_int tt_cmd_drive(cl_command_queue q, struct tt_cmd_work *w, cl_uint nwait,
                     const cl_event *wait, cl_event *event)
 {
@@ -366,7 +387,7 @@ cl_int tt_cmd_drive(cl_command_queue q, struct tt_cmd_work *w, cl_uint nwait,
   }
   if (w->host_len)
     tt_cmd_broadcast(&c, w->host, w->host_len);
-  if (w->mems && tt_cmd_discard(&c, nwait, wait, w->mems, w->nmems, w->type, event, &err)) {
+  if (w->discardable && discarded(&c, w, nwait, wait, event, &err)) {
     if (w->issued)
       w->issued(&c, w, err, NULL);
     free(nm);
@@ -375,7 +396,8 @@ cl_int tt_cmd_drive(cl_command_queue q, struct tt_cmd_work *w, cl_uint nwait,
   err = tt_cmd_begin(&c, nwait, wait);
   bool into = false;
   if (err == CL_SUCCESS && w->op == TT_OP_COPY)
-    err = tt_cmd_copy_into(&c, w->mems[0], w->off[0], w->mems[1], w->off[1], w->size, &into);
+    err = tt_cmd_copy_into(&c, w->use[0].mem, w->off[0], w->use[1].mem, w->off[1], w->size,
+                           &into);
   const struct tt_cmd_use *uses = w->uses ? w->uses : w->use;
   for (cl_uint i = into ? 1 : 0; i < w->nuse && err == CL_SUCCESS; i++)
     err = tt_cmd_use(&c, uses[i].mem, uses[i].off, uses[i].len, uses[i].reads, uses[i].writes);

@@ -32,8 +32,9 @@ struct tt_cmd_work {
   const char *entry;    /* its entry point's name, "tt_clEnqueue..." (messages, traces) */
   cl_command_type type;
   bool blocking;
-  /* The buffers the queueing optimization looks at (NULL: the command is never dropped:
-   * reads leave bytes on every rank), and a migration's buffers. */
+  /* Whether the queueing optimization may drop it (not reads: they leave bytes on every
+   * rank), looking at the buffers it uses; a migration's buffers. */
+  bool discardable;
   const cl_mem *mems;
   cl_uint nmems;
   /* The buffer ranges it uses, planned in order (a copy's source is left out when the GPUs

@@ -192,13 +192,8 @@ cl_int tt_cmd_launch(cl_command_queue command_queue, cl_kernel kernel, cl_uint w
    * writes other buffers. The same buffers are what the queueing optimization looks at. */
   size_t most = uses ? nuses : kernel->nargs;
   struct tt_cmd_use stack[16], *u = most <= 16 ? stack : malloc(most * sizeof *u);
-  cl_mem mstack[16], *mems = most <= 16 ? mstack : malloc(most * sizeof *mems);
-  if (!u || !mems) {
+  if (!u) {
     pthread_mutex_unlock(&kernel->obj.lock);
-    if (u != stack)
-      free(u);
-    if (mems != mstack)
-      free(mems);
     TT_RETURN_IF(1, CL_OUT_OF_HOST_MEMORY);
   }
   cl_uint n = 0;
@@ -211,10 +206,8 @@ cl_int tt_cmd_launch(cl_command_queue command_queue, cl_kernel kernel, cl_uint w
       u[n++] = (struct tt_cmd_use){a->mem, 0, a->mem->size, true,
                                    !a->is_const && !(a->mem->flags & CL_MEM_READ_ONLY)};
   }
-  for (cl_uint i = 0; i < n; i++)
-    mems[i] = u[i].mem;
   struct tt_cmd_work w = {.op = TT_OP_LAUNCH, .entry = "tt_enqueue_launch",
-                          .type = CL_COMMAND_NDRANGE_KERNEL, .mems = mems, .nmems = n,
+                          .type = CL_COMMAND_NDRANGE_KERNEL, .discardable = true,
                           .uses = u, .nuse = n, .kernel = kernel, .dim = work_dim,
                           .range = {global_work_offset, global_work_size, local_work_size},
                           .setup = launch_setup, .prepare = launch_prepare,
@@ -223,8 +216,6 @@ cl_int tt_cmd_launch(cl_command_queue command_queue, cl_kernel kernel, cl_uint w
   cl_int err = tt_cmd_drive(command_queue, &w, num_events_in_wait_list, event_wait_list, event);
   if (u != stack)
     free(u);
-  if (mems != mstack)
-    free(mems);
   return err;
 }
 
