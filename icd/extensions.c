@@ -6,7 +6,7 @@
 
 #include "runtime/job/check.h"
 
-#include "runtime/command/plan.h"
+#include "runtime/command/coherence.h"
 
 /* The checks and the attachment behind both names (one divergence-check entry each call). */
 static cl_int attach(cl_mem buffer, cl_device_id device)
@@ -20,7 +20,7 @@ static cl_int attach(cl_mem buffer, cl_device_id device)
                CL_INVALID_DEVICE);
   cl_uint dom = tt_context_domain_of(buffer->context, device);
   tt_plan_lock();
-  cl_int err = tt_plan_attach(buffer, dom);
+  cl_int err = tt_coherence_attach(buffer, dom);
   tt_plan_unlock();
   return err;
 }

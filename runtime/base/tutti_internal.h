@@ -228,7 +228,7 @@ struct _cl_mem {
   /* Consistency and ordering state: only in roots, guarded by the plan lock. */
   struct tt_rangemap *latest;   /* which domains hold the newest bytes of each range */
   struct tt_access *accesses;   /* recent commands touching the buffer, for conflict order,
-                                 * by first byte (runtime/command/plan.c) */
+                                 * by first byte (runtime/command/coherence.c) */
   size_t naccesses;
   size_t access_longest;        /* no access is longer */
   size_t access_prune_at;       /* accesses pruned again from this many */

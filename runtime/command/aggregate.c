@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "runtime/base/env.h"
-#include "runtime/command/plan.h"
+#include "runtime/command/coherence.h"
 #include "runtime/base/rangemap.h"
 #include "runtime/job/stats.h"
 

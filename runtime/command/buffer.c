@@ -15,7 +15,7 @@
 #include "runtime/base/log.h"
 #include "runtime/command/command.h"
 #include "runtime/command/driver.h"
-#include "runtime/command/plan.h"
+#include "runtime/command/coherence.h"
 #include "runtime/job/callback.h"
 #include "runtime/job/trace.h"
 #include "runtime/memory/window.h"

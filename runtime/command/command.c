@@ -8,7 +8,7 @@
 
 #include "runtime/base/backend.h"
 #include "runtime/base/log.h"
-#include "runtime/command/plan.h"
+#include "runtime/command/coherence.h"
 #include "runtime/job/check.h"
 #include "runtime/job/cluster.h"
 #include "runtime/job/stats.h"
@@ -71,13 +71,13 @@ cl_int tt_cmd_use(struct tt_cmd *c, cl_mem m, size_t off, size_t len, bool reads
   }
   c->uses[c->nuses++] = (struct tt_cmd_use){m, off, len, reads, writes};
   c->windowed = c->windowed || tt_windowed(m->root);
-  return tt_plan_use(&c->deps, c->ctx, c->dom, c->nq, m, off, len, reads, writes);
+  return tt_coherence_use(&c->deps, c->ctx, c->dom, c->nq, m, off, len, reads, writes);
 }
 
 cl_int tt_cmd_copy_into(struct tt_cmd *c, cl_mem src, size_t so, cl_mem dst, size_t dof,
                         size_t len, bool *taken)
 {
-  return tt_plan_copy_into(&c->deps, c->ctx, c->dom, c->nq, src, so, dst, dof, len, taken);
+  return tt_coherence_copy_into(&c->deps, c->ctx, c->dom, c->nq, src, so, dst, dof, len, taken);
 }
 
 /* The native buffer holding m's bytes [*off, *off+len) in the command's domain, once its
@@ -275,7 +275,7 @@ static void record_uses(struct tt_cmd *c, cl_event native, bool may_fail)
     tt_window_record(c->uses[i].mem, c->uses[i].off, c->uses[i].len, c->uses[i].writes, c->dom,
                      record_on, native, may_fail);
     if (c->uses[i].writes)
-      tt_plan_write_back(c->uses[i].mem, c->uses[i].off, c->uses[i].len, c->dom);
+      tt_coherence_write_back(c->uses[i].mem, c->uses[i].off, c->uses[i].len, c->dom);
   }
 }
 

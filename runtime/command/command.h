@@ -84,7 +84,7 @@ cl_int tt_cmd_begin(struct tt_cmd *c, cl_uint nwait, const cl_event *wait);
 cl_int tt_cmd_use(struct tt_cmd *c, cl_mem m, size_t off, size_t len, bool reads, bool writes);
 
 /* A copy command from src to dst: whether the GPUs copied the source straight into dst
- * (tt_plan_copy_into; then only dst is a use of the command, written). */
+ * (tt_coherence_copy_into; then only dst is a use of the command, written). */
 cl_int tt_cmd_copy_into(struct tt_cmd *c, cl_mem src, size_t so, cl_mem dst, size_t dof,
                         size_t len, bool *taken);
 

@@ -11,7 +11,7 @@
 #include "runtime/command/buffer.h"
 #include "runtime/command/launch.h"
 #include "runtime/command/memobj.h"
-#include "runtime/command/plan.h"
+#include "runtime/command/coherence.h"
 #include "runtime/job/cluster.h"
 #include "runtime/job/devices.h"
 #include "runtime/program/program.h"

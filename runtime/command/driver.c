@@ -10,7 +10,7 @@
 #include "runtime/base/backend.h"
 #include "runtime/base/cuda.h"
 #include "runtime/base/log.h"
-#include "runtime/command/plan.h"
+#include "runtime/command/coherence.h"
 #include "runtime/job/callback.h"
 #include "runtime/job/trace.h"
 #include "runtime/memory/window.h"

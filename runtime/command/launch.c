@@ -12,7 +12,7 @@
 #include "runtime/base/log.h"
 #include "runtime/command/command.h"
 #include "runtime/command/driver.h"
-#include "runtime/command/plan.h"
+#include "runtime/command/coherence.h"
 #include "runtime/memory/window.h"
 #include "runtime/order/order.h"
 

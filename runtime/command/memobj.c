@@ -2,7 +2,7 @@
  * clSetMemObjectDestructorCallback and the last release do once icd/mem.c checked their
  * arguments. A buffer has one native buffer per memory domain of its context (or windows,
  * runtime/memory/window.h); which of them hold the newest bytes of each range is the plan's
- * business (runtime/command/plan.h). In runtime/command/ because forgetting a buffer's
+ * business (runtime/command/coherence.h). In runtime/command/ because forgetting a buffer's
  * ranges is the plan's. */
 #include "config.h"
 
@@ -13,7 +13,7 @@
 #include "runtime/base/backend.h"
 #include "runtime/base/log.h"
 #include "runtime/base/rangemap.h"
-#include "runtime/command/plan.h"
+#include "runtime/command/coherence.h"
 #include "runtime/job/cluster.h"
 #include "runtime/memory/window.h"
 #include "runtime/order/order.h"
@@ -65,7 +65,7 @@ static void destroy_mem(struct tt_object *o)
   cl_mem m = (cl_mem)o;
   if (m->root == m) {
     tt_plan_lock();
-    tt_plan_forget(m);
+    tt_coherence_forget(m);
     tt_plan_unlock();
     tt_buffer_dist_free(m);
   }

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "runtime/order/event.h"
-#include "runtime/command/plan.h"
+#include "runtime/command/coherence.h"
 #include "runtime/job/stats.h"
 
 static void destroy_queue(struct tt_object *o)

@@ -18,9 +18,9 @@
 
 #include "annotations/annotation.h"
 #include "annotations/partition.h"
-#include "annotations/plan.h"
+#include "annotations/parts.h"
 #include "runtime/job/check.h"
-#include "runtime/command/plan.h"
+#include "runtime/command/coherence.h"
 #include "runtime/job/stats.h"
 #include "runtime/memory/window.h"
 
@@ -174,10 +174,10 @@ static int plan_parts(struct split *s, const struct tt_ann_launch *l)
   s->nrules = tt_ann_nrules(s->ann);
   s->uses = calloc(s->nparts, sizeof *s->uses);
   s->reduce = calloc(s->nparts * s->nrules + 1, sizeof *s->reduce);
-  /* The buffer arguments as annotations/plan.h sees them, and each one's cl_mem. */
-  struct tt_plan_buffer *b = calloc(k->nargs + 1, sizeof *b);
+  /* The buffer arguments as annotations/parts.h sees them, and each one's cl_mem. */
+  struct tt_part_buffer *b = calloc(k->nargs + 1, sizeof *b);
   cl_mem *mem = calloc(k->nargs + 1, sizeof *mem);
-  struct tt_plan_use **pu = calloc(s->nparts, sizeof *pu);
+  struct tt_part_use **pu = calloc(s->nparts, sizeof *pu);
   size_t *npu = calloc(s->nparts, sizeof *npu), nb = 0;
   int rc = s->uses && s->reduce && b && mem && pu && npu ? 0 : -2;
   for (cl_uint i = 0; i < k->nargs && !rc; i++) {
@@ -186,15 +186,15 @@ static int plan_parts(struct split *s, const struct tt_ann_launch *l)
       continue;
     cl_mem m = arg->mem;
     mem[nb] = m;
-    b[nb++] = (struct tt_plan_buffer){i, m->size, !arg->is_const && !(m->flags & CL_MEM_READ_ONLY),
+    b[nb++] = (struct tt_part_buffer){i, m->size, !arg->is_const && !(m->flags & CL_MEM_READ_ONLY),
                                       m->root->obj.id, m->origin};
   }
   if (!rc)
-    rc = tt_plan_parts(s->ann, l, s->parts, s->nparts, b, nb, READ_RANGES_MAX, pu, npu,
+    rc = tt_parts_uses(s->ann, l, s->parts, s->nparts, b, nb, READ_RANGES_MAX, pu, npu,
                        s->reduce, s->why, sizeof s->why);
   for (size_t p = 0; p < s->nparts && !rc; p++)
     for (size_t j = 0; j < npu[p] && !rc; j++) {
-      const struct tt_plan_use *u = &pu[p][j];
+      const struct tt_part_use *u = &pu[p][j];
       rc = use_add(&s->uses[p], mem[u->buffer], u->off, u->len, u->reads, u->writes) ? -2 : 0;
     }
   for (size_t p = 0; pu && p < s->nparts; p++)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "runtime/base/log.h"
-#include "runtime/command/plan.h"
+#include "runtime/command/coherence.h"
 #include "runtime/job/cluster.h"
 #include "runtime/job/stats.h"
 #include "runtime/memory/window.h"

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "annotations/partition.h"
-#include "runtime/command/plan.h"
+#include "runtime/command/coherence.h"
 #include "runtime/job/check.h"
 #include "runtime/job/stats.h"
 #include "runtime/memory/window.h"

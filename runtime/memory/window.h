@@ -7,7 +7,7 @@
  * used, made when a command first needs them. Windows of one domain never overlap (they
  * may touch: parts of one domain keep their own chunks): a use reaching into windows replaces
  * them by one covering them all, their bytes copied over (ordered like any command on those
- * bytes). Every byte a domain holds newest (runtime/command/plan.h) lies in one of its windows, and a
+ * bytes). Every byte a domain holds newest (runtime/command/coherence.h) lies in one of its windows, and a
  * transfer out of a domain places its range first, so it reads one window. All of it under
  * the plan lock.
  *

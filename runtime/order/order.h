@@ -87,7 +87,7 @@ cl_int tt_order_check_wait_list(cl_context ctx, cl_uint n, const cl_event *list)
 
 /* Adds to d the events of earlier accesses to [off, off+len) of root that conflict with a
  * command of queue nq in domain dom (reading, or writing when writes). Plan lock held.
- * dom TT_HOST_WAITS (nq NULL): for a wait of the host's (tt_xfer_wait_for), the accesses'
+ * dom TT_HOST_WAITS (nq NULL): for a wait of the host's (tt_transfer_wait_for), the accesses'
  * own native events of whatever domain, no bridge made (a bridge costs a user event and a
  * callback, and the host only needs to know they are complete). */
 #define TT_HOST_WAITS ((cl_uint)-2)

@@ -11,6 +11,7 @@
 #include "runtime/job/cluster.h"
 #include "runtime/job/transport.h"
 #include "runtime/order/event.h"
+#include "runtime/transfer/route.h"
 
 /* At this size and above, with three ranks or more, a broadcast goes along a chain. */
 #define CHAIN_FROM ((size_t)1 << 20)
@@ -49,8 +50,7 @@ struct flight {
   char *ptr;
   size_t len;
   uint64_t id;        /* of piece 0; piece i has id + i */
-  int next;           /* the rank this one forwards to along the chain, or -1 */
-  bool chain;
+  struct tt_hop hop;  /* where pieces come from and go on to */
   atomic_int pending; /* sends and receives of this rank still under way */
   cl_int status;
   struct piece *pieces;
@@ -87,13 +87,11 @@ static void send_piece(struct flight *f, size_t i)
   tt_broadcast_piece(f->len, i, &off, &len);
   int me = tt_cluster_rank(), n = tt_cluster_size();
   /* f may be gone once the last send is done. */
-  bool chain = f->chain;
-  int next = f->next;
+  struct tt_hop hop = f->hop;
   char *from = f->ptr + off;
   uint64_t id = f->id + i;
   for (int r = 0; r < n; r++) {
-    bool to = chain ? r == next : r != me;
-    if (to && tt_transport_isend(TT_CH_HOST, from, len, r, id, piece_sent, p) != 0) {
+    if (tt_hop_to(&hop, me, r) && tt_transport_isend(TT_CH_HOST, from, len, r, id, piece_sent, p) != 0) {
       TT_WARN("sending %zu bytes of host memory to rank %d failed", len, r);
       op_done(f, 0);
     }
@@ -116,10 +114,10 @@ static void piece_received(void *arg, int ok)
 {
   struct piece *p = arg;
   struct flight *f = p->f;
-  if (ok && f->next >= 0) {
+  if (ok && f->hop.next >= 0) {
     send_piece(f, p->index);
     tt_transport_promise(-1);
-  } else if (f->next >= 0) {
+  } else if (f->hop.next >= 0) {
     op_done(f, 0); /* the forward that will not happen */
     tt_transport_promise(-1);
   }
@@ -141,18 +139,13 @@ void tt_broadcast_start(const struct tt_broadcast *b)
   }
   int me = tt_cluster_rank(), n = tt_cluster_size();
   TT_RETAIN(b->done);
-  *f = (struct flight){.done = b->done, .ptr = b->ptr, .len = b->len, .id = b->id, .next = -1,
+  *f = (struct flight){.done = b->done, .ptr = b->ptr, .len = b->len, .id = b->id,
                        .status = CL_COMPLETE, .pieces = pieces};
   for (size_t i = 0; i < npieces; i++)
     pieces[i] = (struct piece){f, i};
-  /* The chain runs owner, owner + 1, ... (mod n); its last rank forwards nothing. */
-  f->chain = tt_broadcast_chains(b->len);
-  int pos = (me - b->owner + n) % n;
-  if (f->chain && pos < n - 1)
-    f->next = (me + 1) % n;
+  tt_route_broadcast(me, n, b->owner, tt_broadcast_chains(b->len), &f->hop);
   if (me == b->owner) {
-    int sends = f->chain ? 1 : n - 1;
-    atomic_init(&f->pending, (int)npieces * sends);
+    atomic_init(&f->pending, (int)npieces * f->hop.sends);
     if (b->from) {
       /* The bytes are at hand: every piece leaves now. */
       f->ptr = (char *)b->from;
@@ -171,12 +164,12 @@ void tt_broadcast_start(const struct tt_broadcast *b)
     }
     return;
   }
-  int from = f->chain ? (me - 1 + n) % n : b->owner;
-  atomic_init(&f->pending, (int)npieces * (f->next >= 0 ? 2 : 1));
+  int from = f->hop.from;
+  atomic_init(&f->pending, (int)npieces * (f->hop.sends + 1));
   for (size_t i = 0; i < npieces; i++) {
     size_t off, len;
     tt_broadcast_piece(f->len, i, &off, &len);
-    if (f->next >= 0)
+    if (f->hop.next >= 0)
       tt_transport_promise(1);
     if (tt_transport_irecv(TT_CH_HOST, f->ptr + off, len, from, f->id + i, piece_received,
                            &pieces[i]) != 0) {

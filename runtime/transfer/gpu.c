@@ -24,7 +24,7 @@
  * sender's read ends with that answer. No byte goes through host memory or MPI. */
 
 /* The size of the native buffer holding byte `at` of root in domain dom: a window's, for a
- * distributed buffer (placed on every rank before its bytes move: runtime/command/plan.c). */
+ * distributed buffer (placed on every rank before its bytes move: runtime/command/coherence.c). */
 static size_t native_size(cl_mem root, cl_uint dom, size_t at)
 {
   return tt_windowed(root) ? tt_window_size_at(root, dom, at) : root->size;
@@ -50,7 +50,7 @@ bool tt_gpu_pair_of(cl_context ctx, cl_uint a, cl_mem ra, size_t ata, cl_uint b,
 }
 
 struct gpu_copy {
-  struct xfer what;      /* first: the transport describes operations by it */
+  struct transfer_desc what;      /* first: the transport describes operations by it */
   enum gpu_role role;
   cl_event read, write;  /* user events: the source's read (LOCAL, SEND), the destination's
                           * write (LOCAL, RECV) */
@@ -104,7 +104,7 @@ static void gpu_copied(void *arg, int ok)
   struct gpu_copy *x = arg;
   char s[256];
   if (!ok)
-    TT_WARN("copying %s between GPUs failed", tt_xfer_str(&x->what, s, sizeof s));
+    TT_WARN("copying %s between GPUs failed", tt_transfer_str(&x->what, s, sizeof s));
   if (tt_trace_on && x->device_of) {
     uint64_t now = tt_stats_now_ns();
     tt_trace_host_slice(x->device_of, "GPU copy: waits", x->cmd, x->t_plan, x->t_ready);
@@ -232,7 +232,7 @@ static void gpu_record(struct fetch *f, cl_mem root, cl_uint dom, size_t off, si
 static uint64_t gpu_address(struct fetch *f, cl_mem root, cl_uint dom, size_t off, size_t len,
                             cl_mem *native, size_t *at)
 {
-  *native = tt_xfer_placed_in(f, root, dom, off, len, at, NULL);
+  *native = tt_transfer_placed_in(f, root, dom, off, len, at, NULL);
   return *native ? tt_cuda_address(*native, *at) : 0;
 }
 
@@ -293,7 +293,7 @@ int tt_gpu_run(struct fetch *f, enum gpu_role role, cl_uint src, size_t off, siz
   cl_mem sn = NULL, dn = NULL;
   if (role == GPU_LOCAL)
     x->src = gpu_address(f, f->root, src, off, len, &sn, &at);
-  else if (role == GPU_SEND && (sn = tt_xfer_placed(f, src, off, len, &at, NULL)))
+  else if (role == GPU_SEND && (sn = tt_transfer_placed(f, src, off, len, &at, NULL)))
     tt_cuda_describe(sn, at, &x->desc); /* else desc.ok stays 0: the receiver fails it */
   if (role != GPU_SEND) {
     x->dst = gpu_address(f, droot, f->dom, doff, len, &dn, &at);
@@ -306,8 +306,8 @@ int tt_gpu_run(struct fetch *f, enum gpu_role role, cl_uint src, size_t off, siz
   if (role == GPU_LOCAL && copied_at_once(f, x, src, off, droot, doff))
     return 0;
   int me = f->ctx->domains[role == GPU_SEND ? src : f->dom].rank;
-  x->what = role == GPU_RECV ? tt_xfer_of(f, peer, me, off, len, id)
-                             : tt_xfer_of(f, me, role == GPU_SEND ? peer : me, off, len, id);
+  x->what = role == GPU_RECV ? tt_transfer_of(f, peer, me, off, len, id)
+                             : tt_transfer_of(f, me, role == GPU_SEND ? peer : me, off, len, id);
   x->keep[0] = sn;
   x->keep[1] = dn;
   for (int i = 0; i < 2; i++)
@@ -335,7 +335,7 @@ int tt_gpu_run(struct fetch *f, enum gpu_role role, cl_uint src, size_t off, siz
   char s[256];
   if (role == GPU_RECV && !x->dst)
     TT_WARN("receiving %s: the destination is not in CUDA memory",
-            tt_xfer_str(&x->what, s, sizeof s));
+            tt_transfer_str(&x->what, s, sizeof s));
   if (role != GPU_LOCAL)
     tt_transport_promise(1); /* the description, or the answer */
   if (role == GPU_RECV) {
@@ -344,11 +344,11 @@ int tt_gpu_run(struct fetch *f, enum gpu_role role, cl_uint src, size_t off, siz
                            x) != 0)
       gpu_desc_arrived(x, 0);
   }
-  tt_xfer_wait_for(&deps, &x->waiting, gpu_ready, x);
+  tt_transfer_wait_for(&deps, &x->waiting, gpu_ready, x);
   tt_deps_release(&deps);
   bool failed = f->err != CL_SUCCESS;
   if (failed) {
-    TT_WARN("planning the GPU copy of %s failed: %s", tt_xfer_str(&x->what, s, sizeof s),
+    TT_WARN("planning the GPU copy of %s failed: %s", tt_transfer_str(&x->what, s, sizeof s),
             tt_error_name(f->err));
   }
   gpu_step(x, true); /* set up: a failure above still runs the exchange, so the peer is not

@@ -10,7 +10,7 @@
 
 /* What a piece of a transfer between ranks carries, for messages: both ranks, the buffer,
  * its bytes and the command that needed them. */
-struct xfer {
+struct transfer_desc {
   int src, dst;
   uint64_t mem;
   size_t off, len;
@@ -19,25 +19,25 @@ struct xfer {
   uint64_t id;
 };
 
-struct xfer tt_xfer_of(const struct fetch *f, int src, int dst, size_t off, size_t len,
+struct transfer_desc tt_transfer_of(const struct fetch *f, int src, int dst, size_t off, size_t len,
                        uint64_t id);
 /* "buffer #12 bytes 0+4194304 from rank 0 to rank 1 (message 3) for command #7 (vec_add)" */
-const char *tt_xfer_str(const struct xfer *x, char *buf, size_t cap);
+const char *tt_transfer_str(const struct transfer_desc *x, char *buf, size_t cap);
 
 /* The native buffer holding the root's bytes [off, off+len) in local domain dom (its window,
  * runtime/memory/window.h); *at (unless NULL): their offset in it, *host (unless NULL): their
  * address when it lives in Tutti's memory. NULL with f->err set when no window could be
  * made. */
-cl_mem tt_xfer_placed(struct fetch *f, cl_uint dom, size_t off, size_t len, size_t *at,
+cl_mem tt_transfer_placed(struct fetch *f, cl_uint dom, size_t off, size_t len, size_t *at,
                       unsigned char **host);
 /* The same for another root's bytes (a copy command's destination, f->into). */
-cl_mem tt_xfer_placed_in(struct fetch *f, cl_mem root, cl_uint dom, size_t off, size_t len,
+cl_mem tt_transfer_placed_in(struct fetch *f, cl_mem root, cl_uint dom, size_t off, size_t len,
                          size_t *at, unsigned char **host);
 
 /* Counts in *waiting each event of deps not complete yet and has ready(arg) called as each
  * completes (the caller holds one more count while setting up, and acts when the count ends).
  * An event that takes no callback is waited for here. */
-void tt_xfer_wait_for(struct tt_deps *deps, atomic_int *waiting,
+void tt_transfer_wait_for(struct tt_deps *deps, atomic_int *waiting,
                       void (CL_CALLBACK *ready)(cl_event, cl_int, void *), void *arg);
 
 /* gpu.c: whether bytes of root move between domains a and b by the GPUs' copy engines (both

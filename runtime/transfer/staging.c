@@ -62,7 +62,7 @@ struct chains {
 };
 
 struct staged {
-  struct xfer what; /* first: the transport describes operations by it */
+  struct transfer_desc what; /* first: the transport describes operations by it */
   struct chains *ch;  /* its transfer's slots (its own is ch->slot[k]), or NULL: the piece
                        * has host memory of its own (own) */
   int k;
@@ -404,8 +404,8 @@ int tt_stage_copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
   tt_deps_init(&c.sdeps);
   tt_deps_init(&c.ddeps);
   f->err = c.own || c.m > 0 ? tt_order_internal_queue(f->ctx, src, &c.sq) : CL_OUT_OF_HOST_MEMORY;
-  if (f->err == CL_SUCCESS && (c.sn = tt_xfer_placed(f, src, off, len, &c.sat, NULL)))
-    c.dn = tt_xfer_placed(f, f->dom, off, len, &c.dat, NULL);
+  if (f->err == CL_SUCCESS && (c.sn = tt_transfer_placed(f, src, off, len, &c.sat, NULL)))
+    c.dn = tt_transfer_placed(f, f->dom, off, len, &c.dat, NULL);
   if (f->err == CL_SUCCESS)
     f->err = tt_order_after(&c.sdeps, f->ctx, src, c.sq, f->root, off, len, false);
   /* The first write also waits for this domain's earlier accesses of the bytes (a kernel of
@@ -491,7 +491,7 @@ static void staged_sent(void *arg, int ok)
 {
   char s[256];
   if (!ok)
-    TT_WARN("sending %s failed (MPI error)", tt_xfer_str(&((struct staged *)arg)->what, s, sizeof s));
+    TT_WARN("sending %s failed (MPI error)", tt_transfer_str(&((struct staged *)arg)->what, s, sizeof s));
   staged_free(arg);
 }
 
@@ -501,7 +501,7 @@ static void CL_CALLBACK staged_read(cl_event ev, cl_int status, void *arg)
   char m[256];
   if (status < 0)
     TT_WARN("reading %s into staging failed (%s): sending it anyway",
-            tt_xfer_str(&s->what, m, sizeof m), tt_error_name(status));
+            tt_transfer_str(&s->what, m, sizeof m), tt_error_name(status));
   if (tt_transport_isend(TT_CH_DATA, slot_ptr(s), s->len, s->peer, s->id, staged_sent, s) != 0)
     staged_sent(s, 0);
   tt_transport_promise(-1);
@@ -511,7 +511,7 @@ static void staged_received(void *arg, int ok)
 {
   char m[256];
   if (!ok)
-    TT_WARN("receiving %s failed (MPI error)", tt_xfer_str(&((struct staged *)arg)->what, m, sizeof m));
+    TT_WARN("receiving %s failed (MPI error)", tt_transfer_str(&((struct staged *)arg)->what, m, sizeof m));
   /* The write may run, finish and free the piece as soon as the mirror is set: the receive
    * holds a reference of its own. */
   cl_event mirror = ((struct staged *)arg)->mirror;
@@ -681,11 +681,11 @@ int tt_stage_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool send
   *s = (struct staged){.ch = ch, .k = k, .own = own, .len = n, .peer = peer, .id = id};
   if (ch)
     atomic_fetch_add(&ch->refs, 1);
-  s->what = send ? tt_xfer_of(f, dm->rank, peer, off, n, id)
-                 : tt_xfer_of(f, peer, dm->rank, off, n, id);
+  s->what = send ? tt_transfer_of(f, dm->rank, peer, off, n, id)
+                 : tt_transfer_of(f, peer, dm->rank, off, n, id);
   cl_event ev = NULL;
   size_t at = 0;
-  cl_mem native = tt_xfer_placed(f, dom, off, n, &at, NULL);
+  cl_mem native = tt_transfer_placed(f, dom, off, n, &at, NULL);
   if (native && send)
     stage_send(f, s, dom, off, native, at, after, before, &ev);
   else if (native)

@@ -2,7 +2,7 @@
  * holder through host memory within a rank, between ranks in pieces (mapped here, through
  * pinned staging or host copies: runtime/transfer/staging.c, or straight from and into
  * buffers in host memory), or between GPUs of one host by CUDA's copy engines
- * (runtime/transfer/gpu.c). runtime/command/plan.c decides what moves where. */
+ * (runtime/transfer/gpu.c). runtime/command/coherence.c decides what moves where. */
 #include "config.h"
 
 #include "runtime/memory/domain.h"
@@ -19,16 +19,16 @@
 #include "runtime/job/transport.h"
 #include "runtime/memory/window.h"
 
-struct xfer tt_xfer_of(const struct fetch *f, int src, int dst, size_t off, size_t len,
+struct transfer_desc tt_transfer_of(const struct fetch *f, int src, int dst, size_t off, size_t len,
                        uint64_t id)
 {
-  struct xfer x = {src, dst, f->root->obj.id, off, len, tt_plan_cur.cmd, "", id};
+  struct transfer_desc x = {src, dst, f->root->obj.id, off, len, tt_plan_cur.cmd, "", id};
   snprintf(x.cmd_name, sizeof x.cmd_name, "%s", tt_plan_cur.name);
   return x;
 }
 
 /* "buffer #12 bytes 0+4194304 from rank 0 to rank 1 (message 3) for command #7 (vec_add)" */
-const char *tt_xfer_str(const struct xfer *x, char *buf, size_t cap)
+const char *tt_transfer_str(const struct transfer_desc *x, char *buf, size_t cap)
 {
   snprintf(buf, cap, "buffer #%llu bytes %zu+%zu from rank %d to rank %d (message %llu) for "
            "command #%llu (%s)", (unsigned long long)x->mem, x->off, x->len, x->src, x->dst,
@@ -37,23 +37,23 @@ const char *tt_xfer_str(const struct xfer *x, char *buf, size_t cap)
 }
 
 /* The transport's operations of buffer bytes carry a piece or a staged piece, both starting
- * with their xfer. */
-static void describe_xfer(void *arg, char *buf, size_t cap)
+ * with their description (struct transfer_desc). */
+static void describe_transfer(void *arg, char *buf, size_t cap)
 {
-  tt_xfer_str(arg, buf, cap);
+  tt_transfer_str(arg, buf, cap);
 }
 
 /* The native buffer holding the root's bytes [off, off+len) in local domain dom (its window,
  * runtime/memory/window.h); *at (unless NULL): their offset in it, *host (unless NULL): their
  * address when it lives in Tutti's memory. NULL with f->err set when no window could be
  * made. */
-cl_mem tt_xfer_placed(struct fetch *f, cl_uint dom, size_t off, size_t len, size_t *at,
+cl_mem tt_transfer_placed(struct fetch *f, cl_uint dom, size_t off, size_t len, size_t *at,
                       unsigned char **host)
 {
-  return tt_xfer_placed_in(f, f->root, dom, off, len, at, host);
+  return tt_transfer_placed_in(f, f->root, dom, off, len, at, host);
 }
 
-cl_mem tt_xfer_placed_in(struct fetch *f, cl_mem root, cl_uint dom, size_t off, size_t len,
+cl_mem tt_transfer_placed_in(struct fetch *f, cl_mem root, cl_uint dom, size_t off, size_t len,
                          size_t *at, unsigned char **host)
 {
   struct tt_place p;
@@ -76,7 +76,7 @@ cl_mem tt_xfer_placed_in(struct fetch *f, cl_mem root, cl_uint dom, size_t off, 
  * unmap or callback round trips. Buffers in device memory go through pinned staging. */
 
 struct piece {
-  struct xfer what;    /* first: the transport describes operations by it */
+  struct transfer_desc what;    /* first: the transport describes operations by it */
   struct tt_nqueue *q; /* the queue its unmap goes to (referenced) */
   cl_mem buffer;       /* native buffer (retained) */
   void *ptr;           /* mapped piece */
@@ -116,11 +116,11 @@ static void piece_through(void *arg, int ok)
   struct piece *p = arg;
   /* Once its callback is set the piece may be gone: keep what is needed after that. */
   struct tt_nqueue *q = p->q;
-  struct xfer what = p->what;
+  struct transfer_desc what = p->what;
   char s[256];
   tt_nqueue_ref(q);
   if (!ok)
-    TT_WARN("moving %s failed (MPI error)", tt_xfer_str(&what, s, sizeof s));
+    TT_WARN("moving %s failed (MPI error)", tt_transfer_str(&what, s, sizeof s));
   p->failed = !ok && p->receiving;
   cl_event ev = NULL;
   cl_int err = q->d->clEnqueueUnmapMemObject(q->native, p->buffer, p->ptr, 0, NULL, &ev);
@@ -129,7 +129,7 @@ static void piece_through(void *arg, int ok)
   if (err == CL_SUCCESS)
     err = tt_native_callback(ev, CL_COMPLETE, piece_unmapped, p);
   if (err != CL_SUCCESS) {
-    TT_WARN("unmapping %s failed (%s)", tt_xfer_str(&what, s, sizeof s), tt_error_name(err));
+    TT_WARN("unmapping %s failed (%s)", tt_transfer_str(&what, s, sizeof s), tt_error_name(err));
     q->d->clSetUserEventStatus(p->done, CL_OUT_OF_RESOURCES);
     piece_free(p);
   }
@@ -144,7 +144,7 @@ static void CL_CALLBACK piece_mapped_for_send(cl_event ev, cl_int status, void *
   struct piece *p = arg;
   char s[256];
   if (status < 0)
-    TT_WARN("mapping %s failed (%s): sending it anyway", tt_xfer_str(&p->what, s, sizeof s),
+    TT_WARN("mapping %s failed (%s): sending it anyway", tt_transfer_str(&p->what, s, sizeof s),
             tt_error_name(status));
   if (tt_transport_isend(TT_CH_DATA, p->ptr, p->len, p->peer, p->id, piece_through, p) != 0)
     piece_through(p, 0);
@@ -156,7 +156,7 @@ static void CL_CALLBACK piece_mapped_for_recv(cl_event ev, cl_int status, void *
   struct piece *p = arg;
   char s[256];
   if (status < 0)
-    TT_WARN("mapping %s failed (%s)", tt_xfer_str(&p->what, s, sizeof s), tt_error_name(status));
+    TT_WARN("mapping %s failed (%s)", tt_transfer_str(&p->what, s, sizeof s), tt_error_name(status));
   if (tt_transport_irecv(TT_CH_DATA, p->ptr, p->len, p->peer, p->id, piece_through, p) != 0)
     piece_through(p, 0);
 }
@@ -188,7 +188,7 @@ static struct piece *map_piece(struct fetch *f, cl_uint dom, size_t off, size_t 
   p->id = id;
   p->receiving = writes;
   int me = dm->rank;
-  p->what = writes ? tt_xfer_of(f, peer, me, off, n, id) : tt_xfer_of(f, me, peer, off, n, id);
+  p->what = writes ? tt_transfer_of(f, peer, me, off, n, id) : tt_transfer_of(f, me, peer, off, n, id);
   p->done = dm->bp->d->clCreateUserEvent(dm->native, &f->err);
   if (!p->done) {
     piece_free(p);
@@ -197,7 +197,7 @@ static struct piece *map_piece(struct fetch *f, cl_uint dom, size_t off, size_t 
   struct tt_deps deps;
   tt_deps_init(&deps);
   size_t at = 0;
-  p->buffer = tt_xfer_placed(f, dom, off, n, &at, NULL);
+  p->buffer = tt_transfer_placed(f, dom, off, n, &at, NULL);
   if (f->err == CL_SUCCESS)
     f->err = tt_order_after(&deps, f->ctx, dom, q, f->root, off, n, writes);
   if (f->err == CL_SUCCESS)
@@ -247,7 +247,7 @@ void tt_transfer_domain_release(struct tt_domain *dm)
 /* Counts in *waiting each event of deps not complete yet and has ready(arg) called as each
  * completes (the caller holds one more count while setting up, and acts when the count ends).
  * An event that takes no callback is waited for here. */
-void tt_xfer_wait_for(struct tt_deps *deps, atomic_int *waiting,
+void tt_transfer_wait_for(struct tt_deps *deps, atomic_int *waiting,
                       void (CL_CALLBACK *ready)(cl_event, cl_int, void *), void *arg)
 {
   for (size_t i = 0; i < deps->n; i++) {
@@ -262,7 +262,7 @@ void tt_xfer_wait_for(struct tt_deps *deps, atomic_int *waiting,
 }
 
 struct direct {
-  struct xfer what;     /* first: the transport describes operations by it */
+  struct transfer_desc what;     /* first: the transport describes operations by it */
   cl_event done;        /* set when every piece has moved */
   cl_mem buffer;        /* the native buffer (retained: its memory goes with it) */
   struct tt_nqueue *nq; /* receiving: the command's queue, flushed once done is set */
@@ -285,7 +285,7 @@ static void direct_moved(void *arg, int ok)
     return;
   char s[256];
   if (atomic_load(&x->failed))
-    TT_WARN("moving %s failed (MPI error)", tt_xfer_str(&x->what, s, sizeof s));
+    TT_WARN("moving %s failed (MPI error)", tt_transfer_str(&x->what, s, sizeof s));
   tt_user_event_end(x->done, !atomic_load(&x->failed));
   tt_reaper_enter(); /* the buffer's last release may run its destructors */
   TT_NATIVE_DISPATCH(x->buffer)->clReleaseMemObject(x->buffer);
@@ -342,7 +342,7 @@ static int direct_run(struct fetch *f, cl_uint dom, size_t off, size_t len, bool
     free(x);
     return 1;
   }
-  x->what = send ? tt_xfer_of(f, dm->rank, peer, off, len, id) : tt_xfer_of(f, peer, dm->rank, off, len, id);
+  x->what = send ? tt_transfer_of(f, dm->rank, peer, off, len, id) : tt_transfer_of(f, peer, dm->rank, off, len, id);
   x->base = host;
   x->buffer = native;
   dm->bp->d->clRetainMemObject(x->buffer);
@@ -373,7 +373,7 @@ static int direct_run(struct fetch *f, cl_uint dom, size_t off, size_t len, bool
     tt_nqueue_gate(x->nq, 1);
   }
   atomic_store(&x->waiting, 1);
-  tt_xfer_wait_for(&deps, &x->waiting, direct_ready, x);
+  tt_transfer_wait_for(&deps, &x->waiting, direct_ready, x);
   tt_deps_release(&deps);
   tt_order_trace_internal(dm, !send,
                          send ? "direct: send from the buffer" : "direct: receive into the buffer",
@@ -388,15 +388,10 @@ static void describe_once(void)
   static bool described;
   if (described)
     return;
-  tt_transport_describe_with(TT_CH_DATA, describe_xfer);
-  tt_transport_describe_with(TT_CH_PEER, describe_xfer);
-  tt_transport_describe_with(TT_CH_ANSWER, describe_xfer);
+  tt_transport_describe_with(TT_CH_DATA, describe_transfer);
+  tt_transport_describe_with(TT_CH_PEER, describe_transfer);
+  tt_transport_describe_with(TT_CH_ANSWER, describe_transfer);
   described = true;
-}
-
-uint64_t tt_transfer_pieces(size_t len)
-{
-  return (len + PIECE_BYTES - 1) / PIECE_BYTES;
 }
 
 bool tt_transfer_into_possible(cl_context ctx, cl_uint src, cl_mem sroot, size_t so, cl_uint dom,
@@ -405,74 +400,21 @@ bool tt_transfer_into_possible(cl_context ctx, cl_uint src, cl_mem sroot, size_t
   return tt_gpu_pair_of(ctx, src, sroot, so, dom, droot, dof);
 }
 
-int tt_transfer_into(struct fetch *f, cl_uint src, size_t off, size_t len, int peer, uint64_t id,
-                     bool send)
+/* Each piece of a step between ranks mapped where the buffer lives and, once mapped, sent
+ * or received into; the command waits for every piece received. */
+static void run_mapped(struct fetch *f, const struct tt_step *s, cl_uint dom)
 {
-  describe_once();
-  int stop = tt_gpu_run(f, peer < 0 ? GPU_LOCAL : send ? GPU_SEND : GPU_RECV, src, off, len,
-                        peer, id);
-  if (stop < 0) {
-    /* Only when the CUDA addresses of buffers known to be CUDA's cannot be found. */
-    TT_WARN("copying buffer #%llu bytes %zu+%zu into buffer #%llu for command #%llu (%s): "
-            "the GPUs' memory could not be found", (unsigned long long)f->root->obj.id, off,
-            len, (unsigned long long)f->into->obj.id, (unsigned long long)tt_plan_cur.cmd,
-            tt_plan_cur.name);
-    f->err = CL_OUT_OF_RESOURCES;
-    stop = 1;
-  }
-  return stop;
-}
-
-int tt_transfer_local(struct fetch *f, cl_uint src, size_t off, size_t len)
-{
-  /* -1: not between GPUs that way, or it cannot take it: through the host. */
-  int stop = tt_gpu_pair(f->ctx, src, f->dom, f->root, off) ? tt_gpu_run(f, GPU_LOCAL, src, off, len, -1, 0)
-                                                    : -1;
-  return stop < 0 ? tt_stage_copy_local(f, src, off, len) : stop;
-}
-
-/* Between this rank and rank peer: the holder here, each piece mapped for reading and sent
- * once mapped (send), or the holder there, each piece of this domain's copy mapped for
- * writing, received into and unmapped, the command waiting for every piece; unless the GPUs'
- * copy engines, the buffer's own host memory (direct) or staging carry the bytes. */
-int tt_transfer_remote(struct fetch *f, cl_uint src, size_t off, size_t len, int peer,
-                       uint64_t id, bool send)
-{
-  describe_once();
-  cl_uint dom = send ? src : f->dom; /* this rank's end */
   struct tt_domain *dm = &f->ctx->domains[dom];
-  if (tt_gpu_pair(f->ctx, src, f->dom, f->root, off))
-    return tt_gpu_run(f, send ? GPU_SEND : GPU_RECV, src, off, len, peer, id);
-  unsigned char *host = NULL;
-  cl_mem native = tt_xfer_placed(f, dom, off, len, NULL, &host);
-  bool direct = host != NULL;
-  if (direct)
-    direct_run(f, dom, off, len, send, peer, id, native, host);
   void (CL_CALLBACK *mapped)(cl_event, cl_int, void *) =
-      send ? piece_mapped_for_send : piece_mapped_for_recv;
-  size_t npieces = direct ? 0 : (len + PIECE_BYTES - 1) / PIECE_BYTES;
-  bool device = tt_domain_device_memory(f->ctx, dom);
-  struct chains *ch = device && npieces ? tt_stage_chains_new(f->ctx, dom, npieces) : NULL;
-  int m = ch ? tt_stage_chain_slots(ch) : 0;
-  size_t i = 0;
-  for (size_t at = 0; !direct && at < len && f->err == CL_SUCCESS; at += PIECE_BYTES, id++, i++) {
-    size_t n = len - at < PIECE_BYTES ? len - at : PIECE_BYTES;
-    if (ch) {
-      int k = (int)(i % (size_t)m);
-      if (tt_stage_piece(f, dom, off + at, n, send, peer, id, ch, k, i >= (size_t)m,
-                       i + (size_t)m < npieces) == 2)
-        break;
-      continue;
-    }
-    if (!device && n == len && tt_env()->staging < 0) {
-      tt_stage_piece(f, dom, off + at, n, send, peer, id, NULL, 0, false, false);
-      continue;
-    }
+      s->send ? piece_mapped_for_send : piece_mapped_for_recv;
+  for (uint64_t i = 0; i < s->pieces && f->err == CL_SUCCESS; i++) {
+    struct tt_piece pc;
+    tt_route_piece(s, PIECE_BYTES, i, &pc);
     cl_event ev = NULL;
-    struct piece *p = map_piece(f, dom, off + at, n, !send, peer, id, &ev);
+    struct piece *p = map_piece(f, dom, pc.off, pc.len, !s->send, s->peer, pc.id, &ev);
     if (!p)
       break;
-    if (send) {
+    if (s->send) {
       tt_transport_promise(1);
     } else {
       dm->bp->d->clRetainEvent(p->done);
@@ -484,30 +426,112 @@ int tt_transfer_remote(struct fetch *f, cl_uint src, size_t off, size_t len, int
     }
     dm->bp->d->clReleaseEvent(ev);
   }
-  if (ch) {
-    /* Pieces never issued (an error stopped the loop) leave their slots to the others. */
-    for (int k = 0; k < m; k++) {
-      size_t made = tt_stage_pieces_in_slot(i, k, m),
-             all = tt_stage_pieces_in_slot(npieces, k, m);
-      if (made < all)
-        tt_stage_chain_leave(ch, k, (int)(all - made));
-    }
-    tt_stage_chains_put(ch);
+}
+
+/* Each piece through its slot of the staging the planner reserved (s->reserved); slots of
+ * pieces never issued (an error stopped the loop) are left to the others. */
+static void run_staged(struct fetch *f, const struct tt_step *s, cl_uint dom)
+{
+  struct chains *ch = s->reserved;
+  uint64_t i = 0;
+  for (; i < s->pieces && f->err == CL_SUCCESS; i++) {
+    struct tt_piece pc;
+    tt_route_piece(s, PIECE_BYTES, i, &pc);
+    if (tt_stage_piece(f, dom, pc.off, pc.len, s->send, s->peer, pc.id, ch, pc.slot, pc.after,
+                       pc.before) == 2)
+      break;
+  }
+  for (int k = 0; k < s->slots; k++) {
+    size_t made = tt_stage_pieces_in_slot(i, k, s->slots),
+           all = tt_stage_pieces_in_slot(s->pieces, k, s->slots);
+    if (made < all)
+      tt_stage_chain_leave(ch, k, (int)(all - made));
+  }
+  tt_stage_chains_put(ch);
+}
+
+/* A step between this rank and s->peer by any route but the copy engines'. */
+static int run_between(struct fetch *f, const struct tt_step *s)
+{
+  cl_uint dom = s->send ? s->src : f->dom; /* this rank's end */
+  struct tt_domain *dm = &f->ctx->domains[dom];
+  if (s->route == TT_ROUTE_DIRECT) {
+    unsigned char *host = NULL;
+    cl_mem native = tt_transfer_placed(f, dom, s->off, s->len, NULL, &host);
+    if (native)
+      direct_run(f, dom, s->off, s->len, s->send, s->peer, s->id, native, host);
+  } else if (s->route == TT_ROUTE_STAGED) {
+    run_staged(f, s, dom);
+  } else if (s->route == TT_ROUTE_HOST_COPY) {
+    tt_stage_piece(f, dom, s->off, s->len, s->send, s->peer, s->id, NULL, 0, false, false);
+  } else {
+    run_mapped(f, s, dom);
   }
   if (dm->internal)
     dm->bp->d->clFlush(dm->internal->native);
-  char here[96], there[32];
-  snprintf(here, sizeof here, "%s (domain %u)", dm->bp->short_name, dom);
-  snprintf(there, sizeof there, "rank %d", peer);
+  int from = s->send ? dm->rank : s->peer, to = s->send ? s->peer : dm->rank;
   if (f->err != CL_SUCCESS)
     TT_WARN("%s buffer #%llu bytes %zu+%zu from rank %d to rank %d for command #%llu (%s) "
-            "failed: %s", send ? "sending" : "receiving", (unsigned long long)f->root->obj.id,
-            off, len, send ? dm->rank : peer, send ? peer : dm->rank,
-            (unsigned long long)tt_plan_cur.cmd, tt_plan_cur.name, tt_error_name(f->err));
+            "failed: %s", s->send ? "sending" : "receiving", (unsigned long long)f->root->obj.id,
+            s->off, s->len, from, to, (unsigned long long)tt_plan_cur.cmd, tt_plan_cur.name,
+            tt_error_name(f->err));
   else
-    TT_LOG(TT_LOG_PLAN, "buffer #%llu bytes %zu+%zu: %s -> %s for command #%llu (%s)",
-           (unsigned long long)f->root->obj.id, off, len, send ? here : there,
-           send ? there : here, (unsigned long long)tt_plan_cur.cmd, tt_plan_cur.name);
+    TT_LOG(TT_LOG_PLAN, "buffer #%llu bytes %zu+%zu: rank %d -> rank %d (%s, domain %u of %s) "
+           "for command #%llu (%s)", (unsigned long long)f->root->obj.id, s->off, s->len, from,
+           to, tt_route_name(s->route), dom, dm->bp->short_name,
+           (unsigned long long)tt_plan_cur.cmd, tt_plan_cur.name);
   return f->err != CL_SUCCESS;
 }
 
+/* The copy engines could not take bytes the plan gave them (only when the CUDA addresses of
+ * buffers known to be CUDA's cannot be found): a copy command's have no other way into its
+ * destination. */
+static int engines_lost(struct fetch *f, const struct tt_step *s)
+{
+  TT_WARN("copying buffer #%llu bytes %zu+%zu into buffer #%llu for command #%llu (%s): "
+          "the GPUs' memory could not be found", (unsigned long long)f->root->obj.id, s->off,
+          s->len, (unsigned long long)(f->into ? f->into : f->root)->obj.id,
+          (unsigned long long)tt_plan_cur.cmd, tt_plan_cur.name);
+  f->err = CL_OUT_OF_RESOURCES;
+  return 1;
+}
+
+int tt_transfer_run(struct fetch *f, const struct tt_step *s)
+{
+  describe_once();
+  int stop;
+  switch (s->route) {
+  case TT_ROUTE_UNWRITTEN:
+  case TT_ROUTE_ELSEWHERE:
+    return 0;
+  case TT_ROUTE_LOCAL_CUDA:
+    stop = tt_gpu_run(f, GPU_LOCAL, s->src, s->off, s->len, -1, 0);
+    if (stop >= 0)
+      return stop;
+    /* It cannot take these bytes after all: through the host. */
+    return f->into ? engines_lost(f, s) : tt_stage_copy_local(f, s->src, s->off, s->len);
+  case TT_ROUTE_LOCAL_HOST:
+    return tt_stage_copy_local(f, s->src, s->off, s->len);
+  case TT_ROUTE_CUDA:
+    stop = tt_gpu_run(f, s->send ? GPU_SEND : GPU_RECV, s->src, s->off, s->len, s->peer, s->id);
+    return stop < 0 ? engines_lost(f, s) : stop;
+  default:
+    return run_between(f, s);
+  }
+}
+
+int tt_transfer_stage(struct fetch *f, cl_uint dom, uint64_t npieces, void **reserved)
+{
+  struct chains *ch = tt_stage_chains_new(f->ctx, dom, npieces);
+  *reserved = ch;
+  return ch ? tt_stage_chain_slots(ch) : 0;
+}
+
+bool tt_transfer_direct(struct fetch *f, cl_uint dom, size_t off, size_t len)
+{
+  unsigned char *host = NULL;
+  cl_int err = f->err;
+  cl_mem native = tt_transfer_placed(f, dom, off, len, NULL, &host);
+  f->err = err; /* a window that cannot be placed fails when the step runs */
+  return native && host;
+}

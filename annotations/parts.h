@@ -1,8 +1,8 @@
 /* What each part of a split launch uses of the launch's buffer arguments (doc/split.md,
  * "Execution"): the walk over the arguments that runtime/command/split.c plans a launch by,
- * apart from OpenCL's types so that tables test it (tests/unit_plan.c). */
-#ifndef TUTTI_ANN_PLAN_H
-#define TUTTI_ANN_PLAN_H
+ * apart from OpenCL's types so that tables test it (tests/unit_parts.c). */
+#ifndef TUTTI_ANN_PARTS_H
+#define TUTTI_ANN_PARTS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,7 +14,7 @@
 /* A buffer argument of the launch: its parameter, its size, whether the kernel may write it
  * (not const, not read-only), and where its bytes lie (its root buffer's id, its offset there:
  * a sub-buffer's writes overlap its root's). */
-struct tt_plan_buffer {
+struct tt_part_buffer {
   unsigned param;
   size_t size;
   bool writable;
@@ -24,7 +24,7 @@ struct tt_plan_buffer {
 
 /* One use of a part: bytes [off, off + len) of buffer argument `buffer` (an index into the
  * buffers given), read and/or written. */
-struct tt_plan_use {
+struct tt_part_use {
   size_t buffer;
   size_t off, len;
   bool reads, writes;
@@ -39,9 +39,9 @@ struct tt_plan_use {
  * set when the parts cannot run apart (a region the annotation cannot name at this launch,
  * writes of two parts sharing a byte); -2 out of memory. On failure nothing is left to free
  * but reduce's ranges. */
-int tt_plan_parts(const struct tt_ann *a, const struct tt_ann_launch *l,
-                  const struct tt_part *parts, size_t nparts, const struct tt_plan_buffer *b,
-                  size_t nb, size_t max_reads, struct tt_plan_use **uses, size_t *nuses,
+int tt_parts_uses(const struct tt_ann *a, const struct tt_ann_launch *l,
+                  const struct tt_part *parts, size_t nparts, const struct tt_part_buffer *b,
+                  size_t nb, size_t max_reads, struct tt_part_use **uses, size_t *nuses,
                   struct tt_ann_ranges *reduce, char *why, size_t whylen);
 
 #endif

@@ -1,4 +1,4 @@
-/* Unit test of planning a split launch's parts (annotations/plan.h): tables of annotations,
+/* Unit test of planning a split launch's parts (annotations/parts.h): tables of annotations,
  * launch shapes, parts and buffer arguments against the uses each part gets (halos of a
  * stencil, a buffer no rule names, a replicated input), the regions of reduce rules, and the
  * launches that must run whole (writes of two parts sharing a byte, also through buffers of
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "annotations/plan.h"
+#include "annotations/parts.h"
 #include "tests/unit.h"
 
 /* in, out, sum, all, pos: the buffer parameters; w, h: sizes. */
@@ -17,14 +17,14 @@ static const char *const kernel_src =
     "                __global float *all, __global const float *pos, int w, int h) { }\n";
 
 /* Uses as "b<buffer> r|w|rw off+len, ...", parts separated by " | ". */
-static const char *show(struct tt_plan_use **u, const size_t *n, size_t nparts, char *buf,
+static const char *show(struct tt_part_use **u, const size_t *n, size_t nparts, char *buf,
                         size_t cap)
 {
   size_t at = 0;
   buf[0] = 0;
   for (size_t p = 0; p < nparts; p++)
     for (size_t j = 0; j < n[p] && at + 48 < cap; j++) {
-      const struct tt_plan_use *x = &u[p][j];
+      const struct tt_part_use *x = &u[p][j];
       at += (size_t)snprintf(buf + at, cap - at, "%s%sb%zu %s %zu+%zu", p && !j ? " | " : "",
                              j ? ", " : "", x->buffer,
                              x->reads && x->writes ? "rw" : x->reads ? "r" : "w", x->off, x->len);
@@ -48,7 +48,7 @@ static void plans(void)
     size_t nparts;
     size_t g[4][2];  /* each part's groups along the last dimension */
     size_t nb;
-    struct tt_plan_buffer b[3];
+    struct tt_part_buffer b[3];
     int rc;
     const char *want; /* the uses, or the reason the launch runs whole */
     const char *reduce; /* "off+len" of rule 1's region in each part, when it has one */
@@ -116,10 +116,10 @@ static void plans(void)
     for (size_t p = 0; p < t[i].nparts; p++)
       parts[p] = (struct tt_part){(unsigned)p, t[i].g[p][0], t[i].g[p][1]};
     size_t nrules = tt_ann_nrules(a);
-    struct tt_plan_use *u[4];
+    struct tt_part_use *u[4];
     size_t n[4];
     struct tt_ann_ranges *reduce = calloc(t[i].nparts * nrules + 1, sizeof *reduce);
-    int rc = tt_plan_parts(a, &l, parts, t[i].nparts, t[i].b, t[i].nb, 8, u, n, reduce, why,
+    int rc = tt_parts_uses(a, &l, parts, t[i].nparts, t[i].b, t[i].nb, 8, u, n, reduce, why,
                            sizeof why);
     const char *shown = rc ? why : show(u, n, t[i].nparts, got, sizeof got);
     if (rc != t[i].rc || (rc ? !strstr(why, t[i].want) : strcmp(shown, t[i].want) != 0)) {
@@ -151,6 +151,6 @@ static void plans(void)
 int main(void)
 {
   plans();
-  printf("unit_plan: %s\n", failures ? "FAILED" : "passed");
+  printf("unit_parts: %s\n", failures ? "FAILED" : "passed");
   return failures != 0;
 }

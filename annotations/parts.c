@@ -1,5 +1,5 @@
-/* What each part of a split launch uses (annotations/plan.h). */
-#include "annotations/plan.h"
+/* What each part of a split launch uses (annotations/parts.h). */
+#include "annotations/parts.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,9 +16,9 @@ static void *grow(void *v, size_t n, size_t *cap, size_t size)
   return g;
 }
 
-static int use_add(struct tt_plan_use **u, size_t *n, size_t *cap, struct tt_plan_use x)
+static int use_add(struct tt_part_use **u, size_t *n, size_t *cap, struct tt_part_use x)
 {
-  struct tt_plan_use *g = grow(*u, *n, cap, sizeof **u);
+  struct tt_part_use *g = grow(*u, *n, cap, sizeof **u);
   if (!g)
     return -2;
   *u = g;
@@ -26,9 +26,9 @@ static int use_add(struct tt_plan_use **u, size_t *n, size_t *cap, struct tt_pla
   return 0;
 }
 
-int tt_plan_parts(const struct tt_ann *a, const struct tt_ann_launch *l,
-                  const struct tt_part *parts, size_t nparts, const struct tt_plan_buffer *b,
-                  size_t nb, size_t max_reads, struct tt_plan_use **uses, size_t *nuses,
+int tt_parts_uses(const struct tt_ann *a, const struct tt_ann_launch *l,
+                  const struct tt_part *parts, size_t nparts, const struct tt_part_buffer *b,
+                  size_t nb, size_t max_reads, struct tt_part_use **uses, size_t *nuses,
                   struct tt_ann_ranges *reduce, char *why, size_t whylen)
 {
   size_t nrules = tt_ann_nrules(a);
@@ -62,14 +62,14 @@ int tt_plan_parts(const struct tt_ann *a, const struct tt_ann_launch *l,
       if (!named) {
         /* Unannotated: the whole buffer, one use, written unless const or read-only. */
         rc = use_add(&uses[p], &nuses[p], &cap,
-                     (struct tt_plan_use){i, 0, b[i].size, true, b[i].writable});
+                     (struct tt_part_use){i, 0, b[i].size, true, b[i].writable});
       } else {
         for (size_t j = 0; j < reads.n && !rc; j++)
           rc = use_add(&uses[p], &nuses[p], &cap,
-                       (struct tt_plan_use){i, reads.r[j].off, reads.r[j].len, true, false});
+                       (struct tt_part_use){i, reads.r[j].off, reads.r[j].len, true, false});
         for (size_t j = 0; j < writes.n && !rc; j++)
           rc = use_add(&uses[p], &nuses[p], &cap,
-                       (struct tt_plan_use){i, writes.r[j].off, writes.r[j].len, false, true});
+                       (struct tt_part_use){i, writes.r[j].off, writes.r[j].len, false, true});
       }
       for (size_t j = 0; j < writes.n && !rc; j++) {
         struct tt_part_write *g = grow(w, nw, &capw, sizeof *w);
