@@ -5,13 +5,14 @@
 #include "icd/icd.h"
 
 #include "runtime/job/check.h"
+#include "runtime/job/turns.h"
 
 cl_int CL_API_CALL tt_clEnqueueAlltoAllBuffer(cl_command_queue *qs, cl_uint n, cl_mem *src,
                                               cl_mem *dst, size_t *src_off, size_t *dst_off,
                                               size_t cb, cl_uint nwait, const cl_event *wait,
                                               cl_event *events)
 {
-  TT_CHECK(tt_check_ids(qs, n), tt_check_ids(src, n), tt_check_ids(dst, n), cb, nwait);
+  TT_TURN_CHECK(tt_check_ids(qs, n), tt_check_ids(src, n), tt_check_ids(dst, n), cb, nwait);
   return tt_coll_alltoall(qs, n, src, dst, src_off, dst_off, cb, nwait, wait, events);
 }
 
@@ -20,7 +21,7 @@ cl_int CL_API_CALL tt_clEnqueueBroadcastBuffer(cl_command_queue *qs, cl_mem src,
                                                size_t cb, cl_uint nwait, const cl_event *wait,
                                                cl_event *events)
 {
-  TT_CHECK(tt_check_ids(qs, n_dst), tt_check_id(src), tt_check_ids(dst, n_dst), cb, nwait);
+  TT_TURN_CHECK(tt_check_ids(qs, n_dst), tt_check_id(src), tt_check_ids(dst, n_dst), cb, nwait);
   return tt_coll_broadcast(qs, src, n_dst, dst, src_off, dst_off, cb, nwait, wait, events);
 }
 
@@ -29,7 +30,7 @@ cl_int CL_API_CALL tt_clEnqueueScatterBuffer(cl_command_queue *qs, cl_mem src, c
                                              size_t cb, cl_uint nwait, const cl_event *wait,
                                              cl_event *events)
 {
-  TT_CHECK(tt_check_ids(qs, n_dst), tt_check_id(src), tt_check_ids(dst, n_dst), cb, nwait);
+  TT_TURN_CHECK(tt_check_ids(qs, n_dst), tt_check_id(src), tt_check_ids(dst, n_dst), cb, nwait);
   return tt_coll_scatter(qs, src, n_dst, dst, src_off, dst_off, cb, nwait, wait, events);
 }
 
@@ -38,7 +39,7 @@ cl_int CL_API_CALL tt_clEnqueueGatherBuffer(cl_command_queue q, cl_uint n_src, c
                                             size_t cb, cl_uint nwait, const cl_event *wait,
                                             cl_event *event)
 {
-  TT_CHECK(tt_check_id(q), tt_check_ids(src, n_src), tt_check_id(dst), cb, nwait);
+  TT_TURN_CHECK(tt_check_id(q), tt_check_ids(src, n_src), tt_check_id(dst), cb, nwait);
   return tt_coll_gather(q, n_src, src, dst, src_off, dst_off, cb, nwait, wait, event);
 }
 
@@ -47,7 +48,7 @@ cl_int CL_API_CALL tt_clEnqueueAllGatherBuffer(cl_command_queue *qs, cl_uint n, 
                                                size_t cb, cl_uint nwait, const cl_event *wait,
                                                cl_event *events)
 {
-  TT_CHECK(tt_check_ids(qs, n), tt_check_ids(src, n), tt_check_ids(dst, n), cb, nwait);
+  TT_TURN_CHECK(tt_check_ids(qs, n), tt_check_ids(src, n), tt_check_ids(dst, n), cb, nwait);
   return tt_coll_allgather(qs, n, src, dst, src_off, dst_off, cb, nwait, wait, events);
 }
 
@@ -56,7 +57,7 @@ cl_int CL_API_CALL tt_clEnqueueReduceBuffer(cl_command_queue q, cl_uint n_src, c
                                             size_t cb, cl_channel_type datatype, cl_uint nwait,
                                             const cl_event *wait, cl_event *event)
 {
-  TT_CHECK(tt_check_id(q), tt_check_ids(src, n_src), tt_check_id(dst), cb, datatype, nwait);
+  TT_TURN_CHECK(tt_check_id(q), tt_check_ids(src, n_src), tt_check_id(dst), cb, datatype, nwait);
   return tt_coll_reduce(q, n_src, src, dst, src_off, dst_off, cb, datatype, nwait, wait, event);
 }
 
@@ -66,7 +67,7 @@ cl_int CL_API_CALL tt_clEnqueueAllReduceBuffer(cl_command_queue *qs, cl_uint n, 
                                                cl_uint nwait, const cl_event *wait,
                                                cl_event *events)
 {
-  TT_CHECK(tt_check_ids(qs, n), tt_check_ids(src, n), tt_check_ids(dst, n), cb, datatype, nwait);
+  TT_TURN_CHECK(tt_check_ids(qs, n), tt_check_ids(src, n), tt_check_ids(dst, n), cb, datatype, nwait);
   return tt_coll_allreduce(qs, n, src, dst, src_off, dst_off, cb, datatype, nwait, wait, events);
 }
 
@@ -76,7 +77,7 @@ cl_int CL_API_CALL tt_clEnqueueReduceScatterBuffer(cl_command_queue *qs, cl_uint
                                                    cl_channel_type datatype, cl_uint nwait,
                                                    const cl_event *wait, cl_event *events)
 {
-  TT_CHECK(tt_check_ids(qs, n), tt_check_ids(src, n), tt_check_ids(dst, n), cb, datatype, nwait);
+  TT_TURN_CHECK(tt_check_ids(qs, n), tt_check_ids(src, n), tt_check_ids(dst, n), cb, datatype, nwait);
   return tt_coll_reduce_scatter(qs, n, src, dst, src_off, dst_off, cb, datatype, nwait, wait, events);
 }
 
@@ -85,7 +86,7 @@ cl_int CL_API_CALL tt_clEnqueueScanBuffer(cl_command_queue *qs, cl_uint n, cl_me
                                           size_t cb, cl_channel_type datatype, cl_uint nwait,
                                           const cl_event *wait, cl_event *events)
 {
-  TT_CHECK(tt_check_ids(qs, n), tt_check_ids(src, n), tt_check_ids(dst, n), cb, nwait);
+  TT_TURN_CHECK(tt_check_ids(qs, n), tt_check_ids(src, n), tt_check_ids(dst, n), cb, nwait);
   return tt_coll_scan(qs, n, src, dst, src_off, dst_off, cb, datatype, nwait, wait, events);
 }
 

@@ -7,13 +7,14 @@
 #include <stdlib.h>
 
 #include "runtime/job/check.h"
+#include "runtime/job/turns.h"
 
 cl_context CL_API_CALL tt_clCreateContext(const cl_context_properties *properties,
                                           cl_uint num_devices, const cl_device_id *devices,
                                           void (CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *),
                                           void *user_data, cl_int *errcode_ret)
 {
-  TT_CHECK(num_devices, tt_check_ids(devices, num_devices));
+  TT_TURN_CHECK(num_devices, tt_check_ids(devices, num_devices));
   cl_int err = CL_SUCCESS;
   tt_cluster_init();
   /* CL_INVALID_VALUE if devices is NULL; if num_devices is equal to zero; or if pfn_notify is
@@ -34,7 +35,7 @@ cl_context CL_API_CALL tt_clCreateContextFromType(const cl_context_properties *p
                                                   void (CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *),
                                                   void *user_data, cl_int *errcode_ret)
 {
-  TT_CHECK(device_type);
+  TT_TURN_CHECK(device_type);
   cl_int err = CL_SUCCESS;
   cl_device_id *devs = NULL;
   cl_context c = NULL;

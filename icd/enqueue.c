@@ -6,6 +6,7 @@
 #include "icd/icd.h"
 
 #include "runtime/job/check.h"
+#include "runtime/job/turns.h"
 
 #include <stdlib.h>
 
@@ -65,7 +66,7 @@ cl_int CL_API_CALL tt_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem
   TT_RETURN_IF(ptr == NULL, CL_INVALID_VALUE);
   TT_TRY(host_may_read(buffer));
   /* Checked after the handles were. */
-  TT_CHECK(command_queue->obj.id, buffer->obj.id, blocking_read, offset, size, num_events_in_wait_list, event != NULL);
+  TT_TURN_CHECK(command_queue->obj.id, buffer->obj.id, blocking_read, offset, size, num_events_in_wait_list, event != NULL);
   return tt_cmd_read(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list,
                      event_wait_list, event);
 }
@@ -82,7 +83,7 @@ cl_int CL_API_CALL tt_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_me
   TT_RETURN_IF(ptr == NULL, CL_INVALID_VALUE);
   TT_TRY(host_may_write(buffer));
   /* Checked after the handles were. */
-  TT_CHECK(command_queue->obj.id, buffer->obj.id, blocking_write, offset, size, num_events_in_wait_list, event != NULL);
+  TT_TURN_CHECK(command_queue->obj.id, buffer->obj.id, blocking_write, offset, size, num_events_in_wait_list, event != NULL);
   return tt_cmd_write(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list,
                       event_wait_list, event);
 }
@@ -105,7 +106,7 @@ cl_int CL_API_CALL tt_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem
   TT_RETURN_IF(src_buffer->root == dst_buffer->root && s < d + size && d < s + size,
                CL_MEM_COPY_OVERLAP);
   /* Checked after the handles were. */
-  TT_CHECK(command_queue->obj.id, src_buffer->obj.id, dst_buffer->obj.id, src_offset, dst_offset, size, num_events_in_wait_list, event != NULL);
+  TT_TURN_CHECK(command_queue->obj.id, src_buffer->obj.id, dst_buffer->obj.id, src_offset, dst_offset, size, num_events_in_wait_list, event != NULL);
   return tt_cmd_copy(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size,
                      num_events_in_wait_list, event_wait_list, event);
 }
@@ -165,7 +166,7 @@ cl_int CL_API_CALL tt_clEnqueueReadBufferRect(cl_command_queue command_queue, cl
                   &buffer_slice_pitch, &host_row_pitch, &host_slice_pitch, ptr, &off, &len));
   TT_TRY(host_may_read(buffer));
   /* Checked after the handles were. */
-  TT_CHECK(command_queue->obj.id, buffer->obj.id, blocking_read, tt_check_bytes(buffer_origin, 3 * sizeof(size_t)), tt_check_bytes(region, 3 * sizeof(size_t)), buffer_row_pitch, buffer_slice_pitch, num_events_in_wait_list, event != NULL);
+  TT_TURN_CHECK(command_queue->obj.id, buffer->obj.id, blocking_read, tt_check_bytes(buffer_origin, 3 * sizeof(size_t)), tt_check_bytes(region, 3 * sizeof(size_t)), buffer_row_pitch, buffer_slice_pitch, num_events_in_wait_list, event != NULL);
   return tt_cmd_read_rect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region,
                           buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch,
                           ptr, off, len, num_events_in_wait_list, event_wait_list, event);
@@ -186,7 +187,7 @@ cl_int CL_API_CALL tt_clEnqueueWriteBufferRect(cl_command_queue command_queue, c
                   &buffer_slice_pitch, &host_row_pitch, &host_slice_pitch, ptr, &off, &len));
   TT_TRY(host_may_write(buffer));
   /* Checked after the handles were. */
-  TT_CHECK(command_queue->obj.id, buffer->obj.id, blocking_write, tt_check_bytes(buffer_origin, 3 * sizeof(size_t)), tt_check_bytes(region, 3 * sizeof(size_t)), buffer_row_pitch, buffer_slice_pitch, num_events_in_wait_list, event != NULL);
+  TT_TURN_CHECK(command_queue->obj.id, buffer->obj.id, blocking_write, tt_check_bytes(buffer_origin, 3 * sizeof(size_t)), tt_check_bytes(region, 3 * sizeof(size_t)), buffer_row_pitch, buffer_slice_pitch, num_events_in_wait_list, event != NULL);
   return tt_cmd_write_rect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region,
                            buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch,
                            ptr, off, len, num_events_in_wait_list, event_wait_list, event);
@@ -234,7 +235,7 @@ cl_int CL_API_CALL tt_clEnqueueCopyBufferRect(cl_command_queue command_queue, cl
     TT_RETURN_IF(overlap, CL_MEM_COPY_OVERLAP);
   }
   /* Checked after the handles were. */
-  TT_CHECK(command_queue->obj.id, src_buffer->obj.id, dst_buffer->obj.id, tt_check_bytes(src_origin, 3 * sizeof(size_t)), tt_check_bytes(dst_origin, 3 * sizeof(size_t)), tt_check_bytes(region, 3 * sizeof(size_t)), num_events_in_wait_list, event != NULL);
+  TT_TURN_CHECK(command_queue->obj.id, src_buffer->obj.id, dst_buffer->obj.id, tt_check_bytes(src_origin, 3 * sizeof(size_t)), tt_check_bytes(dst_origin, 3 * sizeof(size_t)), tt_check_bytes(region, 3 * sizeof(size_t)), num_events_in_wait_list, event != NULL);
   return tt_cmd_copy_rect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region,
                           src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, soff, slen,
                           doff, dlen, num_events_in_wait_list, event_wait_list, event);
@@ -257,7 +258,7 @@ cl_int CL_API_CALL tt_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem
                CL_INVALID_VALUE);
   TT_RETURN_IF(offset % pattern_size != 0 || size % pattern_size != 0, CL_INVALID_VALUE);
   /* Checked after the handles were. */
-  TT_CHECK(command_queue->obj.id, buffer->obj.id, tt_check_bytes(pattern, pattern ? pattern_size : 0), offset, size, num_events_in_wait_list, event != NULL);
+  TT_TURN_CHECK(command_queue->obj.id, buffer->obj.id, tt_check_bytes(pattern, pattern ? pattern_size : 0), offset, size, num_events_in_wait_list, event != NULL);
   return tt_cmd_fill(command_queue, buffer, pattern, pattern_size, offset, size,
                      num_events_in_wait_list, event_wait_list, event);
 }
@@ -323,7 +324,7 @@ cl_int CL_API_CALL tt_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl
    * for memobj. */
   TT_RETURN_IF(!rec, CL_INVALID_VALUE);
   /* Checked after the handles were. */
-  TT_CHECK(command_queue->obj.id, memobj->obj.id, num_events_in_wait_list, event != NULL);
+  TT_TURN_CHECK(command_queue->obj.id, memobj->obj.id, num_events_in_wait_list, event != NULL);
   return tt_cmd_unmap(command_queue, memobj, mapped_ptr, rec, num_events_in_wait_list,
                       event_wait_list, event);
 }
@@ -335,7 +336,7 @@ cl_int CL_API_CALL tt_clEnqueueMigrateMemObjects(cl_command_queue command_queue,
                                                  cl_uint num_events_in_wait_list,
                                                  const cl_event *event_wait_list, cl_event *event)
 {
-  TT_CHECK(tt_check_id(command_queue), tt_check_ids(mem_objects, num_mem_objects), flags, tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
+  TT_TURN_CHECK(tt_check_id(command_queue), tt_check_ids(mem_objects, num_mem_objects), flags, tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   CHECK_QUEUE(command_queue);
   /* CL_INVALID_VALUE if num_mem_objects is zero or if mem_objects is NULL, or if flags is
    * not 0 or any of the values described in the table above. */

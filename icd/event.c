@@ -4,12 +4,13 @@
 #include "icd/icd.h"
 
 #include "runtime/job/check.h"
+#include "runtime/job/turns.h"
 
 #include "runtime/order/event.h"
 
 cl_int CL_API_CALL tt_clWaitForEvents(cl_uint num_events, const cl_event *event_list)
 {
-  TT_CHECK(tt_check_ids(event_list, num_events));
+  TT_TURN_CHECK(tt_check_ids(event_list, num_events));
   /* CL_INVALID_VALUE if num_events is zero or event_list is NULL. */
   TT_RETURN_IF(num_events == 0 || event_list == NULL, CL_INVALID_VALUE);
   /* CL_INVALID_EVENT if event objects specified in event_list are not valid event objects. */
@@ -63,7 +64,7 @@ cl_int CL_API_CALL tt_clGetEventInfo(cl_event event, cl_event_info param_name,
   case CL_EVENT_COMMAND_EXECUTION_STATUS:
   {
     /* A program may steer by the answer: every rank asks, and hears the same. */
-    TT_CHECK(event->obj.id, param_name);
+    TT_TURN_CHECK(event->obj.id, param_name);
     status = tt_event_agreed_status(event);
     return TT_INFO(status);
   }
@@ -174,7 +175,7 @@ cl_int CL_API_CALL tt_clSetEventCallback(cl_event event, cl_int command_exec_cal
 
 cl_event CL_API_CALL tt_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 {
-  TT_CHECK(tt_check_id(context));
+  TT_TURN_CHECK(tt_check_id(context));
   cl_int err = CL_SUCCESS;
   cl_event e = NULL;
   /* CL_INVALID_CONTEXT if context is not a valid context. */
@@ -188,7 +189,7 @@ out:
 
 cl_int CL_API_CALL tt_clSetUserEventStatus(cl_event event, cl_int execution_status)
 {
-  TT_CHECK(tt_check_id(event), (uint64_t)execution_status);
+  TT_TURN_CHECK(tt_check_id(event), (uint64_t)execution_status);
   /* CL_INVALID_EVENT if event is not a valid user event object. */
   TT_RETURN_IF(!tt_object_valid(event, TT_EVENT) || event->type != CL_COMMAND_USER ||
                    event->queue, CL_INVALID_EVENT);

@@ -5,13 +5,14 @@
 #include "icd/icd.h"
 
 #include "runtime/job/check.h"
+#include "runtime/job/turns.h"
 
 #include "runtime/command/coherence.h"
 
 /* The checks and the attachment behind both names (one divergence-check entry each call). */
 static cl_int attach(cl_mem buffer, cl_device_id device)
 {
-  TT_CHECK(tt_check_id(buffer), tt_check_id(device));
+  TT_TURN_CHECK(tt_check_id(buffer), tt_check_id(device));
   /* CL_INVALID_MEM_OBJECT if buffer is not a valid buffer object, or is a sub-buffer (attach
    * its buffer instead). */
   TT_RETURN_IF(!tt_object_valid(buffer, TT_MEM) || buffer->parent, CL_INVALID_MEM_OBJECT);

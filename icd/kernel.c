@@ -5,19 +5,20 @@
 #include "icd/icd.h"
 
 #include "runtime/job/check.h"
+#include "runtime/job/turns.h"
 #include "runtime/program/program.h"
 
 cl_kernel CL_API_CALL tt_clCreateKernel(cl_program program, const char *kernel_name,
                                         cl_int *errcode_ret)
 {
-  TT_CHECK(tt_check_id(program), tt_check_bytes(kernel_name, kernel_name ? strlen(kernel_name) : 0));
+  TT_TURN_CHECK(tt_check_id(program), tt_check_bytes(kernel_name, kernel_name ? strlen(kernel_name) : 0));
   return tt_kernel_new(program, kernel_name, errcode_ret);
 }
 
 cl_int CL_API_CALL tt_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels,
                                                cl_kernel *kernels, cl_uint *num_kernels_ret)
 {
-  TT_CHECK(tt_check_id(program), num_kernels, kernels != NULL);
+  TT_TURN_CHECK(tt_check_id(program), num_kernels, kernels != NULL);
   return tt_kernels_in_program(program, num_kernels, kernels, num_kernels_ret);
 }
 
@@ -41,7 +42,7 @@ cl_int CL_API_CALL tt_clReleaseKernel(cl_kernel kernel)
 cl_int CL_API_CALL tt_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
                                      const void *arg_value)
 {
-  TT_CHECK(tt_check_id(kernel), arg_index, arg_size, tt_kernel_arg_hash(kernel, arg_index, arg_size, arg_value));
+  TT_TURN_CHECK(tt_check_id(kernel), arg_index, arg_size, tt_kernel_arg_hash(kernel, arg_index, arg_size, arg_value));
   return tt_kernel_arg_check_set(kernel, arg_index, arg_size, arg_value);
 }
 

@@ -6,13 +6,14 @@
 
 #include "runtime/command/launch.h"
 #include "runtime/job/check.h"
+#include "runtime/job/turns.h"
 
 cl_int CL_API_CALL tt_clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
                                                   cl_uint num_events_in_wait_list,
                                                   const cl_event *event_wait_list,
                                                   cl_event *event)
 {
-  TT_CHECK(tt_check_id(command_queue), tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
+  TT_TURN_CHECK(tt_check_id(command_queue), tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   CHECK_QUEUE(command_queue);
   return tt_cmd_marker(command_queue, num_events_in_wait_list, event_wait_list, event);
 }
@@ -22,14 +23,14 @@ cl_int CL_API_CALL tt_clEnqueueBarrierWithWaitList(cl_command_queue command_queu
                                                    const cl_event *event_wait_list,
                                                    cl_event *event)
 {
-  TT_CHECK(tt_check_id(command_queue), tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
+  TT_TURN_CHECK(tt_check_id(command_queue), tt_check_ids(event_wait_list, num_events_in_wait_list), event != NULL);
   CHECK_QUEUE(command_queue);
   return tt_cmd_barrier(command_queue, num_events_in_wait_list, event_wait_list, event);
 }
 
 cl_int CL_API_CALL tt_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
-  TT_CHECK(tt_check_id(command_queue));
+  TT_TURN_CHECK(tt_check_id(command_queue));
   CHECK_QUEUE(command_queue);
   /* CL_INVALID_VALUE if event is a NULL value. */
   TT_RETURN_IF(event == NULL, CL_INVALID_VALUE);
@@ -38,7 +39,7 @@ cl_int CL_API_CALL tt_clEnqueueMarker(cl_command_queue command_queue, cl_event *
 
 cl_int CL_API_CALL tt_clEnqueueBarrier(cl_command_queue command_queue)
 {
-  TT_CHECK(tt_check_id(command_queue));
+  TT_TURN_CHECK(tt_check_id(command_queue));
   CHECK_QUEUE(command_queue);
   return tt_cmd_barrier(command_queue, 0, NULL, NULL);
 }
@@ -46,7 +47,7 @@ cl_int CL_API_CALL tt_clEnqueueBarrier(cl_command_queue command_queue)
 cl_int CL_API_CALL tt_clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events,
                                              const cl_event *event_list)
 {
-  TT_CHECK(tt_check_id(command_queue), tt_check_ids(event_list, num_events));
+  TT_TURN_CHECK(tt_check_id(command_queue), tt_check_ids(event_list, num_events));
   CHECK_QUEUE(command_queue);
   /* CL_INVALID_VALUE if num_events is zero or event_list is NULL. */
   TT_RETURN_IF(num_events == 0 || event_list == NULL, CL_INVALID_VALUE);

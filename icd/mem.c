@@ -6,6 +6,7 @@
 #include "icd/icd.h"
 
 #include "runtime/job/check.h"
+#include "runtime/job/turns.h"
 
 #include <stdlib.h>
 
@@ -33,7 +34,7 @@ bool tt_mem_flags_valid(cl_mem_flags flags)
 cl_mem CL_API_CALL tt_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size,
                                      void *host_ptr, cl_int *errcode_ret)
 {
-  TT_CHECK(tt_check_id(context), flags, size);
+  TT_TURN_CHECK(tt_check_id(context), flags, size);
   cl_int err = CL_SUCCESS;
   /* CL_INVALID_CONTEXT if context is not a valid context. */
   TT_GOTO_IF(!tt_object_valid(context, TT_CONTEXT), CL_INVALID_CONTEXT);
@@ -74,7 +75,7 @@ cl_mem CL_API_CALL tt_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
                                         cl_buffer_create_type buffer_create_type,
                                         const void *buffer_create_info, cl_int *errcode_ret)
 {
-  TT_CHECK(tt_check_id(buffer), flags, buffer_create_type, tt_check_bytes(buffer_create_info, buffer_create_info ? 2 * sizeof(size_t) : 0));
+  TT_TURN_CHECK(tt_check_id(buffer), flags, buffer_create_type, tt_check_bytes(buffer_create_info, buffer_create_info ? 2 * sizeof(size_t) : 0));
   cl_int err = CL_SUCCESS;
   /* CL_INVALID_MEM_OBJECT if buffer is not a valid buffer object or is a sub-buffer. */
   TT_GOTO_IF(!tt_object_valid(buffer, TT_MEM) || buffer->parent, CL_INVALID_MEM_OBJECT);

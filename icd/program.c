@@ -7,13 +7,14 @@
 #include <stdlib.h>
 
 #include "runtime/job/check.h"
+#include "runtime/job/turns.h"
 #include "runtime/program/program.h"
 
 cl_program CL_API_CALL tt_clCreateProgramWithSource(cl_context context, cl_uint count,
                                                     const char **strings, const size_t *lengths,
                                                     cl_int *errcode_ret)
 {
-  TT_CHECK(tt_check_id(context), count);
+  TT_TURN_CHECK(tt_check_id(context), count);
   cl_int err = CL_SUCCESS;
   /* CL_INVALID_CONTEXT if context is not a valid context. */
   TT_GOTO_IF(!tt_object_valid(context, TT_CONTEXT), CL_INVALID_CONTEXT);
@@ -83,7 +84,7 @@ cl_int CL_API_CALL tt_clBuildProgram(cl_program program, cl_uint num_devices,
                                      void (CL_CALLBACK *pfn_notify)(cl_program, void *),
                                      void *user_data)
 {
-  TT_CHECK(tt_check_id(program), tt_check_ids(device_list, num_devices), tt_check_bytes(options, options ? strlen(options) : 0));
+  TT_TURN_CHECK(tt_check_id(program), tt_check_ids(device_list, num_devices), tt_check_bytes(options, options ? strlen(options) : 0));
   /* The aggregate device builds for its members. */
   cl_device_id *expanded = NULL;
   if (device_list && num_devices) {
@@ -104,7 +105,7 @@ cl_int CL_API_CALL tt_clCompileProgram(cl_program program, cl_uint num_devices,
                                        void (CL_CALLBACK *pfn_notify)(cl_program, void *),
                                        void *user_data)
 {
-  TT_CHECK(tt_check_id(program), tt_check_ids(device_list, num_devices), tt_check_bytes(options, options ? strlen(options) : 0), num_input_headers);
+  TT_TURN_CHECK(tt_check_id(program), tt_check_ids(device_list, num_devices), tt_check_bytes(options, options ? strlen(options) : 0), num_input_headers);
   return tt_program_compile(program, num_devices, device_list, options, num_input_headers,
                             input_headers, header_include_names, pfn_notify, user_data);
 }
@@ -116,7 +117,7 @@ cl_program CL_API_CALL tt_clLinkProgram(cl_context context, cl_uint num_devices,
                                         void (CL_CALLBACK *pfn_notify)(cl_program, void *),
                                         void *user_data, cl_int *errcode_ret)
 {
-  TT_CHECK(tt_check_id(context), tt_check_ids(device_list, num_devices), tt_check_ids(input_programs, num_input_programs));
+  TT_TURN_CHECK(tt_check_id(context), tt_check_ids(device_list, num_devices), tt_check_ids(input_programs, num_input_programs));
   return tt_program_link(context, num_devices, device_list, options, num_input_programs,
                          input_programs, pfn_notify, user_data, errcode_ret);
 }

@@ -5,12 +5,13 @@
 #include "icd/icd.h"
 
 #include "runtime/job/check.h"
+#include "runtime/job/turns.h"
 
 cl_command_queue CL_API_CALL tt_clCreateCommandQueue(cl_context context, cl_device_id device,
                                                      cl_command_queue_properties properties,
                                                      cl_int *errcode_ret)
 {
-  TT_CHECK(tt_check_id(context), tt_check_id(device), properties);
+  TT_TURN_CHECK(tt_check_id(context), tt_check_id(device), properties);
   cl_int err = CL_SUCCESS;
   /* CL_INVALID_CONTEXT if context is not a valid context. */
   TT_GOTO_IF(!tt_object_valid(context, TT_CONTEXT), CL_INVALID_CONTEXT);
@@ -87,12 +88,12 @@ cl_int CL_API_CALL tt_clSetCommandQueueProperty(cl_command_queue command_queue,
 
 cl_int CL_API_CALL tt_clFlush(cl_command_queue command_queue)
 {
-  TT_CHECK(tt_check_id(command_queue));
+  TT_TURN_CHECK(tt_check_id(command_queue));
   return tt_queue_flush(command_queue);
 }
 
 cl_int CL_API_CALL tt_clFinish(cl_command_queue command_queue)
 {
-  TT_CHECK(tt_check_id(command_queue));
+  TT_TURN_CHECK(tt_check_id(command_queue));
   return tt_queue_finish(command_queue);
 }

@@ -14,6 +14,7 @@
 #include "annotations/partition.h"
 #include "runtime/command/coherence.h"
 #include "runtime/job/check.h"
+#include "runtime/job/turns.h"
 #include "runtime/job/stats.h"
 #include "runtime/memory/window.h"
 
@@ -21,7 +22,7 @@
 
 cl_int CL_API_CALL tt_clSetKernelAnnotationTUTTI(cl_kernel kernel, const char *annotation)
 {
-  TT_CHECK(tt_check_id(kernel), tt_check_bytes(annotation, annotation ? strlen(annotation) : 0),
+  TT_TURN_CHECK(tt_check_id(kernel), tt_check_bytes(annotation, annotation ? strlen(annotation) : 0),
            annotation != NULL);
   /* CL_INVALID_KERNEL if kernel is not a valid kernel object. */
   TT_RETURN_IF(!tt_object_valid(kernel, TT_KERNEL), CL_INVALID_KERNEL);
@@ -59,7 +60,7 @@ cl_int CL_API_CALL tt_clSetKernelAnnotationTUTTI(cl_kernel kernel, const char *a
 
 cl_int CL_API_CALL tt_clSetBufferDistributionTUTTI(cl_mem buffer, const cl_tutti_distribution *d)
 {
-  TT_CHECK(tt_check_id(buffer), d ? d->kind : 0, d ? d->ndims : 0, d ? d->elem_size : 0,
+  TT_TURN_CHECK(tt_check_id(buffer), d ? d->kind : 0, d ? d->ndims : 0, d ? d->elem_size : 0,
            tt_check_bytes(d ? d->extents : NULL, d ? sizeof d->extents : 0),
            tt_check_bytes(d ? d->chunk : NULL, d ? sizeof d->chunk : 0),
            d ? tt_check_ids(d->devices, d->num_devices) : 0);

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The rank each line names (0 until the job's start tells: runtime/job/cluster.c). */
+/* The rank each line names (0 until the job's start tells: runtime/job/cluster_start.c). */
 void tt_log_set_rank(int rank);
 
 /* Where Tutti's messages go: standard error, or the one the host layer kept when it

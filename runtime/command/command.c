@@ -10,6 +10,7 @@
 #include "runtime/base/log.h"
 #include "runtime/command/coherence.h"
 #include "runtime/job/check.h"
+#include "runtime/job/turns.h"
 #include "runtime/job/cluster.h"
 #include "runtime/job/stats.h"
 #include "runtime/job/trace.h"

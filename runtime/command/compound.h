@@ -13,6 +13,8 @@
 #include "runtime/command/memobj.h"
 #include "runtime/command/coherence.h"
 #include "runtime/job/cluster.h"
+#include "runtime/job/cluster_share.h"
+#include "runtime/job/cluster_start.h"
 #include "runtime/job/devices.h"
 #include "runtime/program/program.h"
 

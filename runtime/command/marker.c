@@ -12,6 +12,7 @@
 #include "runtime/command/command.h"
 #include "runtime/command/driver.h"
 #include "runtime/job/check.h"
+#include "runtime/job/turns.h"
 #include "runtime/job/stats.h"
 #include "runtime/order/order.h"
 

@@ -7,6 +7,7 @@
 #include "runtime/job/trace.h"
 
 #include "runtime/job/check.h"
+#include "runtime/job/turns.h"
 
 #include <stdlib.h>
 

@@ -20,6 +20,7 @@
 #include "annotations/partition.h"
 #include "annotations/parts.h"
 #include "runtime/job/check.h"
+#include "runtime/job/turns.h"
 #include "runtime/command/coherence.h"
 #include "runtime/job/stats.h"
 #include "runtime/memory/window.h"
@@ -741,7 +742,7 @@ cl_int tt_split_enqueue(cl_uint num_queues, const cl_command_queue *queues, cl_k
     if (err != CL_SUCCESS)
       return err;
   }
-  TT_CHECK(tt_check_ids(queues, num_queues), kernel->obj.id, work_dim,
+  TT_TURN_CHECK(tt_check_ids(queues, num_queues), kernel->obj.id, work_dim,
            tt_check_bytes(global_work_size, work_dim * sizeof(size_t)),
            tt_check_bytes(global_work_offset, global_work_offset ? work_dim * sizeof(size_t) : 0),
            tt_check_bytes(local_work_size, local_work_size ? work_dim * sizeof(size_t) : 0),

@@ -10,6 +10,7 @@
 #include "runtime/base/backend.h"
 #include "runtime/base/log.h"
 #include "runtime/job/cluster.h"
+#include "runtime/job/cluster_share.h"
 #include "runtime/job/transport.h"
 
 /* Tutti's program binaries: a header naming the backend and the program's binary type (a

@@ -15,7 +15,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime/job/turns.h"
 
 /* Whether calls are hashed (a job of several ranks; read once the transport runs). */
 extern bool tt_check_active;
@@ -72,15 +71,9 @@ uint64_t tt_check_ids(const void *list, size_t n);
 /* A kernel argument's value: the object's id for a buffer or sampler, else its bytes. */
 uint64_t tt_check_arg(size_t size, const void *value);
 
-/* Hashes the calling entry point with the values given (tt_clX is recorded as clX), after it
- * takes the turn (runtime/job/turns.h) until the enclosing scope ends, then hashes the call:
- * at a call's start, in the scope of its whole body. TT_CHECK_IF hashes only when cond
- * holds. A function that jumps past its check (goto) takes the turn with TT_TURN at its top
- * and hashes with TT_HASH. */
-#define TT_CHECK(...) TT_CHECK_IF(1, __VA_ARGS__)
-#define TT_CHECK_IF(cond, ...)                                                                    \
-  TT_TURN();                                                                                      \
-  TT_HASH_IF(cond, __VA_ARGS__)
+/* Hashes the calling entry point with the values given (tt_clX is recorded as clX): at a
+ * call's start. TT_HASH_IF hashes only when cond holds. Entry points take their host thread's
+ * turn first: TT_TURN_CHECK (runtime/job/turns.h) does both. */
 #define TT_HASH(...) TT_HASH_IF(1, __VA_ARGS__)
 #define TT_HASH_IF(cond, ...)                                                                     \
   do {                                                                                            \

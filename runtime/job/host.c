@@ -7,6 +7,7 @@
 
 #include "runtime/job/check.h"
 #include "runtime/job/cluster.h"
+#include "runtime/job/cluster_start.h"
 #include "runtime/base/log.h"
 #include "runtime/job/transport.h"
 #include "runtime/job/turns.h"

@@ -13,7 +13,6 @@
 #include "runtime/base/env.h"
 #include "runtime/base/log.h"
 #include "runtime/base/object.h"
-#include "runtime/job/transport.h"
 
 struct tt_stats tt_stats;
 
@@ -134,7 +133,7 @@ static void report(void)
           (unsigned long long)atomic_load(&tt_stats.virtual_cmds),
           (unsigned long long)atomic_load(&tt_stats.virtual_kept),
           (unsigned long long)atomic_load(&tt_stats.host_reads),
-          (unsigned long long)tt_transport_bytes_sent(),
+          (unsigned long long)atomic_load(&tt_stats.bytes_sent),
           atomic_load(&tt_stats.wait_ns) / 1e9);
   uint64_t polled = atomic_load(&tt_stats.polled);
   if (polled)

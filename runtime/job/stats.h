@@ -11,6 +11,7 @@ struct tt_stats {
   atomic_uint_fast64_t virtual_kept; /* VQO: of those (reads to host aside), the ones planned
                                       * rather than discarded by the queueing optimization */
   atomic_uint_fast64_t host_reads;   /* reads and maps whose bytes reach every rank */
+  atomic_uint_fast64_t bytes_sent;   /* to other ranks (runtime/job/transport.c) */
   atomic_uint_fast64_t wait_ns;      /* time the host spent blocked in OpenCL calls */
   atomic_uint_fast64_t rebalanced;   /* split kernels given new weights (every rank alike;
                                       * runtime/command/balance.c), a digest of the weights */

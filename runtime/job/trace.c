@@ -96,6 +96,7 @@ void tt_trace_start(void)
     base = b;
   }
   tt_trace_on = true;
+  tt_transport_on_message(tt_trace_message);
   TT_LOG(TT_LOG_MPI, "trace: recording for %s (clock %+" PRId64 " ns from rank 0's)", file,
          rank_offset);
 }
@@ -426,6 +427,7 @@ void tt_trace_finish(void)
   if (!tt_trace_on)
     return;
   tt_trace_on = false;
+  tt_transport_on_message(NULL);
   int me = tt_cluster_rank();
   struct out o = {NULL, 0, 0, true, false};
   pthread_mutex_lock(&lock);

@@ -19,7 +19,6 @@
 #include "runtime/base/log.h"
 #include "runtime/base/object.h"
 #include "runtime/job/stats.h"
-#include "runtime/job/trace.h"
 
 #define PIECE ((size_t)1 << 30)
 
@@ -58,7 +57,6 @@ static struct op **owners; /* owners[i]: the operation reqs[i] belongs to */
 static int nreqs, capreqs;
 static bool stopping, started;
 static pthread_t progress;
-static atomic_uint_fast64_t bytes_sent;
 static int my_rank, nranks;
 static atomic_int promises;
 static int64_t stop_deadline;
@@ -216,11 +214,20 @@ static void stress_delay(int odds, long max_us)
   nanosleep(&ts, NULL);
 }
 
+/* Who hears of each message of bytes once done (traces), or NULL. */
+static _Atomic(tt_transport_message_fn *) on_message;
+
+void tt_transport_on_message(tt_transport_message_fn *fn)
+{
+  atomic_store(&on_message, fn);
+}
+
 static void finish_op(struct op *o)
 {
   stress_delay(3, 300);
-  if (tt_trace_on && !o->watch && (o->ch == TT_CH_DATA || o->ch == TT_CH_HOST))
-    tt_trace_message((int)o->ch, o->send, o->peer, o->id, o->len, o->t0, tt_stats_now_ns());
+  tt_transport_message_fn *heard = atomic_load_explicit(&on_message, memory_order_relaxed);
+  if (heard && !o->watch && (o->ch == TT_CH_DATA || o->ch == TT_CH_HOST))
+    heard((int)o->ch, o->send, o->peer, o->id, o->len, o->t0, tt_stats_now_ns());
   if (o->done)
     o->done(o->arg, !o->failed);
   free(o);
@@ -519,7 +526,7 @@ static int post_op(bool send, enum tt_channel ch, void *buf, size_t len, int pee
   o->id = id;
   o->send = send;
   o->len = len;
-  o->t0 = tt_trace_on ? tt_stats_now_ns() : 0;
+  o->t0 = atomic_load_explicit(&on_message, memory_order_relaxed) ? tt_stats_now_ns() : 0;
   int pieces = len ? (int)((len + PIECE - 1) / PIECE) : 1;
   int tag = tag_of(id);
   atomic_fetch_add(&posters, 1);
@@ -574,7 +581,7 @@ static int post_op(bool send, enum tt_channel ch, void *buf, size_t len, int pee
     return -1;
   }
   if (send && (ch == TT_CH_DATA || ch == TT_CH_HOST))
-    atomic_fetch_add(&bytes_sent, len);
+    atomic_fetch_add_explicit(&tt_stats.bytes_sent, len, memory_order_relaxed);
   return 0; /* a piece that failed to post fails the operation when the others end */
 }
 
@@ -782,7 +789,3 @@ void tt_transport_promise(int delta)
   atomic_fetch_add(&promises, delta);
 }
 
-uint64_t tt_transport_bytes_sent(void)
-{
-  return atomic_load(&bytes_sent);
-}

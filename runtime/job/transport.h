@@ -119,7 +119,11 @@ int tt_transport_clock_offset(uint64_t (*now)(void), int64_t *offset);
  * a limit), so that a rank whose host program ended still delivers what others wait for. */
 void tt_transport_promise(int delta);
 
-/* Bytes sent and received through TT_CH_DATA (statistics). */
-uint64_t tt_transport_bytes_sent(void);
+/* Traces (runtime/job/trace.c) hear of each message of bytes (TT_CH_DATA, TT_CH_HOST) once
+ * done: its channel, direction, peer, id and length, posted at t0 and done at t1
+ * (tt_stats_now_ns). NULL: nobody. */
+typedef void tt_transport_message_fn(int channel, bool send, int peer, uint64_t id, size_t len,
+                                     uint64_t t0, uint64_t t1);
+void tt_transport_on_message(tt_transport_message_fn *fn);
 
 #endif

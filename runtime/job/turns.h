@@ -4,7 +4,7 @@
  * Every decision that must agree is taken in program order (doc/architecture.md); with
  * several host threads the operating system interleaves their calls differently on each
  * rank. Once the program has made a thread of its own (the host layer names it:
- * host/preload_thread.c), a call that must agree (TT_CHECK, the host layer's agreements)
+ * host/preload_thread.c), a call that must agree (TT_TURN_CHECK, the host layer's agreements)
  * first takes the turn: one thread at a time, from its start until it returns or waits for
  * a command. Rank 0 takes turns in whatever order its threads come and sends that order,
  * as a list of thread names, to the other ranks; there a thread takes the turn only when
@@ -17,7 +17,9 @@
 
 #include <stdbool.h>
 
-/* After the transport started (runtime/job/cluster.c): rank 0 sends the order of turns,
+#include "runtime/job/check.h"
+
+/* After the transport started (runtime/job/cluster_start.c): rank 0 sends the order of turns,
  * the others listen for it. Nothing in a job of one rank. */
 void tt_turns_start(void);
 
@@ -51,6 +53,15 @@ static inline void tt_turn_scope_end(bool *took)
 
 /* Holds the turn until the enclosing scope ends. */
 #define TT_TURN() __attribute__((cleanup(tt_turn_scope_end))) bool tt_turn_held_ = tt_turn_take()
+
+/* An entry point's start: takes the turn until the enclosing scope ends, then feeds the
+ * divergence check the call and the values given (runtime/job/check.h: TT_HASH), in the scope
+ * of its whole body. TT_TURN_CHECK_IF hashes only when cond holds. A function that jumps past
+ * its check (goto) takes the turn with TT_TURN at its top and hashes with TT_HASH. */
+#define TT_TURN_CHECK(...) TT_TURN_CHECK_IF(1, __VA_ARGS__)
+#define TT_TURN_CHECK_IF(cond, ...)                                                               \
+  TT_TURN();                                                                                      \
+  TT_HASH_IF(cond, __VA_ARGS__)
 
 /* Runs fn at this thread's next turn, for the host layer's locks (host/preload_thread.c):
  * on rank 0 fn(arg, -1) runs first and its outcome (0 or not) goes into the order with the

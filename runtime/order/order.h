@@ -10,6 +10,7 @@
 #include <assert.h>
 
 #include "runtime/base/tutti_internal.h"
+#include "runtime/order/bridge.h"
 
 /* Native events a command waits for; each one is owned (retained) by the list.
  *
@@ -112,11 +113,6 @@ bool tt_order_may_fail(const struct tt_deps *d, struct tt_nqueue *nq);
 /* The native queue used for Tutti's own commands in a domain (made on first use). */
 cl_int tt_order_internal_queue(cl_context ctx, cl_uint dom, struct tt_nqueue **out);
 
-/* A native event of domain `dom` that completes when `src` (a native event of another
- * domain) completes: a user event of dom set by a callback on src. Returns it retained.
- * With absorb, it completes also when src failed (Tutti's own ordering); else it takes
- * src's error. */
-cl_int tt_order_bridge(cl_context ctx, cl_uint dom, cl_event src, bool absorb, cl_event *out);
 
 /* The command being planned (runtime/order/order.c; set by tt_order_command): named in
  * messages about its transfers, its device's track in traces, its halo bytes counted when it

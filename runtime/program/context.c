@@ -7,6 +7,7 @@
 #include "runtime/base/backend.h"
 #include "runtime/base/log.h"
 #include "runtime/job/cluster.h"
+#include "runtime/job/cluster_start.h"
 #include "runtime/job/devices.h"
 
 

@@ -8,6 +8,7 @@
 #include "runtime/base/backend.h"
 #include "runtime/base/log.h"
 #include "runtime/job/cluster.h"
+#include "runtime/job/cluster_share.h"
 #include "runtime/job/devices.h"
 
 #include "annotations/annotation.h"

@@ -7,12 +7,14 @@
 #include "runtime/base/backend.h"
 #include "runtime/base/log.h"
 #include "runtime/job/cluster.h"
+#include "runtime/job/cluster_share.h"
 #include "runtime/job/devices.h"
 
 #include "annotations/annotation.h"
 #include "annotations/derive.h"
 
 #include "runtime/job/check.h"
+#include "runtime/job/turns.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,7 +234,7 @@ static cl_program with_binary(cl_context context, cl_uint num_devices,
                               const unsigned char **binaries, cl_int *binary_status,
                               cl_int *errcode_ret)
 {
-  TT_CHECK(tt_check_id(context), tt_check_ids(device_list, num_devices));
+  TT_TURN_CHECK(tt_check_id(context), tt_check_ids(device_list, num_devices));
   cl_int err = CL_SUCCESS;
   cl_program p = NULL;
   cl_device_id *nd = NULL;

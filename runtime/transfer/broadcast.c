@@ -91,7 +91,8 @@ static void send_piece(struct flight *f, size_t i)
   char *from = f->ptr + off;
   uint64_t id = f->id + i;
   for (int r = 0; r < n; r++) {
-    if (tt_hop_to(&hop, me, r) && tt_transport_isend(TT_CH_HOST, from, len, r, id, piece_sent, p) != 0) {
+    if (tt_hop_to(&hop, me, r) &&
+        tt_transport_isend(TT_CH_HOST, from, len, r, id, piece_sent, p) != 0) {
       TT_WARN("sending %zu bytes of host memory to rank %d failed", len, r);
       op_done(f, 0);
     }

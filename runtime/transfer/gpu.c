@@ -1,7 +1,7 @@
-/* Copies between GPUs of one host by CUDA's copy engines (runtime/transfer/moves.h). */
+/* Copies between GPUs of one host by CUDA's copy engines (runtime/transfer/gpu.h). */
 #include "config.h"
 
-#include "runtime/transfer/moves.h"
+#include "runtime/transfer/gpu.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -357,3 +357,9 @@ int tt_gpu_run(struct fetch *f, enum gpu_role role, cl_uint src, size_t off, siz
 }
 
 /* Registers, once, how the transport names operations of buffer bytes in its messages. */
+
+bool tt_transfer_into_possible(cl_context ctx, cl_uint src, cl_mem sroot, size_t so, cl_uint dom,
+                               cl_mem droot, size_t dof)
+{
+  return tt_gpu_pair_of(ctx, src, sroot, so, dom, droot, dof);
+}

@@ -1,10 +1,10 @@
-/* Moves through host memory that take turns in pinned staging slots (runtime/transfer/moves.h):
+/* Moves through host memory that take turns in pinned staging slots (runtime/transfer/staging.h):
  * copies between two domains of this rank, and the pieces of transfers between ranks that
  * go through staging or a host copy of their own. */
 #include "config.h"
 
 #include "runtime/memory/domain.h"
-#include "runtime/transfer/moves.h"
+#include "runtime/transfer/staging.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -23,7 +23,7 @@ struct fetch {
   ptrdiff_t into_delta;
 };
 
-/* runtime/transfer/transfer.c: runs one step of the transfer planner (runtime/transfer/route.h)
+/* runtime/transfer/execute.c: runs one step of the transfer planner (runtime/transfer/route.h)
  * for f's command: within this rank (between GPUs by CUDA where it can, else through host
  * memory), or between this rank and s->peer. Nonzero with f->err set on failure. */
 int tt_transfer_run(struct fetch *f, const struct tt_step *s);

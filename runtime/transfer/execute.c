@@ -1,12 +1,14 @@
-/* The planner's transfers (runtime/transfer/transfer.h): bytes a command's domain lacks, moved from a
- * holder through host memory within a rank, between ranks in pieces (mapped here, through
- * pinned staging or host copies: runtime/transfer/staging.c, or straight from and into
- * buffers in host memory), or between GPUs of one host by CUDA's copy engines
- * (runtime/transfer/gpu.c). runtime/command/coherence.c decides what moves where. */
+/* The executor of the transfer planner's steps (runtime/transfer/transfer.h,
+ * runtime/transfer/route.h): bytes a command's domain lacks, moved from a holder through host
+ * memory within a rank, between ranks in pieces (mapped here, through pinned staging or host
+ * copies: runtime/transfer/staging.c, or straight from and into buffers in host memory here),
+ * or between GPUs of one host by CUDA's copy engines (runtime/transfer/gpu.c). */
 #include "config.h"
 
 #include "runtime/memory/domain.h"
+#include "runtime/transfer/gpu.h"
 #include "runtime/transfer/moves.h"
+#include "runtime/transfer/staging.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,55 +20,6 @@
 #include "runtime/job/trace.h"
 #include "runtime/job/transport.h"
 #include "runtime/memory/window.h"
-
-struct transfer_desc tt_transfer_of(const struct fetch *f, int src, int dst, size_t off, size_t len,
-                       uint64_t id)
-{
-  struct transfer_desc x = {src, dst, f->root->obj.id, off, len, tt_plan_cur.cmd, "", id};
-  snprintf(x.cmd_name, sizeof x.cmd_name, "%s", tt_plan_cur.name);
-  return x;
-}
-
-/* "buffer #12 bytes 0+4194304 from rank 0 to rank 1 (message 3) for command #7 (vec_add)" */
-const char *tt_transfer_str(const struct transfer_desc *x, char *buf, size_t cap)
-{
-  snprintf(buf, cap, "buffer #%llu bytes %zu+%zu from rank %d to rank %d (message %llu) for "
-           "command #%llu (%s)", (unsigned long long)x->mem, x->off, x->len, x->src, x->dst,
-           (unsigned long long)x->id, (unsigned long long)x->cmd, x->cmd_name);
-  return buf;
-}
-
-/* The transport's operations of buffer bytes carry a piece or a staged piece, both starting
- * with their description (struct transfer_desc). */
-static void describe_transfer(void *arg, char *buf, size_t cap)
-{
-  tt_transfer_str(arg, buf, cap);
-}
-
-/* The native buffer holding the root's bytes [off, off+len) in local domain dom (its window,
- * runtime/memory/window.h); *at (unless NULL): their offset in it, *host (unless NULL): their
- * address when it lives in Tutti's memory. NULL with f->err set when no window could be
- * made. */
-cl_mem tt_transfer_placed(struct fetch *f, cl_uint dom, size_t off, size_t len, size_t *at,
-                      unsigned char **host)
-{
-  return tt_transfer_placed_in(f, f->root, dom, off, len, at, host);
-}
-
-cl_mem tt_transfer_placed_in(struct fetch *f, cl_mem root, cl_uint dom, size_t off, size_t len,
-                         size_t *at, unsigned char **host)
-{
-  struct tt_place p;
-  f->err = tt_window_place(root, dom, off, len, &p);
-  if (f->err != CL_SUCCESS)
-    return NULL;
-  if (at)
-    *at = p.off;
-  if (host)
-    *host = p.host;
-  return p.native;
-}
-
 
 /* Transfers between ranks travel in pieces (TUTTI_PIECE bytes, 4 MiB by default), so that
  * the source, the network and the destination overlap. A transfer of several pieces between
@@ -244,23 +197,6 @@ void tt_transfer_domain_release(struct tt_domain *dm)
  * receives into the buffer's memory itself, once the commands the transfer must follow are
  * complete (callbacks on their events, nothing on any queue); a user event of the domain
  * stands for the transfer in the buffer's accesses, set when every piece has moved. */
-/* Counts in *waiting each event of deps not complete yet and has ready(arg) called as each
- * completes (the caller holds one more count while setting up, and acts when the count ends).
- * An event that takes no callback is waited for here. */
-void tt_transfer_wait_for(struct tt_deps *deps, atomic_int *waiting,
-                      void (CL_CALLBACK *ready)(cl_event, cl_int, void *), void *arg)
-{
-  for (size_t i = 0; i < deps->n; i++) {
-    if (tt_native_status(deps->ev[i]) <= CL_COMPLETE)
-      continue;
-    atomic_fetch_add(waiting, 1);
-    if (tt_native_callback(deps->ev[i], CL_COMPLETE, ready, arg) != CL_SUCCESS) {
-      TT_NATIVE_DISPATCH(deps->ev[i])->clWaitForEvents(1, &deps->ev[i]);
-      atomic_fetch_sub(waiting, 1);
-    }
-  }
-}
-
 struct direct {
   struct transfer_desc what;     /* first: the transport describes operations by it */
   cl_event done;        /* set when every piece has moved */
@@ -383,23 +319,6 @@ static int direct_run(struct fetch *f, cl_uint dom, size_t off, size_t len, bool
   return f->err != CL_SUCCESS;
 }
 
-static void describe_once(void)
-{
-  static bool described;
-  if (described)
-    return;
-  tt_transport_describe_with(TT_CH_DATA, describe_transfer);
-  tt_transport_describe_with(TT_CH_PEER, describe_transfer);
-  tt_transport_describe_with(TT_CH_ANSWER, describe_transfer);
-  described = true;
-}
-
-bool tt_transfer_into_possible(cl_context ctx, cl_uint src, cl_mem sroot, size_t so, cl_uint dom,
-                               cl_mem droot, size_t dof)
-{
-  return tt_gpu_pair_of(ctx, src, sroot, so, dom, droot, dof);
-}
-
 /* Each piece of a step between ranks mapped where the buffer lives and, once mapped, sent
  * or received into; the command waits for every piece received. */
 static void run_mapped(struct fetch *f, const struct tt_step *s, cl_uint dom)
@@ -498,7 +417,7 @@ static int engines_lost(struct fetch *f, const struct tt_step *s)
 
 int tt_transfer_run(struct fetch *f, const struct tt_step *s)
 {
-  describe_once();
+  tt_transfer_describe_once();
   int stop;
   switch (s->route) {
   case TT_ROUTE_UNWRITTEN:
