@@ -1,6 +1,6 @@
 /* What each part of a split launch uses of the launch's buffer arguments (doc/split.md,
  * "Execution"): the walk over the arguments that runtime/command/split.c plans a launch by,
- * apart from OpenCL's types so that tables test it (tests/unit_parts.c). */
+ * apart from OpenCL's types so that tables test it (tests/unit/unit_parts.c). */
 #ifndef TUTTI_ANN_PARTS_H
 #define TUTTI_ANN_PARTS_H
 

@@ -1,5 +1,5 @@
 /* The six kernels of apps/split, annotated (doc/split.md): also the table that
- * tests/unit_derive.c derives annotations from with the pragmas removed and compares with the
+ * tests/unit/unit_derive.c derives annotations from with the pragmas removed and compares with the
  * written ones. */
 #ifndef TUTTI_APPS_SPLIT_KERNELS_H
 #define TUTTI_APPS_SPLIT_KERNELS_H

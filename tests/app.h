@@ -1,5 +1,5 @@
 /* For the test programs that run as plain OpenCL applications under tutti-run
- * (tests/host_app.c, tests/diverge.c): a call that must succeed, or the program stops and
+ * (tests/host/host_app.c, tests/api/diverge.c): a call that must succeed, or the program stops and
  * names it; every device of the platform opened at once. */
 #ifndef TUTTI_TEST_APP_H
 #define TUTTI_TEST_APP_H

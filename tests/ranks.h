@@ -1,5 +1,5 @@
-/* For the test programs run by tutti-run whose checks run on every rank (tests/cluster.c,
- * tests/agree.c): failed checks counted per rank and named with the rank, and whether a
+/* For the test programs run by tutti-run whose checks run on every rank (tests/cluster/cluster.c,
+ * tests/api/agree.c): failed checks counted per rank and named with the rank, and whether a
  * value is the same on every rank (through MPI, which Tutti started). The program defines
  * `failures` and `rank`. */
 #ifndef TUTTI_TEST_RANKS_H

@@ -1,5 +1,5 @@
-# Sourced by the test scripts that run a TAP-printing program several times (tests/agree.sh,
-# tests/cluster.sh, tests/api-ranks.test). renumber OUT COUNT NOTE RC prints the program's
+# Sourced by the test scripts that run a TAP-printing program several times (tests/api/agree.sh,
+# tests/cluster/cluster.sh, tests/api/api-ranks.test). renumber OUT COUNT NOTE RC prints the program's
 # "ok I - ..." lines of groups 1..COUNT found in OUT (anywhere in a line; a "not ok" of any
 # rank wins), numbered on from $n (which it advances), with NOTE added inside each line's
 # closing parenthesis; a group that printed nothing is "not ok", with the exit status RC.

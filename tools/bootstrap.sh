@@ -15,8 +15,8 @@ cd "$(dirname "$0")/.."
 
 packages="ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo openmpi-bin libopenmpi-dev
           autoconf automake libtool pkg-config make gcc g++ binutils help2man man-db"
-# The pyopencl test (tests/pyopencl.test) runs Debian's pyopencl through Tutti; the piglit
-# test (tests/piglit.test) piglit's OpenCL API tests.
+# The pyopencl test (tests/api/pyopencl.test) runs Debian's pyopencl through Tutti; the piglit
+# test (tests/api/piglit.test) piglit's OpenCL API tests.
 if [ "$what" = check ]; then packages="$packages python3-pyopencl piglit"; fi
 missing=""
 for p in $packages; do

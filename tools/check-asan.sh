@@ -1,7 +1,7 @@
 #!/bin/sh
 # Builds a copy of the tree with AddressSanitizer and runs the agreement
-# tests (tests/agree: host waits, events, errors alike on every rank), the cluster tests,
-# the rule that the program's memory is its own once a command is done (tests/hostmem, its
+# tests (tests/api/agree: host waits, events, errors alike on every rank), the cluster tests,
+# the rule that the program's memory is its own once a command is done (tests/host/hostmem, its
 # memory freed right after each command, so that any later touch is reported) and kernels
 # split without annotations (apps/autosplit through the aggregate device: libclang's reading
 # of the kernels, derived regions, merged writes) at 4 ranks under it, plain and with
@@ -17,7 +17,7 @@ mkdir -p "$dir/src"
 (cd "$src" && git ls-files -z | xargs -0 tar cf -) | (cd "$dir/src" && tar xf -)
 cd "$dir/src" || exit 2
 { autoreconf -fi && ./configure CFLAGS="-g -O1 -fsanitize=address -fno-omit-frame-pointer" \
-    LDFLAGS="-fsanitize=address" && make -j"$(nproc)" && make tests/agree tests/cluster tests/hostmem \
+    LDFLAGS="-fsanitize=address" && make -j"$(nproc)" && make tests/api/agree tests/cluster/cluster tests/host/hostmem \
     apps/autosplit tests/vendors/tutti.icd; } > "$dir/build.log" 2>&1 || { echo "asan build failed: $dir/build.log"; exit 2; }
 top_builddir=$PWD top_srcdir=$PWD
 . ./tests/env.sh
@@ -25,11 +25,12 @@ top_builddir=$PWD top_srcdir=$PWD
 supp="$src/tools/lsan.supp"
 asan=$(gcc -print-file-name=libasan.so)
 status=0
-for run in "agree all 300" "agree-stress all 300" "cluster" "hostmem 2" "autosplit"; do
-  prog=${run%% *}
-  args=${run#"$prog"}
-  stress= path=./tests/$prog aggregate=
-  [ "$prog" = agree-stress ] && { prog=agree; stress=17; path=./tests/agree; }
+for run in "api/agree all 300" "api/agree-stress all 300" "cluster/cluster" "host/hostmem 2" "autosplit"; do
+  test=${run%% *}
+  prog=${test#*/}
+  args=${run#"$test"}
+  stress= path=./tests/$test aggregate=
+  [ "$prog" = agree-stress ] && { prog=agree; stress=17; path=./tests/api/agree; }
   [ "$prog" = autosplit ] && { path=./apps/autosplit; aggregate=all; }
   log="$dir/$prog${stress:+-stress}.log"
   # shellcheck disable=SC2086

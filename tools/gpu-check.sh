@@ -11,8 +11,8 @@
 #                                            "transfer": only GPU-to-GPU transfers between two
 #                                            ranks against raw MPI, staged and mapped;
 #                                            "layouts": the host's GPUs as 1 rank with all, 2
-#                                            ranks, ..., a rank each: tests/cluster,
-#                                            tests/api, the collectives, the split apps and
+#                                            ranks, ..., a rank each: tests/cluster/cluster,
+#                                            tests/api/api, the collectives, the split apps and
 #                                            spilling k-means (each device's budget half its
 #                                            data), then the split apps 10 times a rank each;
 #                                            a line per run, "FAILED" where one did not pass
@@ -61,7 +61,7 @@ fi
 if [ "$only" = layouts ]; then
   if ! { ./configure CPPFLAGS="$extra_cppflags" LDFLAGS="$extra_ldflags" &&
          make -j"$(nproc)" libtutti.la libtutti-host.la tutti-run tests/vendors/tutti.icd \
-           tests/cluster tests/api tests/collective apps/split; } >"$out/build.log" 2>&1; then
+           tests/cluster/cluster tests/api/api tests/cluster/collective apps/split; } >"$out/build.log" 2>&1; then
     tail -n 40 "$out/build.log"
     exit 1
   fi
@@ -98,9 +98,9 @@ if [ "$only" = layouts ]; then
   while [ "$r" -le "$n" ]; do
     if [ $((n % r)) -eq 0 ]; then
       lay="$r rank(s) x $((n / r)) GPU(s)"
-      run "$lay: tests/cluster" "$r" ./tests/cluster
-      run "$lay: tests/api" "$r" ./tests/api
-      run "$lay: tests/collective" "$r" ./tests/collective
+      run "$lay: tests/cluster/cluster" "$r" ./tests/cluster/cluster
+      run "$lay: tests/api/api" "$r" ./tests/api/api
+      run "$lay: tests/cluster/collective" "$r" ./tests/cluster/collective
       run "$lay: split apps" "$r" env JACOBI_ITERS=20 ./apps/split all 4
       # k-means' points (kscale / 2 MiB), split only (no device could hold them whole): each
       # device holds 1/n of them, its budget half that.
@@ -116,7 +116,7 @@ if [ "$only" = layouts ]; then
   exit $((failed != 0))
 fi
 if ! { ./configure --prefix=/tmp/tt-inst CPPFLAGS="$extra_cppflags" LDFLAGS="$extra_ldflags" &&
-       make -j"$(nproc)" && make -j"$(nproc)" tests/api tests/same tests/cluster bench/overhead bench/cluster apps/vecadd tests/vendors/tutti.icd tests/host_app tests/diverge tests/trace_check &&
+       make -j"$(nproc)" && make -j"$(nproc)" tests/api/api tests/api/same tests/cluster/cluster bench/overhead bench/cluster apps/vecadd tests/vendors/tutti.icd tests/host/host_app tests/api/diverge tests/cluster/trace_check &&
        make install; } >"$out/build.log" 2>&1; then
   tail -n 40 "$out/build.log"
   exit 1
@@ -136,13 +136,13 @@ if [ "$only" = host ]; then
   timeout 120 ./tutti-run -n "$n" ./tutti-info --check 2>&1
   log "host layer: seeded from the clock and /dev/urandom, a result file, on $n GPU rank(s)"
   rm -f /tmp/tt-host.txt
-  timeout 120 ./tutti-run -n "$n" ./tests/host_app /tmp/tt-host.txt /tmp/tt-host-dir 2>&1
+  timeout 120 ./tutti-run -n "$n" ./tests/host/host_app /tmp/tt-host.txt /tmp/tt-host-dir 2>&1
   echo "exit $?; the file:"; cat /tmp/tt-host.txt
   log "divergence on $n GPU rank(s)"
-  timeout 60 ./tutti-run -n "$n" ./tests/diverge 2>&1 | grep -v "^$" | head -n 3
+  timeout 60 ./tutti-run -n "$n" ./tests/api/diverge 2>&1 | grep -v "^$" | head -n 3
   log "trace of the demo on $n GPU rank(s)"
   timeout 120 ./tutti-run -n "$n" --trace "$out/demo-trace.json" ./apps/vecadd 2>&1
-  ./tests/trace_check "$out/demo-trace.json" "$n" vec_add "$n" 2>&1
+  ./tests/cluster/trace_check "$out/demo-trace.json" "$n" vec_add "$n" 2>&1
   grep -o '"name":"vec_add"[^}]*}' "$out/demo-trace.json" | head -n 4
   log "the check's cost on the GPUs (tiny kernels, check off then on)"
   for c in 0 1 0 1; do TUTTI_CHECK=$c timeout 120 ./tutti-run -n "$n" ./bench/cluster 1 5 20000 2>&1 | grep -A1 "tiny kernels" | sed "s/^/check=$c: /"; done
@@ -160,13 +160,13 @@ log "demo: vector addition on the GPUs, through tutti-run"
 
 export OCL_ICD_VENDORS=$PWD/tests/vendors OCL_ICD_FILENAMES=$PWD/.libs/libtutti.so
 log "API tests on the NVIDIA GPU"
-TUTTI_BACKENDS=nvidia TT_TEST_BACKEND=nvidia timeout 300 ./tests/api 2>&1
+TUTTI_BACKENDS=nvidia TT_TEST_BACKEND=nvidia timeout 300 ./tests/api/api 2>&1
 log "API tests on every backend at once (PoCL CPU and NVIDIA GPU in one context)"
-POCL_DEVICES=pthread TT_TEST_BACKEND=any timeout 300 ./tests/api 2>&1
+POCL_DEVICES=pthread TT_TEST_BACKEND=any timeout 300 ./tests/api/api 2>&1
 log "same results through NVIDIA directly and through Tutti"
 echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/nv.icd
-LD_PRELOAD=$ocl_icd OCL_ICD_VENDORS=/tmp/nv.icd ./tests/same > "$out/same-nvidia.txt" 2>&1
-TUTTI_BACKENDS=nvidia LD_PRELOAD=$ocl_icd ./tests/same > "$out/same-tutti.txt" 2>&1
+LD_PRELOAD=$ocl_icd OCL_ICD_VENDORS=/tmp/nv.icd ./tests/api/same > "$out/same-nvidia.txt" 2>&1
+TUTTI_BACKENDS=nvidia LD_PRELOAD=$ocl_icd ./tests/api/same > "$out/same-tutti.txt" 2>&1
 if cmp -s "$out/same-nvidia.txt" "$out/same-tutti.txt"; then echo "identical"; else
   echo "DIFFERENT:"; cat "$out/same-nvidia.txt" "$out/same-tutti.txt"; fi
 
@@ -180,10 +180,10 @@ if [ "$ngpus" -ge 2 ]; then
   TUTTI_BACKENDS=nvidia /tmp/tt-inst/bin/tutti-run -n "$ngpus" /tmp/tt-inst/bin/tutti-info 2>&1
   TUTTI_BACKENDS=nvidia /tmp/tt-inst/bin/tutti-run -n "$ngpus" ./apps/vecadd 2>&1
   log "cluster tests on the GPUs, one rank each"
-  TUTTI_BACKENDS=nvidia TUTTI_ICD=$PWD/tests/vendors/tutti.icd timeout 120 ./tutti-run -n "$ngpus" ./tests/cluster 2>&1
-  TUTTI_STAGING=off TUTTI_BACKENDS=nvidia TUTTI_ICD=$PWD/tests/vendors/tutti.icd timeout 120 ./tutti-run -n "$ngpus" ./tests/cluster 2>&1
+  TUTTI_BACKENDS=nvidia TUTTI_ICD=$PWD/tests/vendors/tutti.icd timeout 120 ./tutti-run -n "$ngpus" ./tests/cluster/cluster 2>&1
+  TUTTI_STAGING=off TUTTI_BACKENDS=nvidia TUTTI_ICD=$PWD/tests/vendors/tutti.icd timeout 120 ./tutti-run -n "$ngpus" ./tests/cluster/cluster 2>&1
   log "cluster tests on every device (CPU and GPUs) over $ngpus ranks"
-  TUTTI_ICD=$PWD/tests/vendors/tutti.icd timeout 200 ./tutti-run -n "$ngpus" ./tests/cluster 2>&1
+  TUTTI_ICD=$PWD/tests/vendors/tutti.icd timeout 200 ./tutti-run -n "$ngpus" ./tests/cluster/cluster 2>&1
   log "transfer between the GPUs of two ranks (pinned staging, then maps), and tiny kernels"
   TUTTI_BACKENDS=nvidia TUTTI_ICD=$PWD/tests/vendors/tutti.icd timeout 120 ./tutti-run -n 2 ./bench/cluster 64 15 20000 2>&1
   TUTTI_STAGING=off TUTTI_BACKENDS=nvidia TUTTI_ICD=$PWD/tests/vendors/tutti.icd timeout 120 ./tutti-run -n 2 ./bench/cluster 64 15 1000 2>&1 | grep transfer

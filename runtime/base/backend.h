@@ -26,7 +26,7 @@ struct tt_backend_platform {
    * offset (zero or not) and extent too, while its release takes the first entry of the
    * kernel and local size: with two entries of one kernel in use at once, a release takes
    * the other's count and a later one aborts ('found->ref_count > 0', PoCL 3.1 common.c).
-   * tests/pocl_parts shows it with PoCL alone. */
+   * tests/split/pocl_parts shows it with PoCL alone. */
   bool serial_parts;
   /* NVIDIA's OpenCL (driver 580) may call an event's callbacks 10-80 ms after the command
    * ended while nothing waits in the driver (a split Jacobi's halo copies waited for them,

@@ -99,9 +99,9 @@ struct tt_nqueue {
 struct tt_domain {
   int rank;
   cl_uint bp_index;
-  bool local;
-  struct tt_backend_platform *bp; /* local domains only */
-  cl_context native;              /* local domains only */
+  bool actual;                    /* this rank's (its native context and queues are here) */
+  struct tt_backend_platform *bp; /* actual domains only */
+  cl_context native;              /* actual domains only */
   struct native_ctx *native_ctx;  /* and who holds it (runtime/program/context.c) */
   struct tt_nqueue *internal; /* lazily made in-order queue for transfers */
   struct tt_nqueue *unmaps;   /* lazily made queue for the unmaps of transfer pieces: they

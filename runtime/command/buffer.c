@@ -221,7 +221,7 @@ static cl_int unmap_setup(struct tt_cmd *c, struct tt_cmd_work *w)
   if (rec->domain == c->dom)
     return CL_SUCCESS;
   c->dom = rec->domain;
-  c->actual = c->ctx->domains[c->dom].local;
+  c->actual = c->ctx->domains[c->dom].actual;
   c->rank = c->ctx->domains[c->dom].rank;
   c->d = c->actual ? c->ctx->domains[c->dom].bp->d : NULL;
   c->nq = NULL;

@@ -72,7 +72,7 @@ static int view_run(void *arg, const struct tt_step *s)
                            s->pieces, f->root->obj.id, s->off, s->len);
   int stop = tt_transfer_run(f, s);
   if (!stop && s->route != TT_ROUTE_UNWRITTEN && tt_plan_cur.part &&
-      f->ctx->domains[s->dst].local && tt_plan_cur.device && tt_plan_cur.device->actual)
+      f->ctx->domains[s->dst].actual && tt_plan_cur.device && tt_plan_cur.device->actual)
     atomic_fetch_add_explicit(&tt_stats_device(tt_plan_cur.device->index)->halo_bytes, s->len,
                               memory_order_relaxed);
   return stop;
@@ -105,7 +105,7 @@ cl_int tt_coherence_use(struct tt_deps *d, cl_context ctx, cl_uint dom, struct t
   cl_mem root = m->root;
   if (len == 0)
     return CL_SUCCESS;
-  bool actual = ctx->domains[dom].local;
+  bool actual = ctx->domains[dom].actual;
   struct tt_place place;
   if (tt_windowed(root)) {
     /* The window its bytes arrive in (placed on every rank: window.h). */
@@ -165,7 +165,7 @@ static cl_int bring(cl_mem root, size_t off, size_t len, cl_uint dom, int from)
   cl_context ctx = root->context;
   struct tt_domain *dm = &ctx->domains[dom];
   struct tt_nqueue *q = NULL;
-  cl_int err = dm->local ? tt_order_internal_queue(ctx, dom, &q) : CL_SUCCESS;
+  cl_int err = dm->actual ? tt_order_internal_queue(ctx, dom, &q) : CL_SUCCESS;
   if (err != CL_SUCCESS)
     return err;
   struct tt_deps deps;
@@ -192,7 +192,7 @@ cl_int tt_coherence_attach(cl_mem root, cl_uint dom)
     return err;
   if (!root->written) {
     /* Nothing to copy: the attached device starts from zeros. */
-    if (dm->local) {
+    if (dm->actual) {
       struct tt_nqueue *q;
       struct tt_deps deps;
       tt_deps_init(&deps);

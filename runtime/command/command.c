@@ -398,7 +398,7 @@ bool tt_cmd_discard(struct tt_cmd *c, cl_uint nwait, const cl_event *wait, const
     return false;
   for (cl_uint i = 0; i < n; i++) {
     cl_mem r = mems[i] ? mems[i]->root : NULL;
-    if (r && (r->attached == TT_NOT_ATTACHED || c->ctx->domains[r->attached].local))
+    if (r && (r->attached == TT_NOT_ATTACHED || c->ctx->domains[r->attached].actual))
       return false;
   }
   *err = CL_SUCCESS;

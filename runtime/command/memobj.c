@@ -166,7 +166,7 @@ cl_mem tt_buffer_new(cl_context context, cl_mem_flags flags, size_t size, void *
   }
   for (cl_uint i = 0; i < context->ndomains && !spread; i++) {
     struct tt_domain *dm = &context->domains[i];
-    if (!dm->local)
+    if (!dm->actual)
       continue;
     void *host = NULL;
     m->native[i] = tt_window_native_new(context, i, m, flags, size, host_ptr, &host, &err);
@@ -226,7 +226,7 @@ cl_mem tt_sub_buffer_new(cl_mem buffer, cl_mem_flags flags, const cl_buffer_regi
       if (err != CL_SUCCESS)
         goto out;
     }
-    if (!dm->local)
+    if (!dm->actual)
       continue;
     m->native[i] = dm->bp->d->clCreateSubBuffer(whole.native, native_flags,
                                                 CL_BUFFER_CREATE_TYPE_REGION, r, &err);

@@ -228,7 +228,7 @@ bool tt_build_turn_next(struct tt_turns *t, cl_uint *k, cl_uint *n)
     }
     cl_uint d = t->k++;
     cl_uint m = tt_build_native_devices(t->p, d, t->num, t->list, t->nd);
-    if (!m || !ctx->domains[d].local || (t->need_native && !t->p->native[d]) ||
+    if (!m || !ctx->domains[d].actual || (t->need_native && !t->p->native[d]) ||
         !builds_in_turn(t, t->turn, ctx, d))
       continue;
     *k = d;

@@ -80,8 +80,8 @@ bool tt_domain_direct_memory(cl_context ctx, cl_uint dom)
   if (dm->direct < 0) {
     bool several = false;
     for (cl_uint i = 0; i < ctx->ndomains; i++)
-      several |= !ctx->domains[i].local;
-    dm->direct = dm->local && several && tt_env()->staging < 0 && !device_memory(ctx, dom) &&
+      several |= !ctx->domains[i].actual;
+    dm->direct = dm->actual && several && tt_env()->staging < 0 && !device_memory(ctx, dom) &&
                  probe_direct(dm);
   }
   pthread_mutex_unlock(&probing);

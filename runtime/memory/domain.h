@@ -5,14 +5,14 @@
 
 #include "runtime/order/order.h"
 
-/* Whether buffers of local domain dom should live in host memory that Tutti allocates
+/* Whether buffers of actual domain dom should live in host memory that Tutti allocates
  * (CL_MEM_USE_HOST_PTR): the context spans several ranks, the backend keeps buffers in host
  * memory (CL_DEVICE_HOST_UNIFIED_MEMORY), TUTTI_STAGING is auto, and a probe found the
  * backend's commands working on that very memory. Transfers between ranks then send from and
  * receive into it directly. Decided once per domain. */
 bool tt_domain_direct_memory(cl_context ctx, cl_uint dom);
 
-/* Whether local domain dom's devices have memory of their own (not the host's): transfers
+/* Whether actual domain dom's devices have memory of their own (not the host's): transfers
  * there go through pinned host memory. */
 bool tt_domain_device_memory(cl_context ctx, cl_uint dom);
 

@@ -22,8 +22,8 @@ static void prefetch_wanted(cl_context ctx, cl_uint dom, const struct tt_window_
       tt_check_call("prefetch", 0, v, sizeof v / sizeof v[0]);
     }
     TT_LOG(TT_LOG_MM, "buffer #%llu: window %zu-%zu prefetched into %s (domain %u)",
-           (unsigned long long)want[i].root->obj.id, want[i].lo, want[i].hi, tt_win_dom_name(dm), dom);
-    if (tt_win_cover(want[i].root, dom, want[i].lo, want[i].hi, true, &w) != CL_SUCCESS)
+           (unsigned long long)want[i].root->obj.id, want[i].lo, want[i].hi, tt_window_dom_name(dm), dom);
+    if (tt_window_cover(want[i].root, dom, want[i].lo, want[i].hi, true, &w) != CL_SUCCESS)
       break;
   }
 }
@@ -44,16 +44,16 @@ static size_t prefetch_told(cl_context ctx, cl_uint dom, const struct tt_window_
     if (!tt_windowed(root) || root->transient)
       continue;
     size_t lo, hi, i, j;
-    tt_win_span(root, next[r].lo, next[r].hi - next[r].lo, &lo, &hi);
+    tt_window_span(root, next[r].lo, next[r].hi - next[r].lo, &lo, &hi);
     if (hi - lo > ahead - bytes)
       break;
     struct tt_window_set *s = &root->windows[dom];
-    tt_win_overlap(s, lo, hi, &i, &j);
+    tt_window_overlap(s, lo, hi, &i, &j);
     bool evicted = false;
     for (size_t k = i; k < j; k++) {
       evicted |= !s->w[k].resident;
       if (s->w[k].resident)
-        tt_win_touch(root, dom, &s->w[k], true);
+        tt_window_touch(root, dom, &s->w[k], true);
     }
     bytes += hi - lo;
     if (evicted)
@@ -73,13 +73,13 @@ static size_t prefetch_chain(cl_context ctx, cl_uint dom, size_t ahead)
   struct tt_window_range want[PREFETCH_STEPS] = {{NULL, 0, 0}};
   size_t n = 0, bytes = 0;
   cl_mem root = dm->last_root;
-  struct tt_window *w = tt_win_holding(root, dom, dm->last_at);
+  struct tt_window *w = tt_window_holding(root, dom, dm->last_at);
   for (int step = 0; w && w->next_id && step < PREFETCH_STEPS; step++) {
-    w = tt_win_at(ctx, dom, w->next_id, w->next_at, &root);
+    w = tt_window_at(ctx, dom, w->next_id, w->next_at, &root);
     if (!w || w->epoch == tt_plan_epoch || w->hi - w->lo > ahead - bytes)
       break;
     bytes += w->hi - w->lo;
-    tt_win_touch(root, dom, w, true);
+    tt_window_touch(root, dom, w, true);
     if (!w->resident)
       want[n++] = (struct tt_window_range){root, w->lo, w->hi};
   }
@@ -98,7 +98,7 @@ void tt_window_prefetch(cl_context ctx, cl_uint dom, const struct tt_window_rang
   if (ahead == SIZE_MAX) {
     /* By default a quarter of the budget, where the chain guesses; what the next command
      * will use for certain, up to all of it (those windows would come back for it anyway). */
-    size_t budget = tt_win_budget(ctx, dom);
+    size_t budget = tt_window_budget(ctx, dom);
     ahead = budget == SIZE_MAX ? 0 : nnext ? budget : budget / 4;
   }
   size_t bytes = nnext ? prefetch_told(ctx, dom, next, nnext, ahead)

@@ -90,17 +90,17 @@ static cl_mem_flags window_flags(cl_mem root)
   return root->flags & ~(cl_mem_flags)(CL_MEM_COPY_HOST_PTR | CL_MEM_ALLOC_HOST_PTR);
 }
 
-struct tt_stats_device *tt_win_stats_of(cl_context ctx, cl_uint dom)
+struct tt_stats_device *tt_window_stats_of(cl_context ctx, cl_uint dom)
 {
   cl_device_id dev = ctx->domains[dom].first_device;
   return tt_stats_device(dev ? dev->index : UINT32_MAX);
 }
 
 /* Windows held in a domain count for its first device (TUTTI_STATS). */
-void tt_win_count(cl_mem root, cl_uint dom, int64_t delta)
+void tt_window_count(cl_mem root, cl_uint dom, int64_t delta)
 {
   root->context->domains[dom].held += (size_t)delta;
-  struct tt_stats_device *s = tt_win_stats_of(root->context, dom);
+  struct tt_stats_device *s = tt_window_stats_of(root->context, dom);
   uint64_t now = atomic_fetch_add_explicit(&s->window_bytes, (uint64_t)delta,
                                            memory_order_relaxed) + (uint64_t)delta;
   uint64_t peak = atomic_load_explicit(&s->window_peak, memory_order_relaxed);
@@ -109,7 +109,7 @@ void tt_win_count(cl_mem root, cl_uint dom, int64_t delta)
 }
 
 /* The backend's short name of a domain, local or not (for messages). */
-const char *tt_win_dom_name(const struct tt_domain *dm)
+const char *tt_window_dom_name(const struct tt_domain *dm)
 {
   return dm->bp ? dm->bp->short_name : dm->first_device ? dm->first_device->backend : "?";
 }
@@ -122,9 +122,9 @@ static bool pinned_root(cl_mem root)
          root->attached != TT_NOT_ATTACHED;
 }
 
-/* The most bytes of windows Tutti keeps in a local domain: TUTTI_DEVICE_MEM's budget for its
+/* The most bytes of windows Tutti keeps in a actual domain: TUTTI_DEVICE_MEM's budget for its
  * first device, else that device's global memory less an eighth (at least 256 MiB). */
-size_t tt_win_budget(cl_context ctx, cl_uint dom)
+size_t tt_window_budget(cl_context ctx, cl_uint dom)
 {
   struct tt_domain *dm = &ctx->domains[dom];
   if (dm->budget)
@@ -141,7 +141,7 @@ size_t tt_win_budget(cl_context ctx, cl_uint dom)
     b = g > margin ? (size_t)(g - margin) : SIZE_MAX;
   }
   dm->budget = b;
-  TT_LOG(TT_LOG_MM, "domain %u (%s): %zu bytes of windows at most", dom, tt_win_dom_name(dm), b);
+  TT_LOG(TT_LOG_MM, "domain %u (%s): %zu bytes of windows at most", dom, tt_window_dom_name(dm), b);
   return b;
 }
 
@@ -151,7 +151,7 @@ size_t tt_win_budget(cl_context ctx, cl_uint dom)
 struct spill_walk {
   cl_mem root;
   cl_uint dom;
-  bool local;              /* the domain is this rank's: bytes move (else only counted) */
+  bool actual;             /* the domain is this rank's: bytes move (else only counted) */
   bool back;               /* host copy -> device (else device -> host copy, made here) */
   bool ahead;              /* back, ahead of use (prefetch) */
   bool clean;              /* out, into a clean copy that holds the bytes already */
@@ -172,7 +172,7 @@ static int spill_run(void *arg, size_t off, size_t len, tt_holders holders)
   if (!tt_holders_has(holders, m->dom))
     return 0;
   m->bytes += len;
-  if (!m->local || m->clean)
+  if (!m->actual || m->clean)
     return 0;
   cl_context ctx = m->root->context;
   struct tt_domain *dm = &ctx->domains[m->dom];
@@ -181,7 +181,7 @@ static int spill_run(void *arg, size_t off, size_t len, tt_holders holders)
   if (!m->q) {
     m->err = tt_order_internal_queue(ctx, m->dom, &m->q);
     if (m->err == CL_SUCCESS && !m->sp &&
-        !(m->sp = tt_spill_new(m->len, tt_win_stats_of(ctx, m->dom), ctx, m->dom)))
+        !(m->sp = tt_spill_new(m->len, tt_window_stats_of(ctx, m->dom), ctx, m->dom)))
       m->err = CL_OUT_OF_HOST_MEMORY;
     if (m->err == CL_SUCCESS)
       m->err = tt_order_after(&deps, ctx, m->dom, m->q, m->root, m->lo, m->len, true);
@@ -271,7 +271,7 @@ static size_t first_past(const struct tt_window_set *s, size_t x, bool by_end)
 }
 
 /* The window of root in dom holding byte `at`, or NULL. */
-struct tt_window *tt_win_holding(cl_mem root, cl_uint dom, size_t at)
+struct tt_window *tt_window_holding(cl_mem root, cl_uint dom, size_t at)
 {
   struct tt_window_set *s = &root->windows[dom];
   size_t k = first_past(s, at, false);
@@ -281,7 +281,7 @@ struct tt_window *tt_win_holding(cl_mem root, cl_uint dom, size_t at)
 size_t tt_window_size_at(cl_mem root, cl_uint dom, size_t at)
 {
   TT_ASSERT_PLAN_HELD();
-  const struct tt_window *w = tt_win_holding(root, dom, at);
+  const struct tt_window *w = tt_window_holding(root, dom, at);
   return w ? w->hi - w->lo : 0;
 }
 
@@ -290,7 +290,7 @@ static int drop_run(void *arg, size_t off, size_t len, tt_holders holders)
   struct drop_walk *d = arg;
   for (unsigned o = tt_holders_next(holders, 0); o != UINT_MAX;
        o = tt_holders_next(holders, o + 1)) {
-    const struct tt_window *w = o == d->dom ? NULL : tt_win_holding(d->root, o, off);
+    const struct tt_window *w = o == d->dom ? NULL : tt_window_holding(d->root, o, off);
     if (w && w->resident && w->hi >= off + len) {
       d->err = tt_rangemap_drop(d->root->latest, off, len, d->dom);
       return d->err;
@@ -328,12 +328,12 @@ static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
   /* A clean copy (the window came back from it, nothing changed since) holds every byte the
    * domain holds newest here: nothing to read. */
   bool clean = w->spill && w->clean && w->clean == held_by(root, dom, w->lo, w->hi);
-  struct spill_walk e = {.root = root, .dom = dom, .local = dm->local, .back = false,
+  struct spill_walk e = {.root = root, .dom = dom, .actual = dm->actual, .back = false,
                          .clean = clean, .native = w->native, .native_lo = w->lo, .lo = w->lo,
                          .len = len, .sp = clean ? w->spill : NULL,
                          .spill_lo = clean ? w->spill_lo : w->lo};
   if (w->spill && !clean)
-    tt_win_spill_unref(ctx, dom, w, w->spill->read != NULL); /* changed since: a new copy */
+    tt_window_spill_unref(ctx, dom, w, w->spill->read != NULL); /* changed since: a new copy */
   w->clean = 0;
   tt_rangemap_walk(root->latest, w->lo, len, spill_run, &e);
   if (e.q)
@@ -341,19 +341,19 @@ static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
   if (e.sp && !clean)
     e.sp->read = e.last;
   if (clean)
-    atomic_fetch_add_explicit(&tt_win_stats_of(ctx, dom)->clean, e.bytes, memory_order_relaxed);
+    atomic_fetch_add_explicit(&tt_window_stats_of(ctx, dom)->clean, e.bytes, memory_order_relaxed);
   if (e.err != CL_SUCCESS) {
     TT_LOG(TT_LOG_ERR, "buffer #%llu: evicting bytes %zu-%zu from %s (domain %u) failed: %s",
-           (unsigned long long)root->obj.id, w->lo, w->hi, tt_win_dom_name(dm), dom,
+           (unsigned long long)root->obj.id, w->lo, w->hi, tt_window_dom_name(dm), dom,
            tt_error_name(e.err));
     if (e.sp)
       tt_spill_release(ctx, dom, e.sp, NULL, false);
     return e.err;
   }
   TT_LOG(TT_LOG_MM, "buffer #%llu: window %zu-%zu evicted from %s (domain %u), %zu of its "
-         "bytes newest there%s", (unsigned long long)root->obj.id, w->lo, w->hi, tt_win_dom_name(dm),
+         "bytes newest there%s", (unsigned long long)root->obj.id, w->lo, w->hi, tt_window_dom_name(dm),
          dom, e.bytes, e.sp ? ", kept in host memory" : "");
-  struct tt_stats_device *st = tt_win_stats_of(ctx, dom);
+  struct tt_stats_device *st = tt_window_stats_of(ctx, dom);
   atomic_fetch_add_explicit(&st->evictions, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&st->evicted, len, memory_order_relaxed);
   atomic_fetch_add_explicit(&st->written_back, e.bytes, memory_order_relaxed);
@@ -364,7 +364,7 @@ static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
                         memory_order_relaxed);
   if (tt_check_active)
     tt_check_call("eviction", 0, v + 1, sizeof v / sizeof v[0] - 1);
-  tt_win_count(root, dom, -(int64_t)len);
+  tt_window_count(root, dom, -(int64_t)len);
   w->resident = false;
   dm->evicted = true;
   /* Only the domain's rank has a native buffer to hand on or free. Its next window uses it
@@ -393,7 +393,7 @@ static cl_int evict(cl_mem root, cl_uint dom, size_t k, struct spare *keep)
   w->spill = e.sp;
   w->spill_lo = e.spill_lo;
   if (!e.bytes) {
-    tt_win_spill_unref(ctx, dom, w, w->spill && w->spill->read);
+    tt_window_spill_unref(ctx, dom, w, w->spill && w->spill->read);
     memmove(&s->w[k], &s->w[k + 1], (s->n - k - 1) * sizeof *s->w);
     s->n--;
   }
@@ -422,7 +422,7 @@ static cl_int make_room(cl_mem root, cl_uint dom, size_t need, size_t lo, size_t
 {
   cl_context ctx = root->context;
   struct tt_domain *dm = &ctx->domains[dom];
-  size_t budget = tt_win_budget(ctx, dom);
+  size_t budget = tt_window_budget(ctx, dom);
   while (dm->held + need > budget) {
     cl_mem victim = NULL;
     size_t vk = 0;
@@ -450,11 +450,11 @@ static cl_int make_room(cl_mem root, cl_uint dom, size_t need, size_t lo, size_t
     if (!victim) {
       /* Every rank fails the command; the domain's own says why. */
       cl_device_id dev = dm->first_device;
-      if (dm->local && !quiet)
+      if (dm->actual && !quiet)
         TT_WARN("device %u (%s): %zu more bytes of windows do not fit its budget of "
              "%zu bytes (TUTTI_DEVICE_MEM) beside the %zu bytes that must stay there (used by "
              "the command being planned, reduction copies, mapped, attached or cut into sub-buffers)",
-             dev ? dev->index : 0, tt_win_dom_name(dm), need, budget, dm->held);
+             dev ? dev->index : 0, tt_window_dom_name(dm), need, budget, dm->held);
       return CL_MEM_OBJECT_ALLOCATION_FAILURE;
     }
     cl_int err = evict(victim, dom, vk, keep);
@@ -471,18 +471,18 @@ static cl_int refill(cl_mem root, cl_uint dom, struct tt_window *o, const struct
 {
   struct tt_domain *dm = &root->context->domains[dom];
   size_t lo = o->lo > w->lo ? o->lo : w->lo, hi = o->hi < w->hi ? o->hi : w->hi;
-  struct spill_walk r = {.root = root, .dom = dom, .local = dm->local, .back = true,
+  struct spill_walk r = {.root = root, .dom = dom, .actual = dm->actual, .back = true,
                          .ahead = ahead, .native = w->native, .native_lo = w->lo, .lo = lo,
                          .len = hi - lo, .sp = o->spill, .spill_lo = o->spill_lo};
   tt_rangemap_walk(root->latest, lo, hi - lo, spill_run, &r);
   if (r.err != CL_SUCCESS) {
     TT_LOG(TT_LOG_ERR, "buffer #%llu: bringing evicted bytes %zu-%zu back to %s failed: %s",
-           (unsigned long long)root->obj.id, lo, hi, tt_win_dom_name(dm), tt_error_name(r.err));
+           (unsigned long long)root->obj.id, lo, hi, tt_window_dom_name(dm), tt_error_name(r.err));
     if (r.last)
       TT_NATIVE_DISPATCH(r.last)->clReleaseEvent(r.last);
     return r.err;
   }
-  struct tt_stats_device *st = tt_win_stats_of(root->context, dom);
+  struct tt_stats_device *st = tt_window_stats_of(root->context, dom);
   atomic_fetch_add_explicit(&st->refetched, r.bytes, memory_order_relaxed);
   if (ahead)
     atomic_fetch_add_explicit(&st->prefetched, r.bytes, memory_order_relaxed);
@@ -500,7 +500,7 @@ static cl_int refill(cl_mem root, cl_uint dom, struct tt_window *o, const struct
 
 /* Gives up evicted window o's share of its host copy: the last share frees it (or hands it
  * back to the domain, `queued` when its last use went to the domain's internal queue). */
-void tt_win_spill_unref(cl_context ctx, cl_uint dom, struct tt_window *o, bool queued)
+void tt_window_spill_unref(cl_context ctx, cl_uint dom, struct tt_window *o, bool queued)
 {
   if (o->spill && --o->spill->refs == 0)
     tt_spill_release(ctx, dom, o->spill, NULL, queued);
@@ -562,13 +562,13 @@ static cl_int carry_over(cl_mem root, cl_uint dom, const struct tt_window *o,
   cl_int err = issue_ordered(root, dom, o->lo, o->hi - o->lo, issue_copy, ow, NULL);
   if (err != CL_SUCCESS)
     TT_LOG(TT_LOG_ERR, "buffer #%llu: widening a window of %s to bytes %zu-%zu failed: %s",
-           (unsigned long long)root->obj.id, tt_win_dom_name(&root->context->domains[dom]), w->lo,
+           (unsigned long long)root->obj.id, tt_window_dom_name(&root->context->domains[dom]), w->lo,
            w->hi, tt_error_name(err));
   return err;
 }
 
 /* Windows of s overlapping [lo, hi): *i .. *j-1. */
-void tt_win_overlap(const struct tt_window_set *s, size_t lo, size_t hi, size_t *i, size_t *j)
+void tt_window_overlap(const struct tt_window_set *s, size_t lo, size_t hi, size_t *i, size_t *j)
 {
   *i = first_past(s, lo, true);
   *j = *i;
@@ -578,13 +578,13 @@ void tt_win_overlap(const struct tt_window_set *s, size_t lo, size_t hi, size_t 
 
 /* The window of dom holding byte `at` of the windowed buffer whose id is id (*root: that
  * buffer), or NULL. */
-struct tt_window *tt_win_at(cl_context ctx, cl_uint dom, uint64_t id, size_t at,
+struct tt_window *tt_window_at(cl_context ctx, cl_uint dom, uint64_t id, size_t at,
                                    cl_mem *root)
 {
   for (size_t r = 0; r < ctx->nwindowed; r++)
     if (ctx->windowed[r]->obj.id == id) {
       *root = ctx->windowed[r];
-      return tt_win_holding(*root, dom, at);
+      return tt_window_holding(*root, dom, at);
     }
   return NULL;
 }
@@ -593,7 +593,7 @@ struct tt_window *tt_win_at(cl_context ctx, cl_uint dom, uint64_t id, size_t at,
  * same command, on this rank only among them, change nothing); a use of the program's
  * (not a prefetch) makes w the next window of the one its domain used before, unless w
  * lives for one command only (gone by the next time round). */
-void tt_win_touch(cl_mem root, cl_uint dom, struct tt_window *w, bool ahead)
+void tt_window_touch(cl_mem root, cl_uint dom, struct tt_window *w, bool ahead)
 {
   if (w->epoch == tt_plan_epoch)
     return;
@@ -604,7 +604,7 @@ void tt_win_touch(cl_mem root, cl_uint dom, struct tt_window *w, bool ahead)
     return;
   w->period = w->last_use ? clock_now - w->last_use : 0;
   w->last_use = clock_now;
-  struct tt_window *last = dm->last_root ? tt_win_holding(dm->last_root, dom, dm->last_at) : NULL;
+  struct tt_window *last = dm->last_root ? tt_window_holding(dm->last_root, dom, dm->last_at) : NULL;
   if (last && last != w) {
     last->next_id = root->obj.id;
     last->next_at = w->lo;
@@ -668,7 +668,7 @@ static void inherit_rhythm(const struct tt_window_set *s, size_t i, size_t j,
 static void keep_host_copy(cl_mem root, cl_uint dom, struct tt_window *old, struct tt_window *w)
 {
   cl_context ctx = root->context;
-  if (old->resident || !old->spill || !ctx->domains[dom].local || old->lo != w->lo ||
+  if (old->resident || !old->spill || !ctx->domains[dom].actual || old->lo != w->lo ||
       old->hi != w->hi ||
       !(old->spill->pinned || old->spill->file || !tt_domain_device_memory(ctx, dom)))
     return;
@@ -694,18 +694,18 @@ static bool set_room(struct tt_window_set *s, size_t n)
   return true;
 }
 
-cl_int tt_win_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool ahead,
+cl_int tt_window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool ahead,
                            struct tt_window **out)
 {
   struct tt_window_set *s = &root->windows[dom];
   size_t i, j;
-  tt_win_overlap(s, lo, hi, &i, &j);
+  tt_window_overlap(s, lo, hi, &i, &j);
   if (j == i + 1 && s->w[i].resident && s->w[i].lo <= lo && s->w[i].hi >= hi) {
-    tt_win_touch(root, dom, &s->w[i], ahead);
+    tt_window_touch(root, dom, &s->w[i], ahead);
     *out = &s->w[i];
     return CL_SUCCESS;
   }
-  /* Windows never tt_win_overlap (they may touch): the new one takes in the resident ones it
+  /* Windows never tt_window_overlap (they may touch): the new one takes in the resident ones it
    * overlaps, and the parts of evicted ones within them. */
   struct tt_window w = {.lo = lo, .hi = hi, .resident = true};
   size_t kept = 0;
@@ -719,7 +719,7 @@ cl_int tt_win_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool ahead,
   struct tt_domain *dm = &ctx->domains[dom];
   cl_mem_flags flags = window_flags(root);
   struct spare spare = {w.hi - w.lo, flags, NULL, NULL, NULL};
-  cl_int err = make_room(root, dom, w.hi - w.lo - kept, w.lo, w.hi, dm->local ? &spare : NULL,
+  cl_int err = make_room(root, dom, w.hi - w.lo - kept, w.lo, w.hi, dm->actual ? &spare : NULL,
                          ahead);
   if (err == CL_SUCCESS && spare.native)
     err = reuse(root, dom, &w, &spare);
@@ -731,22 +731,22 @@ cl_int tt_win_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool ahead,
     return err;
   }
   /* Eviction may have dropped other windows of this buffer. */
-  tt_win_overlap(s, w.lo, w.hi, &i, &j);
+  tt_window_overlap(s, w.lo, w.hi, &i, &j);
   inherit_rhythm(s, i, j, &w);
   void *host = w.host;
-  if (dm->local && !w.native)
+  if (dm->actual && !w.native)
     w.native = tt_window_native_new(ctx, dom, root, flags, w.hi - w.lo, NULL, &host, &err);
   w.host = host;
-  if (dm->local && !w.native) {
+  if (dm->actual && !w.native) {
     TT_LOG(TT_LOG_ERR, "buffer #%llu: a window of bytes %zu-%zu (%zu bytes) on %s: %s",
-           (unsigned long long)root->obj.id, w.lo, w.hi, w.hi - w.lo, tt_win_dom_name(dm),
+           (unsigned long long)root->obj.id, w.lo, w.hi, w.hi - w.lo, tt_window_dom_name(dm),
            tt_error_name(err));
     return err == CL_SUCCESS || err == CL_INVALID_BUFFER_SIZE ? CL_MEM_OBJECT_ALLOCATION_FAILURE
                                                                : err;
   }
   for (size_t k = i; k < j && err == CL_SUCCESS; k++)
     if (s->w[k].resident)
-      err = dm->local ? carry_over(root, dom, &s->w[k], &w) : CL_SUCCESS;
+      err = dm->actual ? carry_over(root, dom, &s->w[k], &w) : CL_SUCCESS;
     else
       err = refill(root, dom, &s->w[k], &w, ahead);
   if (err == CL_SUCCESS && j == i + 1)
@@ -760,7 +760,7 @@ cl_int tt_win_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool ahead,
   if (err != CL_SUCCESS) {
     if (w.native)
       dm->bp->d->clReleaseMemObject(w.native);
-    tt_win_spill_unref(ctx, dom, &w, w.spill && w.spill->read);
+    tt_window_spill_unref(ctx, dom, &w, w.spill && w.spill->read);
     return err;
   }
   struct tt_window l = left ? piece_of(&s->w[i], s->w[i].lo, w.lo) : (struct tt_window){0};
@@ -770,7 +770,7 @@ cl_int tt_win_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool ahead,
   for (size_t k = i; k < j; k++) {
     if (s->w[k].native)
       dm->bp->d->clReleaseMemObject(s->w[k].native);
-    tt_win_spill_unref(ctx, dom, &s->w[k], s->w[k].spill && s->w[k].spill->read);
+    tt_window_spill_unref(ctx, dom, &s->w[k], s->w[k].spill && s->w[k].spill->read);
   }
   /* Replace w[i .. j-1] (none: insert at i) by the window and the pieces beside it. */
   memmove(&s->w[i + n], &s->w[j], (s->n - j) * sizeof *s->w);
@@ -780,10 +780,10 @@ cl_int tt_win_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool ahead,
   s->w[i] = w;
   if (right)
     s->w[i + 1] = r;
-  tt_win_touch(root, dom, &s->w[i], ahead);
-  tt_win_count(root, dom, (int64_t)(w.hi - w.lo) - (int64_t)kept);
+  tt_window_touch(root, dom, &s->w[i], ahead);
+  tt_window_count(root, dom, (int64_t)(w.hi - w.lo) - (int64_t)kept);
   TT_LOG(TT_LOG_PLAN, "buffer #%llu: window %zu-%zu on %s (domain %u), %zu window(s) there",
-         (unsigned long long)root->obj.id, w.lo, w.hi, tt_win_dom_name(dm), dom, s->n);
+         (unsigned long long)root->obj.id, w.lo, w.hi, tt_window_dom_name(dm), dom, s->n);
   *out = &s->w[i];
   return CL_SUCCESS;
 }
@@ -795,16 +795,16 @@ void tt_window_written(cl_mem root, cl_uint dom, size_t off, size_t len)
     return;
   struct tt_window_set *s = &root->windows[dom];
   size_t i, j;
-  tt_win_overlap(s, off, off + len, &i, &j);
+  tt_window_overlap(s, off, off + len, &i, &j);
   for (size_t k = i; k < j; k++)
     if (s->w[k].resident && s->w[k].spill) {
-      tt_win_spill_unref(root->context, dom, &s->w[k], s->w[k].spill->read != NULL);
+      tt_window_spill_unref(root->context, dom, &s->w[k], s->w[k].spill->read != NULL);
       s->w[k].clean = 0;
     }
 }
 
 /* [lo, hi): [off, off+len) of root widened to whole pages, as windows are. */
-void tt_win_span(cl_mem root, size_t off, size_t len, size_t *lo, size_t *hi)
+void tt_window_span(cl_mem root, size_t off, size_t len, size_t *lo, size_t *hi)
 {
   *lo = off & ~(WINDOW_ALIGN - 1);
   *hi = (off + (len ? len : 1) + WINDOW_ALIGN - 1) & ~(WINDOW_ALIGN - 1);
@@ -828,9 +828,9 @@ cl_int tt_window_place(cl_mem m, cl_uint dom, size_t off, size_t len, struct tt_
     return CL_SUCCESS;
   }
   size_t lo, hi;
-  tt_win_span(root, off, len, &lo, &hi);
+  tt_window_span(root, off, len, &lo, &hi);
   struct tt_window *w = NULL;
-  cl_int err = tt_win_cover(root, dom, lo, hi, false, &w);
+  cl_int err = tt_window_cover(root, dom, lo, hi, false, &w);
   if (err != CL_SUCCESS)
     return err;
   out->native = w->native;

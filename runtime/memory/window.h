@@ -1,7 +1,7 @@
 /* Windows (doc/split.md, "Windows"; Lightning section 3.4): where a buffer's bytes
  * live in a domain of this rank.
  *
- * An ordinary buffer has one native buffer of its full size in every local domain, made at
+ * An ordinary buffer has one native buffer of its full size in every actual domain, made at
  * clCreateBuffer. A distributed buffer (clSetBufferDistributionTUTTI before it held anything)
  * is windowed instead: a domain holds native buffers covering only the ranges its commands
  * used, made when a command first needs them. Windows of one domain never overlap (they
@@ -61,7 +61,7 @@ size_t tt_window_size_at(cl_mem root, cl_uint dom, size_t at);
  * came back from a host copy drop it (the copy no longer holds their newest bytes). */
 void tt_window_written(cl_mem root, cl_uint dom, size_t off, size_t len);
 
-/* A native buffer for bytes of root in local domain dom: in memory of Tutti's when the
+/* A native buffer for bytes of root in actual domain dom: in memory of Tutti's when the
  * domain's buffers live there (*host then gives it; freed with the native buffer), in CUDA
  * memory on a CUDA domain (runtime/base/cuda.h), else the backend's. flags and host_ptr as the
  * program gave them. */
@@ -85,7 +85,7 @@ bool tt_window_spill_new(cl_mem root);
 bool tt_window_cuda_new(cl_mem root);
 
 /* Makes a new buffer windowed whose bytes the program gave (CL_MEM_COPY_HOST_PTR): every
- * local domain holds them as an evicted window over the whole buffer, in this rank's memory
+ * actual domain holds them as an evicted window over the whole buffer, in this rank's memory
  * until a command needs them. Plan lock. */
 cl_int tt_window_enable_copy(cl_mem root, const void *bytes);
 

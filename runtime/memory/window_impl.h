@@ -14,11 +14,11 @@
 struct tt_window {
   size_t lo, hi;
   bool resident;        /* on its device (counted in the domain's held bytes), else evicted */
-  cl_mem native;        /* local domains: the native buffer while resident, else NULL */
+  cl_mem native;        /* actual domains: the native buffer while resident, else NULL */
   unsigned char *host;
   uint64_t used;        /* when a command last used it (an order of places, alike per rank) */
   uint64_t epoch;       /* tt_plan_epoch of that command: pinned while it is planned */
-  struct tt_spill *spill; /* local domains: evicted, with the bytes its domain held newest;
+  struct tt_spill *spill; /* actual domains: evicted, with the bytes its domain held newest;
                          * resident, the clean copy it came back from (below), or NULL */
   size_t spill_lo;      /* the buffer offset of spill->mem[0] (pieces of an evicted window
                          * share its copy) */
@@ -38,36 +38,36 @@ struct tt_window_set {
 };
 
 /* Windows of s overlapping [lo, hi): *i .. *j-1. */
-void tt_win_overlap(const struct tt_window_set *s, size_t lo, size_t hi, size_t *i, size_t *j);
+void tt_window_overlap(const struct tt_window_set *s, size_t lo, size_t hi, size_t *i, size_t *j);
 
 /* The window of root in dom holding byte `at`, or NULL. */
-struct tt_window *tt_win_holding(cl_mem root, cl_uint dom, size_t at);
+struct tt_window *tt_window_holding(cl_mem root, cl_uint dom, size_t at);
 
 /* The window of dom holding byte `at` of the windowed buffer whose id is id (*root: that
  * buffer), or NULL. */
-struct tt_window *tt_win_at(cl_context ctx, cl_uint dom, uint64_t id, size_t at, cl_mem *root);
+struct tt_window *tt_window_at(cl_context ctx, cl_uint dom, uint64_t id, size_t at, cl_mem *root);
 
 /* A command's use of w (ahead: a prefetch's), for the eviction order and the prefetch chain. */
-void tt_win_touch(cl_mem root, cl_uint dom, struct tt_window *w, bool ahead);
+void tt_window_touch(cl_mem root, cl_uint dom, struct tt_window *w, bool ahead);
 
 /* A window of dom covering [lo, hi) (aligned), room made first (window.c). */
-cl_int tt_win_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool ahead,
+cl_int tt_window_cover(cl_mem root, cl_uint dom, size_t lo, size_t hi, bool ahead,
                     struct tt_window **out);
 
 /* [lo, hi): [off, off+len) of root widened to whole pages, as windows are. */
-void tt_win_span(cl_mem root, size_t off, size_t len, size_t *lo, size_t *hi);
+void tt_window_span(cl_mem root, size_t off, size_t len, size_t *lo, size_t *hi);
 
-/* The most bytes of windows Tutti keeps in a local domain. */
-size_t tt_win_budget(cl_context ctx, cl_uint dom);
+/* The most bytes of windows Tutti keeps in a actual domain. */
+size_t tt_window_budget(cl_context ctx, cl_uint dom);
 
 /* The backend's short name of a domain, local or not (for messages). */
-const char *tt_win_dom_name(const struct tt_domain *dm);
+const char *tt_window_dom_name(const struct tt_domain *dm);
 
 /* The statistics of a domain's first device, and a change of the bytes its windows hold. */
-struct tt_stats_device *tt_win_stats_of(cl_context ctx, cl_uint dom);
-void tt_win_count(cl_mem root, cl_uint dom, int64_t delta);
+struct tt_stats_device *tt_window_stats_of(cl_context ctx, cl_uint dom);
+void tt_window_count(cl_mem root, cl_uint dom, int64_t delta);
 
 /* Drops window o's host copy (queued: after the reads into it that are under way). */
-void tt_win_spill_unref(cl_context ctx, cl_uint dom, struct tt_window *o, bool queued);
+void tt_window_spill_unref(cl_context ctx, cl_uint dom, struct tt_window *o, bool queued);
 
 #endif

@@ -75,7 +75,7 @@ cl_int tt_window_enable_copy(cl_mem root, const void *bytes)
   for (cl_uint d = 0; d < ctx->ndomains; d++) {
     struct tt_window_set *s = &root->windows[d];
     struct tt_spill *sp = NULL;
-    if (ctx->domains[d].local && !(sp = tt_spill_new(root->size, tt_win_stats_of(ctx, d), NULL, 0)))
+    if (ctx->domains[d].actual && !(sp = tt_spill_new(root->size, tt_window_stats_of(ctx, d), NULL, 0)))
       return CL_OUT_OF_HOST_MEMORY;
     if (!(s->w = malloc(sizeof *s->w))) {
       if (sp)
@@ -117,10 +117,10 @@ void tt_window_take_all(cl_mem root, cl_mem **out, size_t *n)
   for (cl_uint d = 0; d < ctx->ndomains; d++) {
     struct tt_window_set *s = &root->windows[d];
     for (size_t i = 0; i < s->n; i++) {
-      tt_win_spill_unref(ctx, d, &s->w[i], false);
+      tt_window_spill_unref(ctx, d, &s->w[i], false);
       if (!s->w[i].resident)
         continue;
-      tt_win_count(root, d, -(int64_t)(s->w[i].hi - s->w[i].lo));
+      tt_window_count(root, d, -(int64_t)(s->w[i].hi - s->w[i].lo));
       if (!s->w[i].native)
         continue;
       if (list)

@@ -431,12 +431,12 @@ cl_int tt_order_wait_list(struct tt_deps *d, cl_context ctx, cl_uint dom, cl_uin
     if (!list[i]->native || list[i]->may_fail)
       d->may_fail = true;
   }
-  if (d->may_fail && ctx->domains[dom].local) {
+  if (d->may_fail && ctx->domains[dom].actual) {
     cl_int err = deps_gate(d, ctx, dom);
     if (err != CL_SUCCESS)
       return err;
   }
-  for (cl_uint i = 0; i < n && ctx->domains[dom].local; i++) {
+  for (cl_uint i = 0; i < n && ctx->domains[dom].actual; i++) {
     cl_event native;
     cl_int err = list[i]->fail && d->gate ? gate_watch(d->gate, list[i]->fail) : CL_SUCCESS;
     if (err == CL_SUCCESS)

@@ -125,7 +125,7 @@ static void destroy_context(struct tt_object *o)
     TT_RELEASE(reduce);
   for (cl_uint i = 0; i < c->ndomains; i++) {
     struct tt_domain *dm = &c->domains[i];
-    if (!dm->local)
+    if (!dm->actual)
       continue;
     tt_transfer_domain_release(dm);
     if (dm->native_ctx)
@@ -241,7 +241,7 @@ cl_context tt_context_new(const cl_context_properties *properties, cl_uint num_d
       struct tt_domain *dm = &c->domains[c->ndomains++];
       dm->rank = devices[i]->rank;
       dm->bp_index = devices[i]->bp_index;
-      dm->local = devices[i]->actual;
+      dm->actual = devices[i]->actual;
       dm->bp = devices[i]->bp;
       dm->first_device = devices[i];
       dm->cuda = devices[i]->cuda;
@@ -251,7 +251,7 @@ cl_context tt_context_new(const cl_context_properties *properties, cl_uint num_d
   }
   for (cl_uint k = 0; k < c->ndomains; k++) {
     struct tt_domain *dm = &c->domains[k];
-    if (!dm->local)
+    if (!dm->actual)
       continue;
     cl_device_id nd[64];
     cl_uint n = 0;

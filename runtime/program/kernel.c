@@ -284,7 +284,7 @@ cl_kernel tt_kernel_new(cl_program program, const char *kernel_name, cl_int *err
   cl_uint first = ctx->ndomains;
   bool tried = false;
   for (cl_uint i = 0; i < ctx->ndomains && err == CL_SUCCESS; i++) {
-    if (!ctx->domains[i].local || !program->native[i] || !built_in_domain(program, i))
+    if (!ctx->domains[i].actual || !program->native[i] || !built_in_domain(program, i))
       continue;
     tried = true;
     k->native[i] = ctx->domains[i].bp->d->clCreateKernel(program->native[i], kernel_name, &err);

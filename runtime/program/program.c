@@ -130,7 +130,7 @@ cl_program tt_program_with_source(cl_context context, cl_uint count, const char 
   TT_GOTO_IF(!p->stripped, CL_OUT_OF_HOST_MEMORY);
   for (cl_uint i = 0; i < context->ndomains; i++) {
     struct tt_domain *dm = &context->domains[i];
-    if (!dm->local)
+    if (!dm->actual)
       continue;
     const char *src[2] = {source_prelude, p->stripped};
     p->native[i] = dm->bp->d->clCreateProgramWithSource(dm->native, 2, src, NULL, &err);
@@ -160,7 +160,7 @@ static cl_int native_binaries(cl_program p, cl_uint k, cl_uint num_devices,
 {
   cl_context context = p->context;
   struct tt_domain *dm = &context->domains[k];
-  if (!dm->local)
+  if (!dm->actual)
     return CL_SUCCESS;
   cl_uint n = 0;
   for (cl_uint i = 0; i < num_devices; i++)

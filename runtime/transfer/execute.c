@@ -356,8 +356,8 @@ static void run_staged(struct fetch *f, const struct tt_step *s, cl_uint dom)
   for (; i < s->pieces && f->err == CL_SUCCESS; i++) {
     struct tt_piece pc;
     tt_route_piece(s, PIECE_BYTES, i, &pc);
-    if (tt_stage_piece(f, dom, pc.off, pc.len, s->send, s->peer, pc.id, ch, pc.slot, pc.after,
-                       pc.before) == 2)
+    if (!tt_stage_piece(f, dom, pc.off, pc.len, s->send, s->peer, pc.id, ch, pc.slot, pc.after,
+                        pc.before))
       break;
   }
   for (int k = 0; k < s->slots; k++) {

@@ -199,7 +199,7 @@ static void gpu_desc_arrived(void *arg, int ok)
   gpu_step(x, true);
 }
 
-/* One side of a copy in local domain dom: its user event, and the accesses it must wait for
+/* One side of a copy in actual domain dom: its user event, and the accesses it must wait for
  * in deps. Both sides are ordered before either is recorded (gpu_record): were the read
  * recorded first, the write would wait for it, and so for the copy itself. */
 static cl_event gpu_side(struct fetch *f, cl_mem root, cl_uint dom, size_t off, size_t len,
@@ -228,7 +228,7 @@ static void gpu_record(struct fetch *f, cl_mem root, cl_uint dom, size_t off, si
                          tt_plan_cur.cmd);
 }
 
-/* The native buffer of a local domain and the CUDA address of byte off there (0: none). */
+/* The native buffer of a actual domain and the CUDA address of byte off there (0: none). */
 static uint64_t gpu_address(struct fetch *f, cl_mem root, cl_uint dom, size_t off, size_t len,
                             cl_mem *native, size_t *at)
 {

@@ -34,7 +34,7 @@ static void describe_transfer(void *arg, char *buf, size_t cap)
   tt_transfer_str(arg, buf, cap);
 }
 
-/* The native buffer holding the root's bytes [off, off+len) in local domain dom (its window,
+/* The native buffer holding the root's bytes [off, off+len) in actual domain dom (its window,
  * runtime/memory/window.h); *at (unless NULL): their offset in it, *host (unless NULL): their
  * address when it lives in Tutti's memory. NULL with f->err set when no window could be
  * made. */

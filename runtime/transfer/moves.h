@@ -24,7 +24,7 @@ struct transfer_desc tt_transfer_of(const struct fetch *f, int src, int dst, siz
 /* "buffer #12 bytes 0+4194304 from rank 0 to rank 1 (message 3) for command #7 (vec_add)" */
 const char *tt_transfer_str(const struct transfer_desc *x, char *buf, size_t cap);
 
-/* The native buffer holding the root's bytes [off, off+len) in local domain dom (its window,
+/* The native buffer holding the root's bytes [off, off+len) in actual domain dom (its window,
  * runtime/memory/window.h); *at (unless NULL): their offset in it, *host (unless NULL): their
  * address when it lives in Tutti's memory. NULL with f->err set when no window could be
  * made. */

@@ -4,7 +4,7 @@
  * the job (each domain's rank, the message ids of a pair of ranks) and of this rank's memory
  * (whether bytes live in Tutti's host memory, in device memory, in CUDA memory linked by
  * copy engines; free staging slots; a windowed buffer's source window placed) it asks through
- * the view's functions, so that tests/unit_route.c checks plans step by step with a view of
+ * the view's functions, so that tests/unit/unit_route.c checks plans step by step with a view of
  * its own, and runtime/command/coherence.c with the job's.
  *
  * The planner hands each step to the view's executor as soon as it is planned, in the order

@@ -663,20 +663,20 @@ static void stage_receive(struct fetch *f, struct staged *s, cl_uint dom, size_t
     staged_post_recv(s);
 }
 
-int tt_stage_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool send, int peer,
-                        uint64_t id, struct chains *ch, int k, bool after, bool before)
+bool tt_stage_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool send, int peer,
+                    uint64_t id, struct chains *ch, int k, bool after, bool before)
 {
   unsigned char *own = NULL;
   if (!ch && !(own = malloc(n))) {
     f->err = CL_OUT_OF_HOST_MEMORY;
-    return 2;
+    return false;
   }
   struct tt_domain *dm = &f->ctx->domains[dom];
   struct staged *s = calloc(1, sizeof *s);
   if (!s) {
     free(own);
     f->err = CL_OUT_OF_HOST_MEMORY;
-    return 2;
+    return false;
   }
   *s = (struct staged){.ch = ch, .k = k, .own = own, .len = n, .peer = peer, .id = id};
   if (ch)
@@ -694,9 +694,9 @@ int tt_stage_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool send
     dm->bp->d->clReleaseEvent(ev);
   if (!ev) {
     staged_discard(s);
-    return 2;
+    return false;
   }
-  return f->err != CL_SUCCESS;
+  return true;
 }
 
 void tt_stage_release(struct tt_domain *dm)

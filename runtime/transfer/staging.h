@@ -20,10 +20,10 @@ void tt_stage_chains_put(struct chains *ch);
 void tt_stage_chain_leave(struct chains *ch, int k, int n);
 /* One piece of a transfer between ranks through slot k of ch (after: its turn there comes
  * after the transfer's piece before it in the slot; before: a piece follows it there), or
- * with host memory of its own (ch NULL): sent or received. 0, 1 (failed, f->err), 2 (nothing
- * issued). */
-int tt_stage_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool send, int peer,
-                   uint64_t id, struct chains *ch, int k, bool after, bool before);
+ * with host memory of its own (ch NULL): sent or received. Whether it was issued (a piece
+ * issued may still have failed: f->err says). */
+bool tt_stage_piece(struct fetch *f, cl_uint dom, size_t off, size_t n, bool send, int peer,
+                    uint64_t id, struct chains *ch, int k, bool after, bool before);
 /* Bytes [off, off+len) from this rank's domain src into the command's, through the host
  * (staging slots, or memory of the copy's own). 0, or nonzero with f->err. */
 int tt_stage_copy_local(struct fetch *f, cl_uint src, size_t off, size_t len);
