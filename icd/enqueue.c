@@ -16,7 +16,7 @@
 static cl_int check_buffer(cl_command_queue q, cl_mem m)
 {
   /* CL_INVALID_MEM_OBJECT if the buffer is not a valid buffer object. */
-  TT_RETURN_IF(!tt_object_valid(m, TT_MEM), CL_INVALID_MEM_OBJECT);
+  TT_RETURN_IF(!tt_object_valid(m, TT_MEM) || m->image, CL_INVALID_MEM_OBJECT);
   /* CL_INVALID_CONTEXT if the context associated with command_queue and the buffer are not
    * the same. */
   TT_RETURN_IF(m->context != q->context, CL_INVALID_CONTEXT);
@@ -348,65 +348,4 @@ cl_int CL_API_CALL tt_clEnqueueMigrateMemObjects(cl_command_queue command_queue,
     TT_TRY(check_buffer(command_queue, mem_objects[i]));
   return tt_cmd_migrate(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list,
                         event_wait_list, event);
-}
-
-/* Images: none can exist (CL_DEVICE_IMAGE_SUPPORT is CL_FALSE), so every image argument is
- * an invalid memory object. */
-static cl_int no_image(cl_command_queue q)
-{
-  CHECK_QUEUE(q);
-  /* CL_INVALID_MEM_OBJECT if the image is not a valid image object. */
-  TT_RETURN_IF(1, CL_INVALID_MEM_OBJECT);
-}
-
-cl_int CL_API_CALL tt_clEnqueueReadImage(cl_command_queue q, cl_mem image, cl_bool b,
-                                         const size_t *o, const size_t *r, size_t rp, size_t sp,
-                                         void *ptr, cl_uint n, const cl_event *w, cl_event *e)
-{
-  return no_image(q);
-}
-
-cl_int CL_API_CALL tt_clEnqueueWriteImage(cl_command_queue q, cl_mem image, cl_bool b,
-                                          const size_t *o, const size_t *r, size_t rp, size_t sp,
-                                          const void *ptr, cl_uint n, const cl_event *w,
-                                          cl_event *e)
-{
-  return no_image(q);
-}
-
-cl_int CL_API_CALL tt_clEnqueueCopyImage(cl_command_queue q, cl_mem s, cl_mem d,
-                                         const size_t *so, const size_t *dso, const size_t *r,
-                                         cl_uint n, const cl_event *w, cl_event *e)
-{
-  return no_image(q);
-}
-
-cl_int CL_API_CALL tt_clEnqueueCopyImageToBuffer(cl_command_queue q, cl_mem s, cl_mem d,
-                                                 const size_t *so, const size_t *r, size_t off,
-                                                 cl_uint n, const cl_event *w, cl_event *e)
-{
-  return no_image(q);
-}
-
-cl_int CL_API_CALL tt_clEnqueueCopyBufferToImage(cl_command_queue q, cl_mem s, cl_mem d,
-                                                 size_t off, const size_t *o, const size_t *r,
-                                                 cl_uint n, const cl_event *w, cl_event *e)
-{
-  return no_image(q);
-}
-
-cl_int CL_API_CALL tt_clEnqueueFillImage(cl_command_queue q, cl_mem image, const void *color,
-                                         const size_t *o, const size_t *r, cl_uint n,
-                                         const cl_event *w, cl_event *e)
-{
-  return no_image(q);
-}
-
-void *CL_API_CALL tt_clEnqueueMapImage(cl_command_queue q, cl_mem image, cl_bool b,
-                                       cl_map_flags f, const size_t *o, const size_t *r,
-                                       size_t *rp, size_t *sp, cl_uint n, const cl_event *w,
-                                       cl_event *e, cl_int *errcode_ret)
-{
-  tt_set_err(errcode_ret, no_image(q));
-  return NULL;
 }

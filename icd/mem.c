@@ -1,6 +1,5 @@
-/* Buffers and sub-buffers: the checks of their entry points, then their bodies
- * (runtime/command/memobj.h). Images and samplers are not supported yet:
- * CL_DEVICE_IMAGE_SUPPORT is CL_FALSE. */
+/* Buffers and sub-buffers, and what every memory object answers: the checks of their entry
+ * points, then their bodies (runtime/command/memobj.h). Images and samplers: icd/image.c. */
 #include "config.h"
 
 #include "icd/icd.h"
@@ -78,7 +77,8 @@ cl_mem CL_API_CALL tt_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
   TT_TURN_CHECK(tt_check_id(buffer), flags, buffer_create_type, tt_check_bytes(buffer_create_info, buffer_create_info ? 2 * sizeof(size_t) : 0));
   cl_int err = CL_SUCCESS;
   /* CL_INVALID_MEM_OBJECT if buffer is not a valid buffer object or is a sub-buffer. */
-  TT_GOTO_IF(!tt_object_valid(buffer, TT_MEM) || buffer->parent, CL_INVALID_MEM_OBJECT);
+  TT_GOTO_IF(!tt_object_valid(buffer, TT_MEM) || buffer->parent || buffer->image,
+             CL_INVALID_MEM_OBJECT);
   /* CL_INVALID_VALUE if values specified in flags are not valid (or conflict with the
    * buffer's: a WRITE_ONLY buffer gives no READ_* sub-buffer, and so on). */
   TT_GOTO_IF(!tt_mem_flags_valid(flags) || (flags & HOST_PTR_FLAGS), CL_INVALID_VALUE);
@@ -141,7 +141,7 @@ cl_int CL_API_CALL tt_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name,
 {
   /* CL_INVALID_MEM_OBJECT if memobj is not a valid memory object. */
   TT_RETURN_IF(!tt_object_valid(memobj, TT_MEM), CL_INVALID_MEM_OBJECT);
-  cl_mem_object_type type = CL_MEM_OBJECT_BUFFER;
+  cl_mem_object_type type = memobj->image ? memobj->image->desc.image_type : CL_MEM_OBJECT_BUFFER;
   cl_uint u;
   switch (param_name) {
   case CL_MEM_TYPE:
@@ -179,106 +179,4 @@ cl_int CL_API_CALL tt_clSetMemObjectDestructorCallback(cl_mem memobj,
   /* CL_INVALID_VALUE if pfn_notify is NULL. */
   TT_RETURN_IF(!pfn_notify, CL_INVALID_VALUE);
   return tt_buffer_destructor_add(memobj, pfn_notify, user_data);
-}
-
-/* Images: not supported yet (CL_DEVICE_IMAGE_SUPPORT is CL_FALSE on every device). */
-
-/* Images of every kind: no device of Tutti's supports them. */
-static cl_mem no_image(cl_context context, cl_int *errcode_ret)
-{
-  cl_int err = CL_INVALID_OPERATION;
-  /* CL_INVALID_CONTEXT if context is not a valid context. */
-  TT_GOTO_IF(!tt_object_valid(context, TT_CONTEXT), CL_INVALID_CONTEXT);
-  /* CL_INVALID_OPERATION if there are no devices in context that support images. */
-  TT_GOTO_IF(1, CL_INVALID_OPERATION);
-out:
-  tt_set_err(errcode_ret, err);
-  return NULL;
-}
-
-cl_mem CL_API_CALL tt_clCreateImage(cl_context context, cl_mem_flags flags,
-                                    const cl_image_format *image_format,
-                                    const cl_image_desc *image_desc, void *host_ptr,
-                                    cl_int *errcode_ret)
-{
-  return no_image(context, errcode_ret);
-}
-
-cl_mem CL_API_CALL tt_clCreateImage2D(cl_context context, cl_mem_flags flags,
-                                      const cl_image_format *image_format, size_t w, size_t h,
-                                      size_t pitch, void *host_ptr, cl_int *errcode_ret)
-{
-  return no_image(context, errcode_ret);
-}
-
-cl_mem CL_API_CALL tt_clCreateImage3D(cl_context context, cl_mem_flags flags,
-                                      const cl_image_format *image_format, size_t w, size_t h,
-                                      size_t d, size_t rp, size_t sp, void *host_ptr,
-                                      cl_int *errcode_ret)
-{
-  return no_image(context, errcode_ret);
-}
-
-cl_int CL_API_CALL tt_clGetSupportedImageFormats(cl_context context, cl_mem_flags flags,
-                                                 cl_mem_object_type image_type,
-                                                 cl_uint num_entries,
-                                                 cl_image_format *image_formats,
-                                                 cl_uint *num_image_formats)
-{
-  /* CL_INVALID_CONTEXT if context is not a valid context. */
-  TT_RETURN_IF(!tt_object_valid(context, TT_CONTEXT), CL_INVALID_CONTEXT);
-  /* CL_INVALID_VALUE if flags or image_type are not valid, or if num_entries is 0 and
-   * image_formats is not NULL. */
-  TT_RETURN_IF(!tt_mem_flags_valid(flags), CL_INVALID_VALUE);
-  TT_RETURN_IF(num_entries == 0 && image_formats != NULL, CL_INVALID_VALUE);
-  TT_RETURN_IF(image_type < CL_MEM_OBJECT_IMAGE2D || image_type > CL_MEM_OBJECT_IMAGE1D_BUFFER,
-               CL_INVALID_VALUE);
-  if (num_image_formats)
-    *num_image_formats = 0;
-  return CL_SUCCESS;
-}
-
-cl_int CL_API_CALL tt_clGetImageInfo(cl_mem image, cl_image_info param_name,
-                                     size_t param_value_size, void *param_value,
-                                     size_t *param_value_size_ret)
-{
-  /* CL_INVALID_MEM_OBJECT if image is not a valid image object (no image can exist). */
-  TT_RETURN_IF(1, CL_INVALID_MEM_OBJECT);
-}
-
-cl_sampler CL_API_CALL tt_clCreateSampler(cl_context context, cl_bool normalized_coords,
-                                          cl_addressing_mode addressing_mode,
-                                          cl_filter_mode filter_mode, cl_int *errcode_ret)
-{
-  cl_int err = CL_INVALID_OPERATION;
-  /* CL_INVALID_CONTEXT if context is not a valid context. */
-  TT_GOTO_IF(!tt_object_valid(context, TT_CONTEXT), CL_INVALID_CONTEXT);
-  /* CL_INVALID_OPERATION if images are not supported by any device associated with
-   * context. */
-  TT_GOTO_IF(1, CL_INVALID_OPERATION);
-out:
-  tt_set_err(errcode_ret, err);
-  return NULL;
-}
-
-cl_int CL_API_CALL tt_clRetainSampler(cl_sampler sampler)
-{
-  /* CL_INVALID_SAMPLER if sampler is not a valid sampler object (none can exist). */
-  TT_RETURN_IF(!tt_object_valid(sampler, TT_SAMPLER), CL_INVALID_SAMPLER);
-  return CL_SUCCESS;
-}
-
-cl_int CL_API_CALL tt_clReleaseSampler(cl_sampler sampler)
-{
-  TT_TURN();
-  TT_RETURN_IF(!tt_object_valid(sampler, TT_SAMPLER), CL_INVALID_SAMPLER);
-  return CL_SUCCESS;
-}
-
-cl_int CL_API_CALL tt_clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_name,
-                                       size_t param_value_size, void *param_value,
-                                       size_t *param_value_size_ret)
-{
-  TT_RETURN_IF(!tt_object_valid(sampler, TT_SAMPLER), CL_INVALID_SAMPLER);
-  return CL_INVALID_VALUE;
 }

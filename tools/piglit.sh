@@ -1,7 +1,7 @@
 #!/bin/sh
-# make piglit: piglit's OpenCL API and custom tests (Debian package `piglit`) through Tutti and
-# through PoCL directly, from the build directory; prints both summaries and fails when Tutti
-# fails a test that PoCL passes (Tutti offers no images or samplers: those tests skip).
+# make piglit: piglit's OpenCL API and custom tests and its image and sampler programs (Debian
+# package `piglit`) through Tutti and through PoCL directly, from the build directory; prints
+# both summaries and fails when Tutti fails a test that PoCL passes.
 # With PIGLIT_RANKS=N (default 2; 0 skips it) every test Tutti ran is run again under
 # `tutti-run -n N` and its results (subtests included) compared with the one-rank run.
 # Usage: tools/piglit.sh [results-dir]   (default: a temporary directory, removed at the end)
@@ -16,7 +16,7 @@ if [ -z "$out" ]; then
   out=$(mktemp -d)
   trap 'rm -rf "$out"' EXIT
 fi
-filter='^(api|custom)@'
+filter='^(api|custom)@|^program@execute@(image|sampler)'
 export POCL_DEVICES=${POCL_DEVICES:-pthread}
 rm -rf "$out/tutti" "$out/pocl"
 # Limits against hangs only, far above what a run takes on a busy machine (about 20 s on an

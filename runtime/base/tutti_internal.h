@@ -197,6 +197,7 @@ struct tt_map_record {
   cl_uint domain;
   bool writes;
   size_t offset, size;
+  size_t origin[3], region[3]; /* an image's: the region mapped (into Tutti's copy, packed) */
   bool owned;     /* ptr is Tutti's copy (a map of another rank's device) */
   cl_event done;  /* with owned: the map's event, waited for before the copy goes */
   struct tt_map_record *next;
@@ -246,6 +247,20 @@ struct _cl_mem {
   atomic_uint nsubs; /* roots: sub-buffers alive (they need native buffers of the whole) */
   /* clSetMemObjectDestructorCallback, newest first (the order they run in); obj.lock. */
   struct tt_destructor *destructors;
+  /* Images (else NULL): runtime/memory/image.h. */
+  struct tt_image *image;
+};
+
+/* An image as Tutti keeps it (runtime/memory/image.h): its bytes packed, rows of
+ * desc.image_width pixels, slices of rows (of image_height rows; an array's layers are its
+ * slices), so that the byte-range map and transfers treat it as bytes. Every use covers whole
+ * rows. A 1D image made from a buffer shares that buffer's bytes: its root is the buffer's. */
+struct tt_image {
+  cl_image_format format;
+  cl_image_desc desc;   /* pitches as given; desc.buffer the program's buffer (retained) */
+  size_t pixel;         /* bytes of a pixel */
+  size_t row, slice;    /* packed pitches */
+  size_t rows, slices;  /* rows of a slice (1 for 1D images), slices (depth or layers) */
 };
 
 struct _cl_program {
@@ -425,8 +440,15 @@ struct tt_fail {
 };
 void tt_fail_put(struct tt_fail *f);
 
+/* A sampler (runtime/program/sampler.c): its properties, and one native sampler per domain of
+ * its context (actual domains only). */
 struct _cl_sampler {
   struct tt_object obj;
+  cl_context context;
+  cl_bool normalized;
+  cl_addressing_mode addressing;
+  cl_filter_mode filter;
+  cl_sampler *native;
 };
 
 /* Why a device has a memory domain of its own rather than sharing its backend's (NULL: it

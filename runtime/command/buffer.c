@@ -16,6 +16,7 @@
 #include "runtime/command/command.h"
 #include "runtime/command/driver.h"
 #include "runtime/command/coherence.h"
+#include "runtime/command/image.h"
 #include "runtime/job/callback.h"
 #include "runtime/job/trace.h"
 #include "runtime/memory/window.h"
@@ -169,8 +170,13 @@ static void map_issued(struct tt_cmd *c, struct tt_cmd_work *w, cl_int err, cl_e
   (void)ev;
   struct map_state *st = w->state;
   if (err == CL_SUCCESS) {
-    *st->rec = (struct tt_map_record){w->ptr, c->dom, w->map_flags != CL_MAP_READ, w->off[0],
-                                      w->size, w->owned, NULL, NULL};
+    *st->rec = (struct tt_map_record){.ptr = w->ptr, .domain = c->dom,
+                                      .writes = w->map_flags != CL_MAP_READ,
+                                      .offset = w->off[0], .size = w->size, .owned = w->owned};
+    for (int i = 0; w->op == TT_OP_MAP_IMAGE && i < 3; i++) {
+      st->rec->origin[i] = w->origin[0][i];
+      st->rec->region[i] = w->region[i];
+    }
     keep_map(st->buffer, st->rec);
     atomic_fetch_add(&st->buffer->map_count, 1);
   } else {
@@ -213,6 +219,53 @@ void *tt_cmd_map(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking
   return err == CL_SUCCESS ? w.ptr : NULL;
 }
 
+void *tt_cmd_map_image(cl_command_queue q, cl_mem image, cl_bool blocking, cl_map_flags flags,
+                       const size_t *origin, const size_t *region, size_t *row_pitch,
+                       size_t *slice_pitch, cl_uint nwait, const cl_event *wait,
+                       cl_event *event, cl_int *errcode)
+{
+  /* Every rank maps into a copy of its own, packed: the owner reads the region into it, and
+   * its bytes reach every rank (unless the map invalidates them); the unmap writes it back. */
+  const struct tt_image *im = image->image;
+  size_t n = tt_image_packed(im, region);
+  struct map_state st = {calloc(1, sizeof *st.rec), image, event, NULL, false};
+  void *copy = malloc(n ? n : 1);
+  if (!st.rec || !copy) {
+    free(st.rec);
+    free(copy);
+    *errcode = CL_OUT_OF_HOST_MEMORY;
+    return NULL;
+  }
+  bool invalidate = flags & CL_MAP_WRITE_INVALIDATE_REGION;
+  struct tt_cmd_use u = tt_image_rows_use(image, origin, region, !invalidate, false);
+  struct tt_cmd_work w = {.op = TT_OP_MAP_IMAGE, .entry = "tt_clEnqueueMapImage",
+                          .type = CL_COMMAND_MAP_IMAGE, .blocking = blocking, .use = {u},
+                          .nuse = 1, .host = copy, .host_len = invalidate ? 0 : n,
+                          .off = {u.off}, .size = u.len, .ptr = copy, .owned = true,
+                          .origin = {origin}, .region = region, .map_flags = flags,
+                          .issued = map_issued, .state = &st};
+  cl_int err = tt_cmd_drive(q, &w, nwait, wait, event);
+  if (st.rec && st.broadcast && err == CL_SUCCESS) {
+    cl_event *out = w.end_event ? w.end_event : event;
+    st.rec->done = *out;
+    if (out != &st.done)
+      TT_RETAIN(st.rec->done);
+  }
+  if (err != CL_SUCCESS) {
+    free(copy);
+    *errcode = err;
+    return NULL;
+  }
+  bool array1d = im->desc.image_type == CL_MEM_OBJECT_IMAGE1D_ARRAY;
+  *row_pitch = region[0] * im->pixel;
+  if (slice_pitch)
+    *slice_pitch = array1d ? *row_pitch
+                   : im->slices > 1 ? *row_pitch * region[1]
+                                    : 0;
+  *errcode = CL_SUCCESS;
+  return copy;
+}
+
 /* An unmap runs where its map ran; on the program's queue when that is the same domain, else
  * on Tutti's own queue there. */
 static cl_int unmap_setup(struct tt_cmd *c, struct tt_cmd_work *w)
@@ -229,6 +282,12 @@ static cl_int unmap_setup(struct tt_cmd *c, struct tt_cmd_work *w)
   if (e != CL_SUCCESS)
     keep_map(w->use[0].mem, rec);
   return e;
+}
+
+static void CL_CALLBACK copy_free(cl_event ev, cl_int status, void *ptr)
+{
+  (void)ev, (void)status;
+  free(ptr);
 }
 
 /* The unmap issued: the record goes (after the bytes that arrived into Tutti's copy), or is
@@ -249,8 +308,17 @@ static void unmap_issued(struct tt_cmd *c, struct tt_cmd_work *w, cl_int err, cl
     tt_event_wait(rec->done);
     TT_RELEASE(rec->done);
   }
-  if (rec->owned)
+  if (rec->owned && ev && memobj->image) {
+    /* The owner's write back reads the copy until it completes. */
+    c->d->clRetainEvent(ev);
+    if (tt_native_callback(ev, CL_COMPLETE, copy_free, rec->ptr) != CL_SUCCESS) {
+      c->d->clWaitForEvents(1, &ev);
+      free(rec->ptr);
+    }
+    c->d->clReleaseEvent(ev);
+  } else if (rec->owned) {
     free(rec->ptr);
+  }
   free(rec);
 }
 
@@ -263,6 +331,14 @@ cl_int tt_cmd_unmap(cl_command_queue command_queue, cl_mem memobj, void *mapped_
                           .use = {{memobj, rec->offset, rec->size, false, rec->writes}},
                           .nuse = 1, .ptr = mapped_ptr, .setup = unmap_setup,
                           .issued = unmap_issued, .state = rec};
+  if (memobj->image) {
+    /* An image's region goes back from Tutti's copy (a write of part of a row reads it). */
+    w.op = TT_OP_UNMAP_IMAGE;
+    w.use[0] = tt_image_rows_use(memobj, rec->origin, rec->region, false, rec->writes);
+    w.origin[0] = rec->origin;
+    w.region = rec->region;
+    w.map_flags = rec->writes ? CL_MAP_WRITE : CL_MAP_READ;
+  }
   return tt_cmd_drive(command_queue, &w, num_events_in_wait_list, event_wait_list, event);
 }
 

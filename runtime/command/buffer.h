@@ -40,6 +40,12 @@ cl_int tt_cmd_copy_rect(cl_command_queue q, cl_mem src, cl_mem dst, const size_t
 void *tt_cmd_map(cl_command_queue q, cl_mem buffer, cl_bool blocking, cl_map_flags flags,
                  size_t offset, size_t size, cl_uint nwait, const cl_event *wait,
                  cl_event *event, cl_int *errcode);
+/* clEnqueueMapImage once checked: a copy of the region of Tutti's, packed, on every rank; its
+ * pitches in *row_pitch and *slice_pitch (unless NULL). */
+void *tt_cmd_map_image(cl_command_queue q, cl_mem image, cl_bool blocking, cl_map_flags flags,
+                       const size_t *origin, const size_t *region, size_t *row_pitch,
+                       size_t *slice_pitch, cl_uint nwait, const cl_event *wait,
+                       cl_event *event, cl_int *errcode);
 cl_int tt_cmd_unmap(cl_command_queue q, cl_mem memobj, void *mapped_ptr,
                     struct tt_map_record *rec, cl_uint nwait, const cl_event *wait,
                     cl_event *event);

@@ -44,7 +44,9 @@ static int view_place(void *arg, unsigned dom, size_t off, size_t len)
 static bool view_cuda(void *arg, unsigned a, unsigned b, size_t at)
 {
   struct fetch *f = arg;
-  return tt_transfer_into_possible(f->ctx, a, f->root, at, b, f->into ? f->into : f->root,
+  cl_mem into = f->into ? f->into : f->root;
+  return !f->root->image && !into->image &&
+         tt_transfer_into_possible(f->ctx, a, f->root, at, b, into,
                                    (size_t)((ptrdiff_t)at + f->into_delta));
 }
 
@@ -84,7 +86,7 @@ static void view_of(struct fetch *f, struct tt_route_view *v)
 {
   *v = (struct tt_route_view){
       .me = tt_cluster_rank(), .piece = tt_env()->piece, .one_piece_copy = tt_env()->staging < 0,
-      .windowed = tt_windowed(f->root), .arg = f, .rank = view_rank, .ids = view_ids,
+      .windowed = tt_windowed(f->root), .host_copies = f->root->image != NULL, .arg = f, .rank = view_rank, .ids = view_ids,
       .place = view_place, .cuda = view_cuda, .direct = view_direct,
       .device_memory = view_device_memory, .stage = view_stage, .run = view_run};
 }

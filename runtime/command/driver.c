@@ -13,6 +13,7 @@
 #include "runtime/command/coherence.h"
 #include "runtime/job/callback.h"
 #include "runtime/job/trace.h"
+#include "runtime/memory/image.h"
 #include "runtime/memory/window.h"
 #include "runtime/order/event.h"
 
@@ -266,6 +267,61 @@ static cl_int issue_marker(struct tt_cmd *c, struct tt_cmd_work *w, cl_event *ev
       c->nq->native, c->deps.n, tt_cmd_wait_list(c), event ? ev : NULL));
 }
 
+/* The native work of an image command (TT_OP_READ_IMAGE and after) on c's owner. */
+static cl_int issue_image(struct tt_cmd *c, struct tt_cmd_work *w, cl_event *ev, cl_event *event)
+{
+  cl_int err = CL_SUCCESS;
+  cl_mem m = w->use[0].mem, other = w->nuse > 1 ? w->use[1].mem : NULL;
+  cl_mem nat = tt_cmd_native_whole(c, m, &err), nother = NULL;
+  size_t at = w->off[0];
+  if (nat && other)
+    nother = w->op == TT_OP_IMAGE_TO_BUFFER ? tt_cmd_native_at(c, other, &at, w->size, &err)
+             : w->op == TT_OP_BUFFER_TO_IMAGE ? tt_cmd_native_whole(c, other, &err)
+                                              : tt_cmd_native_whole(c, other, &err);
+  if (!nat || (other && !nother))
+    return err; /* virtual */
+  size_t row = w->region[0] * m->image->pixel,
+         slice = tt_image_slice_pitch(m->image, row * w->region[1]);
+  cl_uint nw = c->deps.n;
+  const cl_event *wl = tt_cmd_wait_list(c);
+  switch (w->op) {
+  case TT_OP_READ_IMAGE:
+    return TT_CMD_ISSUE(c, ev, c->d->clEnqueueReadImage(c->nq->native, nat, CL_FALSE,
+                                                        w->origin[0], w->region, w->pitch[0],
+                                                        w->pitch[1], w->ptr, nw, wl, WANT));
+  case TT_OP_WRITE_IMAGE:
+    return TT_CMD_ISSUE(c, ev, c->d->clEnqueueWriteImage(c->nq->native, nat, CL_FALSE,
+                                                         w->origin[0], w->region, w->pitch[0],
+                                                         w->pitch[1], w->cptr, nw, wl, WANT));
+  case TT_OP_COPY_IMAGE:
+    return TT_CMD_ISSUE(c, ev, c->d->clEnqueueCopyImage(c->nq->native, nat, nother, w->origin[0],
+                                                        w->origin[1], w->region, nw, wl, WANT));
+  case TT_OP_FILL_IMAGE:
+    return TT_CMD_ISSUE(c, ev, c->d->clEnqueueFillImage(c->nq->native, nat, w->cptr,
+                                                        w->origin[0], w->region, nw, wl, WANT));
+  case TT_OP_IMAGE_TO_BUFFER:
+    return TT_CMD_ISSUE(c, ev, c->d->clEnqueueCopyImageToBuffer(
+        c->nq->native, nat, nother, w->origin[0], w->region, at, nw, wl, WANT));
+  case TT_OP_BUFFER_TO_IMAGE:
+    /* use[0] is the image, use[1] the buffer, read from at w->off[1]. */
+    return TT_CMD_ISSUE(c, ev, c->d->clEnqueueCopyBufferToImage(
+        c->nq->native, nother, nat, w->off[1], w->origin[0], w->region, nw, wl, WANT));
+  case TT_OP_MAP_IMAGE:
+    if (w->map_flags & CL_MAP_WRITE_INVALIDATE_REGION)
+      return TT_CMD_ISSUE(c, ev, c->d->clEnqueueMarkerWithWaitList(c->nq->native, nw, wl, WANT));
+    return TT_CMD_ISSUE(c, ev, c->d->clEnqueueReadImage(c->nq->native, nat, CL_FALSE,
+                                                        w->origin[0], w->region, row, slice,
+                                                        w->ptr, nw, wl, WANT));
+  default: /* TT_OP_UNMAP_IMAGE */
+    if (w->map_flags == CL_MAP_READ) /* nothing goes back */
+      return TT_CMD_ISSUE(c, ev, c->d->clEnqueueMarkerWithWaitList(c->nq->native, nw, wl, WANT));
+    /* Its event always: Tutti's copy goes once the write has read it (buffer.c). */
+    return TT_CMD_ISSUE(c, ev, c->d->clEnqueueWriteImage(c->nq->native, nat, CL_FALSE,
+                                                         w->origin[0], w->region, row, slice,
+                                                         w->ptr, nw, wl, ev));
+  }
+}
+
 /* The native work of w on c's owner (or nothing, for a command planned for another rank):
  * its native event in *ev. */
 static cl_int issue(struct tt_cmd *c, struct tt_cmd_work *w, bool into, cl_mem *nm, cl_event *ev,
@@ -345,8 +401,9 @@ static cl_int issue(struct tt_cmd *c, struct tt_cmd_work *w, bool into, cl_mem *
   case TT_OP_MARKER:
   case TT_OP_BARRIER:
     return issue_marker(c, w, ev, event);
+  default:
+    return issue_image(c, w, ev, event);
   }
-  return CL_INVALID_OPERATION;
 }
 
 /* The queueing optimization (tt_cmd_discard) over the buffers w uses (a migration's list): true

@@ -24,6 +24,16 @@ enum tt_cmd_op {
   TT_OP_BARRIER,
   TT_OP_MAP,
   TT_OP_UNMAP,
+  /* Images (runtime/command/image.c): origin[0] and region in the image (a copy's source
+   * first), pitch[0..1] the host's row and slice pitches; off[0] a buffer's offset. */
+  TT_OP_READ_IMAGE,
+  TT_OP_WRITE_IMAGE,
+  TT_OP_COPY_IMAGE,
+  TT_OP_FILL_IMAGE,        /* cptr: the fill color */
+  TT_OP_IMAGE_TO_BUFFER,
+  TT_OP_BUFFER_TO_IMAGE,
+  TT_OP_MAP_IMAGE,         /* read into Tutti's copy ptr, packed (unless it invalidates) */
+  TT_OP_UNMAP_IMAGE,       /* the region written back from ptr (a map for writing) */
 };
 
 /* One command as its body describes it to the driver. */

@@ -202,7 +202,8 @@ cl_int tt_cmd_launch(cl_command_queue command_queue, cl_kernel kernel, cl_uint w
                                  uses[i].writes};
   for (cl_uint i = 0; !uses && i < kernel->nargs; i++) {
     const struct tt_kernel_arg *a = &kernel->args[i];
-    if (a->kind == TT_ARG_MEM && a->mem)
+    /* A buffer or an image, read and (unless only read) written whole. */
+    if ((a->kind == TT_ARG_MEM || a->kind == TT_ARG_IMAGE) && a->mem)
       u[n++] = (struct tt_cmd_use){a->mem, 0, a->mem->size, true,
                                    !a->is_const && !(a->mem->flags & CL_MEM_READ_ONLY)};
   }

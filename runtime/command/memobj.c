@@ -110,6 +110,7 @@ static void destroy_mem(struct tt_object *o)
     free(r);
   }
   free(m->native);
+  free(m->image);
   free(m->direct); /* the memory itself goes with the backend's buffers (free_direct) */
   if (m->parent)
     TT_RELEASE(m->parent);
@@ -117,7 +118,7 @@ static void destroy_mem(struct tt_object *o)
   free(m);
 }
 
-static cl_mem alloc_mem(cl_context context, cl_mem_flags flags, size_t size)
+cl_mem tt_mem_alloc(cl_context context, cl_mem_flags flags, size_t size)
 {
   cl_mem m = calloc(1, sizeof *m);
   if (!m)
@@ -141,7 +142,7 @@ cl_mem tt_buffer_new(cl_context context, cl_mem_flags flags, size_t size, void *
                      bool spread, cl_int *errcode_ret)
 {
   cl_int err = CL_SUCCESS;
-  cl_mem m = alloc_mem(context, flags ? flags : CL_MEM_READ_WRITE, size);
+  cl_mem m = tt_mem_alloc(context, flags ? flags : CL_MEM_READ_WRITE, size);
   TT_GOTO_IF(!m, CL_OUT_OF_HOST_MEMORY);
   if (flags & CL_MEM_USE_HOST_PTR)
     m->host_ptr = host_ptr;
@@ -204,7 +205,7 @@ cl_mem tt_sub_buffer_new(cl_mem buffer, cl_mem_flags flags, const cl_buffer_regi
   if (!(flags & TT_MEM_HOST_ACCESS_FLAGS))
     flags |= buffer->flags & TT_MEM_HOST_ACCESS_FLAGS;
   flags |= buffer->flags & TT_MEM_HOST_PTR_FLAGS;
-  m = alloc_mem(ctx, flags, r->size);
+  m = tt_mem_alloc(ctx, flags, r->size);
   TT_GOTO_IF(!m, CL_OUT_OF_HOST_MEMORY);
   m->parent = buffer;
   TT_RETAIN(buffer);

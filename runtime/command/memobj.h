@@ -14,6 +14,9 @@
 #define TT_MEM_HOST_ACCESS_FLAGS \
   (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)
 
+/* A memory object of context with flags and size, no native memory yet (an image's own are
+ * runtime/command/image.c's). */
+cl_mem tt_mem_alloc(cl_context context, cl_mem_flags flags, size_t size);
 /* A buffer of context, flags and size as clCreateBuffer checked them; spread: windowed
  * from the start. */
 cl_mem tt_buffer_new(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr,

@@ -676,6 +676,12 @@ static int plan_launch(struct split *s, cl_uint nq, const cl_command_queue *qs, 
   size_t G = gws[dim - 1] / lws[dim - 1];
   int rc;
   s->ann = k->ann;
+  /* Images are not split over devices (doc/split.md). */
+  for (cl_uint i = 0; i < k->nargs; i++)
+    if (k->args[i].kind == TT_ARG_IMAGE) {
+      snprintf(s->why, sizeof s->why, "argument %u is an image", i);
+      return -1;
+    }
   /* Parts follow the distribution of the first written parameter that has one. */
   for (size_t r = 0; r < tt_ann_nrules(s->ann) && !s->parts; r++) {
     struct tt_ann_rule_info ri = tt_ann_rule(s->ann, r);

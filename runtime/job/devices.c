@@ -120,7 +120,7 @@ cl_uint tt_devices_expand(cl_uint n, const cl_device_id *in, cl_device_id **out)
 /* --- answers to clGetDeviceInfo ------------------------------------------------------------ */
 
 /* Extensions a device keeps through Tutti: those of the kernel language and of queries that
- * pass through unchanged. Sharing with graphics APIs, images and SVM are not offered. */
+ * pass through unchanged. Sharing with graphics APIs and SVM are not offered. */
 static const char *const kept_extensions[] = {
     "cl_khr_fp64", "cl_khr_fp16", "cl_khr_byte_addressable_store",
     "cl_khr_global_int32_base_atomics", "cl_khr_global_int32_extended_atomics",
@@ -207,33 +207,18 @@ cl_int tt_device_info(cl_device_id device, cl_device_info param_name, size_t par
   if (device->members)
     return tt_aggregate_device_info(device, param_name, param_value_size, param_value,
                                     param_value_size_ret);
-  cl_bool no = CL_FALSE;
   cl_uint zero = 0;
   cl_device_partition_property none = 0;
   cl_device_id null_device = NULL;
   cl_platform_id platform = &tt_platform;
   char *s = NULL;
   cl_int err;
-  size_t no_size = 0;
   cl_device_type type = device->type & ~(cl_device_type)CL_DEVICE_TYPE_DEFAULT;
   switch (param_name) {
   case CL_DEVICE_TYPE:
     /* One type: CL_DEVICE_TYPE_DEFAULT is what clGetDeviceIDs is asked for, and answers
      * with the first device, not a type a device has. */
     return TT_INFO(type);
-  case CL_DEVICE_IMAGE2D_MAX_WIDTH:
-  case CL_DEVICE_IMAGE2D_MAX_HEIGHT:
-  case CL_DEVICE_IMAGE3D_MAX_WIDTH:
-  case CL_DEVICE_IMAGE3D_MAX_HEIGHT:
-  case CL_DEVICE_IMAGE3D_MAX_DEPTH:
-  case CL_DEVICE_IMAGE_MAX_BUFFER_SIZE:
-  case CL_DEVICE_IMAGE_MAX_ARRAY_SIZE:
-    /* No images (CL_DEVICE_IMAGE_SUPPORT is CL_FALSE): no image limits either. */
-    return TT_INFO(no_size);
-  case CL_DEVICE_MAX_READ_IMAGE_ARGS:
-  case CL_DEVICE_MAX_WRITE_IMAGE_ARGS:
-  case CL_DEVICE_MAX_SAMPLERS:
-    return TT_INFO(zero);
   case CL_DEVICE_VERSION:
   case CL_DEVICE_OPENCL_C_VERSION:
     /* The version Tutti offers, with the backend's own words after it. */
@@ -247,8 +232,6 @@ cl_int tt_device_info(cl_device_id device, cl_device_info param_name, size_t par
     return err;
   case CL_DEVICE_PLATFORM:
     return TT_INFO(platform);
-  case CL_DEVICE_IMAGE_SUPPORT:
-    return TT_INFO(no);
   case CL_DEVICE_PARENT_DEVICE:
     return TT_INFO(null_device);
   case CL_DEVICE_PARTITION_MAX_SUB_DEVICES:
@@ -379,6 +362,27 @@ cl_int tt_aggregate_device_info(cl_device_id agg, cl_device_info param_name,
   case CL_DEVICE_TUTTI_RANK: {
     cl_int none = -1; /* every member's rank runs it */
     return TT_INFO(none);
+  }
+  case CL_DEVICE_IMAGE_SUPPORT: {
+    /* Images live on devices of their own (doc/opencl.md): none on the aggregate device. */
+    cl_bool no = CL_FALSE;
+    return TT_INFO(no);
+  }
+  case CL_DEVICE_IMAGE2D_MAX_WIDTH:
+  case CL_DEVICE_IMAGE2D_MAX_HEIGHT:
+  case CL_DEVICE_IMAGE3D_MAX_WIDTH:
+  case CL_DEVICE_IMAGE3D_MAX_HEIGHT:
+  case CL_DEVICE_IMAGE3D_MAX_DEPTH:
+  case CL_DEVICE_IMAGE_MAX_BUFFER_SIZE:
+  case CL_DEVICE_IMAGE_MAX_ARRAY_SIZE: {
+    size_t no_size = 0;
+    return TT_INFO(no_size);
+  }
+  case CL_DEVICE_MAX_READ_IMAGE_ARGS:
+  case CL_DEVICE_MAX_WRITE_IMAGE_ARGS:
+  case CL_DEVICE_MAX_SAMPLERS: {
+    cl_uint zero = 0;
+    return TT_INFO(zero);
   }
   default:
     /* The first member's answer. */

@@ -61,7 +61,15 @@ static void read_arg_info(cl_kernel k, cl_uint dom)
     a->known = true;
     d->clGetKernelArgInfo(k->native[dom], i, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof tq, &tq, NULL);
     d->clGetKernelArgInfo(k->native[dom], i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, NULL);
-    if (aq == CL_KERNEL_ARG_ADDRESS_GLOBAL || aq == CL_KERNEL_ARG_ADDRESS_CONSTANT) {
+    if (strstr(type, "image") && !strchr(type, '*')) {
+      /* Before the address qualifier: backends say __global of images too (and NVIDIA names
+       * them with their access qualifier: "__read_only image2d_t"). */
+      a->kind = TT_ARG_IMAGE;
+      cl_kernel_arg_access_qualifier acc = CL_KERNEL_ARG_ACCESS_NONE;
+      d->clGetKernelArgInfo(k->native[dom], i, CL_KERNEL_ARG_ACCESS_QUALIFIER, sizeof acc, &acc,
+                            NULL);
+      a->is_const = acc == CL_KERNEL_ARG_ACCESS_READ_ONLY;
+    } else if (aq == CL_KERNEL_ARG_ADDRESS_GLOBAL || aq == CL_KERNEL_ARG_ADDRESS_CONSTANT) {
       a->kind = TT_ARG_MEM;
       a->is_const = aq == CL_KERNEL_ARG_ADDRESS_CONSTANT || (tq & CL_KERNEL_ARG_TYPE_CONST);
     } else if (aq == CL_KERNEL_ARG_ADDRESS_LOCAL) {
@@ -70,8 +78,7 @@ static void read_arg_info(cl_kernel k, cl_uint dom)
       if (star)
         *star = 0;
       a->size = tt_ann_type_size(type);
-    } else if (!strncmp(type, "image", 5)) {
-      a->kind = TT_ARG_IMAGE;
+
     } else if (!strcmp(type, "sampler_t")) {
       a->kind = TT_ARG_SAMPLER;
     } else {
@@ -403,8 +410,11 @@ static enum tt_arg_kind arg_kind(const struct tt_kernel_arg *a, size_t arg_size,
   if (a->kind == TT_ARG_VALUE && !a->known && arg_size == sizeof(cl_mem) && arg_value) {
     const void *h; /* the value need not be aligned */
     memcpy(&h, arg_value, sizeof h);
-    if (tt_object_lookup(h, NULL) == TT_MEM)
-      return TT_ARG_MEM;
+    enum tt_tag t = tt_object_lookup(h, NULL);
+    if (t == TT_MEM)
+      return ((cl_mem)h)->image ? TT_ARG_IMAGE : TT_ARG_MEM;
+    if (t == TT_SAMPLER)
+      return TT_ARG_SAMPLER;
   }
   return a->kind;
 }
@@ -431,7 +441,7 @@ cl_int tt_kernel_arg_check_set(cl_kernel kernel, cl_uint arg_index, size_t arg_s
     mem = arg_value ? *(const cl_mem *)arg_value : NULL;
     /* CL_INVALID_MEM_OBJECT for an argument declared to be a memory object when the specified
      * arg_value is not a valid memory object (NULL is allowed). */
-    TT_RETURN_IF(mem && (!tt_object_valid(mem, TT_MEM) || mem->context != ctx),
+    TT_RETURN_IF(mem && (!tt_object_valid(mem, TT_MEM) || mem->context != ctx || mem->image),
                  CL_INVALID_MEM_OBJECT);
     break;
   case TT_ARG_LOCAL:
@@ -440,15 +450,24 @@ cl_int tt_kernel_arg_check_set(cl_kernel kernel, cl_uint arg_index, size_t arg_s
     TT_RETURN_IF(arg_value != NULL, CL_INVALID_ARG_VALUE);
     TT_RETURN_IF(arg_size == 0, CL_INVALID_ARG_SIZE);
     break;
-  case TT_ARG_SAMPLER:
+  case TT_ARG_SAMPLER: {
     /* CL_INVALID_ARG_SIZE if arg_size does not match the size of the data type for an
      * argument that is a sampler. */
     TT_RETURN_IF(arg_size != sizeof(cl_sampler), CL_INVALID_ARG_SIZE);
     /* CL_INVALID_SAMPLER for an argument declared to be of type sampler_t when the specified
-     * arg_value is not a valid sampler object (none can exist). */
-    TT_RETURN_IF(1, CL_INVALID_SAMPLER);
+     * arg_value is not a valid sampler object. */
+    cl_sampler s = arg_value ? *(const cl_sampler *)arg_value : NULL;
+    TT_RETURN_IF(!tt_object_valid(s, TT_SAMPLER) || s->context != ctx, CL_INVALID_SAMPLER);
+    break;
+  }
   case TT_ARG_IMAGE:
-    TT_RETURN_IF(1, CL_INVALID_MEM_OBJECT);
+    /* CL_INVALID_ARG_SIZE for an image argument of another size than a memory object's;
+     * CL_INVALID_MEM_OBJECT when its value is not a valid image of the kernel's context. */
+    TT_RETURN_IF(arg_size != sizeof(cl_mem), CL_INVALID_ARG_SIZE);
+    mem = arg_value ? *(const cl_mem *)arg_value : NULL;
+    TT_RETURN_IF(!tt_object_valid(mem, TT_MEM) || !mem->image || mem->context != ctx,
+                 CL_INVALID_MEM_OBJECT);
+    break;
   case TT_ARG_VALUE:
     /* CL_INVALID_ARG_VALUE if arg_value specified is NULL for an argument that is not
      * declared with the __local qualifier. */
@@ -475,15 +494,20 @@ static cl_int arg_set(cl_kernel kernel, cl_uint arg_index, enum tt_arg_kind kind
 {
   struct tt_kernel_arg *a = &kernel->args[arg_index];
   cl_context ctx = kernel->context;
-  cl_mem mem = kind == TT_ARG_MEM && arg_value ? *(const cl_mem *)arg_value : NULL;
+  bool is_mem = kind == TT_ARG_MEM || kind == TT_ARG_IMAGE;
+  cl_mem mem = is_mem && arg_value ? *(const cl_mem *)arg_value : NULL;
+  cl_sampler sampler = kind == TT_ARG_SAMPLER ? *(const cl_sampler *)arg_value : NULL;
   cl_int err = CL_SUCCESS;
   for (cl_uint i = 0; i < ctx->ndomains && err == CL_SUCCESS; i++) {
     if (!kernel->native[i])
       continue;
     const cl_icd_dispatch *d = ctx->domains[i].bp->d;
-    if (kind == TT_ARG_MEM) {
+    if (is_mem) {
       cl_mem nm = mem ? mem->native[i] : NULL;
       err = d->clSetKernelArg(kernel->native[i], arg_index, sizeof nm, mem ? &nm : NULL);
+    } else if (sampler) {
+      err = d->clSetKernelArg(kernel->native[i], arg_index, sizeof(cl_sampler),
+                              &sampler->native[i]);
     } else {
       err = d->clSetKernelArg(kernel->native[i], arg_index, arg_size, arg_value);
     }
@@ -502,10 +526,10 @@ static cl_int arg_set(cl_kernel kernel, cl_uint arg_index, enum tt_arg_kind kind
   a->value_size = value ? arg_size : 0;
   a->set = true;
   a->local = kind == TT_ARG_LOCAL ? arg_size : 0;
-  a->mem = kind == TT_ARG_MEM ? mem : NULL;
+  a->mem = mem;
   a->mem_id = mem ? mem->obj.id : 0;
-  if (kind == TT_ARG_MEM && a->kind == TT_ARG_VALUE)
-    a->kind = TT_ARG_MEM;
+  if (kind != TT_ARG_VALUE && a->kind == TT_ARG_VALUE)
+    a->kind = kind;
   pthread_mutex_unlock(&kernel->obj.lock);
   return CL_SUCCESS;
 }

@@ -94,8 +94,9 @@ static bool program_has_device(cl_program p, cl_device_id d)
 }
 
 /* What a backend compiles: the source under the macros OpenCL C predefines as Tutti's devices
- * report them (OpenCL 1.2, no images: runtime/job/devices.c), not as the backend's own compiler
- * would (PoCL 3 defines __OPENCL_VERSION__ 300 and __IMAGE_SUPPORT__); line numbers kept. */
+ * report them (OpenCL 1.2: runtime/job/devices.c), not as the backend's own compiler would
+ * (PoCL 3 defines __OPENCL_VERSION__ 300); __IMAGE_SUPPORT__ as the backend says, since its
+ * devices' image support is theirs. Line numbers kept. */
 static const char source_prelude[] =
     "#undef __OPENCL_VERSION__\n"
     "#define __OPENCL_VERSION__ 120\n"
@@ -103,7 +104,6 @@ static const char source_prelude[] =
     "#undef __OPENCL_C_VERSION__\n"
     "#define __OPENCL_C_VERSION__ 120\n"
     "#endif\n"
-    "#undef __IMAGE_SUPPORT__\n"
     "#line 1\n";
 
 

@@ -125,4 +125,9 @@ struct tt_variant {
 /* A kernel's variants, released. */
 void tt_split_variants_free(struct tt_variant *v);
 
+/* A sampler of context with these properties, checked by icd/image.c: one native sampler in
+ * every actual domain (runtime/program/sampler.c). */
+cl_sampler tt_sampler_new(cl_context context, cl_bool normalized, cl_addressing_mode addressing,
+                          cl_filter_mode filter, cl_int *errcode_ret);
+
 #endif

@@ -7,6 +7,7 @@
 
 #include "runtime/base/backend.h"
 #include "runtime/job/transport.h"
+#include "runtime/memory/image.h"
 #include "runtime/memory/window.h"
 #include "runtime/order/event.h"
 
@@ -85,4 +86,14 @@ void tt_transfer_describe_once(void)
   tt_transport_describe_with(TT_CH_PEER, describe_transfer);
   tt_transport_describe_with(TT_CH_ANSWER, describe_transfer);
   described = true;
+}
+
+cl_int tt_transfer_io(const struct fetch *f, const cl_icd_dispatch *d, cl_command_queue q,
+                      cl_mem native, bool write, size_t at, size_t n, void *host, cl_uint nwait,
+                      const cl_event *wait, cl_event *ev)
+{
+  if (f->root->image)
+    return tt_image_rows_io(d, q, f->root->image, native, write, at, n, host, nwait, wait, ev);
+  return write ? d->clEnqueueWriteBuffer(q, native, CL_FALSE, at, n, host, nwait, wait, ev)
+               : d->clEnqueueReadBuffer(q, native, CL_FALSE, at, n, host, nwait, wait, ev);
 }

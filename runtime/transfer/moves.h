@@ -44,6 +44,13 @@ void tt_transfer_wait_for(struct tt_deps *deps, atomic_int *waiting,
  * the source, the network and the destination overlap. */
 #define PIECE_BYTES (tt_env()->piece)
 
+/* Reads (write: writes) bytes [at, at + n) of f's buffer held by native (a buffer, or an
+ * image: whole rows, runtime/memory/image.h) from (into) host memory on native queue q after
+ * wait, its event in *ev: the one operation that differs by kind of memory. */
+cl_int tt_transfer_io(const struct fetch *f, const cl_icd_dispatch *d, cl_command_queue q,
+                      cl_mem native, bool write, size_t at, size_t n, void *host, cl_uint nwait,
+                      const cl_event *wait, cl_event *ev);
+
 /* The transport names operations on buffer bytes by their struct transfer_desc (once). */
 void tt_transfer_describe_once(void);
 

@@ -36,6 +36,10 @@ void tt_route_piece(const struct tt_step *s, size_t piece_bytes, uint64_t i, str
 static void route_between(const struct tt_route_view *v, struct tt_step *s)
 {
   unsigned here = s->send ? s->src : s->dst;
+  if (v->host_copies) {
+    s->route = TT_ROUTE_HOST_COPY;
+    return;
+  }
   if (v->cuda(v->arg, s->src, s->dst, s->off)) {
     s->route = TT_ROUTE_CUDA;
     return;
@@ -79,7 +83,7 @@ static int plan_run(const struct tt_route_view *v, unsigned src, unsigned dom, s
   else {
     s.send = a == v->me;
     s.peer = s.send ? b : a;
-    s.pieces = (len + v->piece - 1) / v->piece;
+    s.pieces = v->host_copies ? 1 : (len + v->piece - 1) / v->piece;
     s.id = v->ids(v->arg, a, b, s.pieces);
     route_between(v, &s);
   }

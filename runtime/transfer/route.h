@@ -66,6 +66,8 @@ struct tt_route_view {
   bool one_piece_copy;  /* a one-piece transfer between host-memory domains goes through a
                          * host copy (TUTTI_STAGING=auto) */
   bool windowed;        /* the buffer is distributed in windows */
+  bool host_copies;     /* every step between ranks in one piece through a host copy (an
+                         * image: its rows move whole, runtime/memory/image.h) */
   void *arg;
   int (*rank)(void *arg, unsigned dom); /* the rank that holds domain dom */
   /* The first of n message ids for a transfer from rank a to rank b (only asked when one of

@@ -270,6 +270,7 @@ struct host_copy {
   struct tt_deps sdeps, ddeps;
   cl_mem sn, dn;
   size_t sat, dat, npieces, pieces;
+  size_t piece;              /* TUTTI_PIECE; an image's rows move in one piece */
   cl_event read_ev, write_ev;             /* the last piece's */
   cl_event last[STAGING_MAX_SLOTS];       /* slots: the last event of each */
   cl_event gate[STAGING_MAX_SLOTS];       /* slots: the last write, bridged for the read */
@@ -281,14 +282,14 @@ struct host_copy {
 static void copy_piece(struct host_copy *c, size_t at)
 {
   struct fetch *f = c->f;
-  size_t n = c->len - at < PIECE_BYTES ? c->len - at : PIECE_BYTES;
+  size_t n = c->len - at < c->piece ? c->len - at : c->piece;
   int k = c->own ? 0 : (int)(c->pieces % (size_t)c->m);
-  unsigned char *host = c->own ? c->own + at : c->st->host + (size_t)c->slot[k] * PIECE_BYTES;
+  unsigned char *host = c->own ? c->own + at : c->st->host + (size_t)c->slot[k] * c->piece;
   cl_event r = NULL, bridge = NULL, w = NULL;
   cl_uint nwait = !at ? c->sdeps.n : c->gate[k] ? 1 : 0;
   const cl_event *wait = !at ? (c->sdeps.n ? c->sdeps.ev : NULL) : c->gate[k] ? &c->gate[k] : NULL;
-  f->err = c->sd->bp->d->clEnqueueReadBuffer(c->sq->native, c->sn, CL_FALSE, c->sat + at, n,
-                                             host, nwait, wait, &r);
+  f->err = tt_transfer_io(f, c->sd->bp->d, c->sq->native, c->sn, false, c->sat + at, n, host,
+                          nwait, wait, &r);
   if (c->gate[k]) {
     c->sd->bp->d->clReleaseEvent(c->gate[k]);
     c->gate[k] = NULL;
@@ -305,9 +306,8 @@ static void copy_piece(struct host_copy *c, size_t at)
     bridge = NULL;
   }
   if (f->err == CL_SUCCESS)
-    f->err = c->dd->bp->d->clEnqueueWriteBuffer(f->nq->native, c->dn, CL_FALSE, c->dat + at, n,
-                                                host, at ? 1 : c->ddeps.n,
-                                                at ? &bridge : c->ddeps.ev, &w);
+    f->err = tt_transfer_io(f, c->dd->bp->d, f->nq->native, c->dn, true, c->dat + at, n, host,
+                            at ? 1 : c->ddeps.n, at ? &bridge : c->ddeps.ev, &w);
   if (bridge)
     c->dd->bp->d->clReleaseEvent(bridge);
   cl_event newest = w ? w : r;
@@ -388,11 +388,13 @@ static int copy_done(struct host_copy *c)
  * read and the last write stand for all of them in the access records. */
 int tt_stage_copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
 {
+  size_t piece = f->root->image ? len : PIECE_BYTES;
   struct host_copy c = {.f = f, .src = src, .off = off, .len = len,
                         .sd = &f->ctx->domains[src], .dd = &f->ctx->domains[f->dom],
-                        .npieces = (len + PIECE_BYTES - 1) / PIECE_BYTES};
+                        .npieces = (len + piece - 1) / piece, .piece = piece};
   /* The domain whose staging the pieces take, or -1: none (memory of the copy's own). */
-  c.sdom = tt_domain_device_memory(f->ctx, src)      ? (long)src
+  c.sdom = f->root->image                              ? -1
+           : tt_domain_device_memory(f->ctx, src)      ? (long)src
            : tt_domain_device_memory(f->ctx, f->dom) ? (long)f->dom
            : tt_env()->staging != 0                  ? (long)src
                                                      : -1;
@@ -412,7 +414,7 @@ int tt_stage_copy_local(struct fetch *f, cl_uint src, size_t off, size_t len)
    * another queue still reading the copy they replace): its record supersedes them. */
   if (f->err == CL_SUCCESS)
     f->err = tt_order_after(&c.ddeps, f->ctx, f->dom, f->nq, f->root, off, len, true);
-  for (size_t at = 0; at < len && f->err == CL_SUCCESS; at += PIECE_BYTES, c.pieces++)
+  for (size_t at = 0; at < len && f->err == CL_SUCCESS; at += piece, c.pieces++)
     copy_piece(&c, at);
   return copy_done(&c);
 }
@@ -586,8 +588,8 @@ static void stage_send(struct fetch *f, struct staged *s, cl_uint dom, size_t of
     }
   }
   if (f->err == CL_SUCCESS)
-    f->err = dm->bp->d->clEnqueueReadBuffer(q->native, native, CL_FALSE, at, n, slot_ptr(s),
-                                            deps.n, deps.n ? deps.ev : NULL, ev);
+    f->err = tt_transfer_io(f, dm->bp->d, q->native, native, false, at, n, slot_ptr(s), deps.n,
+                            deps.n ? deps.ev : NULL, ev);
   tt_deps_release(&deps);
   if (f->err != CL_SUCCESS)
     return;
@@ -623,8 +625,8 @@ static void stage_receive(struct fetch *f, struct staged *s, cl_uint dom, size_t
     f->err = tt_deps_take(&deps, s->mirror);
   }
   if (f->err == CL_SUCCESS)
-    f->err = dm->bp->d->clEnqueueWriteBuffer(f->nq->native, native, CL_FALSE, at, n,
-                                             slot_ptr(s), deps.n, deps.ev, ev);
+    f->err = tt_transfer_io(f, dm->bp->d, f->nq->native, native, true, at, n, slot_ptr(s),
+                            deps.n, deps.ev, ev);
   tt_deps_release(&deps);
   if (f->err != CL_SUCCESS) {
     if (s->mirror)

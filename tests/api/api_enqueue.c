@@ -147,7 +147,7 @@ void test_enqueue(struct fixture *f)
   OK(clReleaseEvent(m2));
   OK(clReleaseEvent(ev0));
 
-  /* Images cannot exist: every image command refuses its image. */
+  /* A buffer is no image. */
   CHECK_ERR(CL_INVALID_MEM_OBJECT, clEnqueueReadImage(q, a, CL_TRUE, so, region, 0, 0, back, 0, NULL, NULL));
 
   OK(clFinish(q));

@@ -1,4 +1,4 @@
-/* Buffers, sub-buffers, images and samplers (unsupported). */
+/* Buffers and sub-buffers (images and samplers: tests/api/api_image.c). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -164,20 +164,4 @@ void test_mem(struct fixture *f)
   CHECK(destroyed_after_release() == 21);
   CHECK_ERR(CL_INVALID_MEM_OBJECT, clReleaseMemObject((cl_mem)GARBAGE));
   CHECK_ERR(CL_INVALID_MEM_OBJECT, clRetainMemObject((cl_mem)f->ctx));
-
-  /* Images and samplers are not supported: CL_DEVICE_IMAGE_SUPPORT is CL_FALSE. */
-  cl_image_format fmt = {CL_RGBA, CL_UNORM_INT8};
-  cl_image_desc desc;
-  memset(&desc, 0, sizeof desc);
-  desc.image_type = CL_MEM_OBJECT_IMAGE2D;
-  desc.image_width = desc.image_height = 4;
-  m = clCreateImage(f->ctx, 0, &fmt, &desc, NULL, &err);
-  CHECK(m == NULL && err == CL_INVALID_OPERATION);
-  m = clCreateImage2D(f->ctx, 0, &fmt, 4, 4, 0, NULL, &err);
-  CHECK(m == NULL && err == CL_INVALID_OPERATION);
-  cl_uint nfmt = 99;
-  OK(clGetSupportedImageFormats(f->ctx, 0, CL_MEM_OBJECT_IMAGE2D, 0, NULL, &nfmt));
-  CHECK(nfmt == 0);
-  cl_sampler smp = clCreateSampler(f->ctx, CL_FALSE, CL_ADDRESS_NONE, CL_FILTER_NEAREST, &err);
-  CHECK(smp == NULL && err == CL_INVALID_OPERATION);
 }

@@ -89,15 +89,15 @@ void test_device(struct fixture *f)
     OK(clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof t, &t, NULL));
     /* One type each; CL_DEVICE_TYPE_DEFAULT is a query (answered by the first device). */
     CHECK(t != 0 && (t & (t - 1)) == 0 && !(t & CL_DEVICE_TYPE_DEFAULT));
-    size_t image_width = 1;
+    /* Image support and limits are the backend's (PoCL's CPU devices have images). */
+    size_t image_width = 0;
     OK(clGetDeviceInfo(dev, CL_DEVICE_IMAGE2D_MAX_WIDTH, sizeof image_width, &image_width, NULL));
-    CHECK(image_width == 0);
     OK(clGetDeviceInfo(dev, CL_DEVICE_VERSION, sizeof s, s, NULL));
     CHECK(!strncmp(s, "OpenCL 1.2", 10));
     OK(clGetDeviceInfo(dev, CL_DEVICE_OPENCL_C_VERSION, sizeof s, s, NULL));
     CHECK(!strncmp(s, "OpenCL C 1.2", 12));
     OK(clGetDeviceInfo(dev, CL_DEVICE_IMAGE_SUPPORT, sizeof b, &b, NULL));
-    CHECK(b == CL_FALSE);
+    CHECK(b == CL_FALSE || image_width >= 2048); /* the least OpenCL 1.2 allows with images */
     /* Double precision: only the bits OpenCL 1.2 defines for it (no correctly rounded
      * divide and sqrt, a single-precision bit). */
     cl_device_fp_config fp = 0;

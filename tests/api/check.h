@@ -9,6 +9,7 @@
 #include <CL/cl.h>
 #include <CL/cl_ext.h>
 #include <CL/tutti.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,5 +76,6 @@ void test_kernel(struct fixture *f);
 void test_enqueue(struct fixture *f);
 void test_consistency(struct fixture *f);
 void test_event(struct fixture *f);
+void test_image(struct fixture *f);
 
 #endif

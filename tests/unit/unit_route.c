@@ -225,6 +225,21 @@ static void two_ranks(void)
   plan("HHh", 0, 100, "01:100", 2, 0, 100, "elsewhere d1->d2 0+100; ", "0+100:012 ");
 }
 
+/* An image's rows: every step between ranks one piece through a host copy, whatever the
+ * memory; within a rank through the host. */
+static void images(void)
+{
+  struct job j;
+  job_init(&j, "GgG", 1);
+  struct tt_rangemap *m = map_of(1000, 3, "0:400 1:600");
+  struct tt_route_view v = view(&j, false);
+  v.host_copies = true;
+  CHECK(tt_route_fetch(&v, m, 0, 1000, 2, -1) == 0);
+  EXPECT(j.log, "host copy d0->d2 0+400 recv r0 id 0 x1; "
+                "host copy d1->d2 400+600 recv r0 id 1 x1; ");
+  tt_rangemap_free(m);
+}
+
 /* Staging without free slots maps the pieces; the pieces of a staged step take slots in
  * turn. */
 static void staging(void)
@@ -361,6 +376,7 @@ int main(void)
   single_rank();
   two_ranks();
   staging();
+  images();
   more_ranks();
   windows();
   attached_and_copies();
