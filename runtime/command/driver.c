@@ -322,6 +322,35 @@ static cl_int issue_image(struct tt_cmd *c, struct tt_cmd_work *w, cl_event *ev,
   }
 }
 
+/* A native kernel on c's owner: the native memory objects written into Tutti's copy of the
+ * arguments at their places (the backend puts pointers to their memory there). */
+static cl_int issue_native_kernel(struct tt_cmd *c, struct tt_cmd_work *w, cl_event *ev,
+                                  cl_event *event)
+{
+  if (!c->actual)
+    return CL_SUCCESS;
+  cl_int err = CL_SUCCESS;
+  cl_mem stack[8], *nm = w->nmems <= 8 ? stack : malloc(w->nmems * sizeof *nm);
+  const void *lstack[8], **loc = w->nmems <= 8 ? lstack : malloc(w->nmems * sizeof *loc);
+  if (!nm || !loc)
+    err = CL_OUT_OF_HOST_MEMORY;
+  for (cl_uint i = 0; i < w->nmems && err == CL_SUCCESS; i++) {
+    nm[i] = tt_cmd_native_whole(c, w->mems[i], &err);
+    loc[i] = (char *)w->ptr + w->arg_offsets[i];
+    if (nm[i])
+      memcpy((char *)w->ptr + w->arg_offsets[i], &nm[i], sizeof nm[i]);
+  }
+  if (err == CL_SUCCESS)
+    err = TT_CMD_ISSUE(c, ev, c->d->clEnqueueNativeKernel(
+        c->nq->native, w->func, w->ptr, w->size, w->nmems, w->nmems ? nm : NULL,
+        w->nmems ? loc : NULL, c->deps.n, tt_cmd_wait_list(c), WANT));
+  if (nm != stack)
+    free(nm);
+  if (loc != lstack)
+    free(loc);
+  return err;
+}
+
 /* The native work of w on c's owner (or nothing, for a command planned for another rank):
  * its native event in *ev. */
 static cl_int issue(struct tt_cmd *c, struct tt_cmd_work *w, bool into, cl_mem *nm, cl_event *ev,
@@ -401,6 +430,8 @@ static cl_int issue(struct tt_cmd *c, struct tt_cmd_work *w, bool into, cl_mem *
   case TT_OP_MARKER:
   case TT_OP_BARRIER:
     return issue_marker(c, w, ev, event);
+  case TT_OP_NATIVE_KERNEL:
+    return issue_native_kernel(c, w, ev, event);
   default:
     return issue_image(c, w, ev, event);
   }

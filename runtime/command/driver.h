@@ -34,6 +34,9 @@ enum tt_cmd_op {
   TT_OP_BUFFER_TO_IMAGE,
   TT_OP_MAP_IMAGE,         /* read into Tutti's copy ptr, packed (unless it invalidates) */
   TT_OP_UNMAP_IMAGE,       /* the region written back from ptr (a map for writing) */
+  /* A native kernel (runtime/command/launch.c): func called with ptr (size bytes, Tutti's
+   * copy of the program's arguments) where arg_offsets[i] is the place of mems[i]. */
+  TT_OP_NATIVE_KERNEL,
 };
 
 /* One command as its body describes it to the driver. */
@@ -66,6 +69,9 @@ struct tt_cmd_work {
   size_t pitch[4];
   size_t pattern_size;
   cl_mem_migration_flags flags;
+  /* A native kernel: its function and where each memory object's handle is in ptr. */
+  void (CL_CALLBACK *func)(void *);
+  const size_t *arg_offsets;
   /* A launch: the kernel and its range (global offset, global and local sizes). */
   cl_kernel kernel;
   cl_uint dim;

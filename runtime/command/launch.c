@@ -236,3 +236,31 @@ cl_int tt_cmd_fetch(cl_command_queue q, const struct tt_launch_use *uses, size_t
     free(u);
   return err;
 }
+
+cl_int tt_cmd_native_kernel(cl_command_queue q, void (CL_CALLBACK *func)(void *),
+                            const void *args, size_t cb_args, cl_uint nmems, const cl_mem *mems,
+                            const size_t *offsets, cl_uint nwait, const cl_event *wait,
+                            cl_event *event)
+{
+  /* Tutti's copy of the arguments: the backend takes it at the enqueue (it copies it again),
+   * and each memory object is read and written whole. */
+  void *copy = malloc(cb_args ? cb_args : 1);
+  struct tt_cmd_use stack[8], *u = nmems <= 8 ? stack : malloc(nmems * sizeof *u);
+  cl_int err = copy && u ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+  if (err == CL_SUCCESS) {
+    if (cb_args)
+      memcpy(copy, args, cb_args);
+    for (cl_uint i = 0; i < nmems; i++)
+      u[i] = (struct tt_cmd_use){mems[i], 0, mems[i]->size, true, true};
+    struct tt_cmd_work w = {.op = TT_OP_NATIVE_KERNEL, .entry = "tt_clEnqueueNativeKernel",
+                            .type = CL_COMMAND_NATIVE_KERNEL, .discardable = true,
+                            .uses = u, .nuse = nmems, .mems = mems, .nmems = nmems,
+                            .ptr = cb_args ? copy : NULL, .size = cb_args, .func = func,
+                            .arg_offsets = offsets};
+    err = tt_cmd_drive(q, &w, nwait, wait, event);
+  }
+  if (u != stack)
+    free(u);
+  free(copy);
+  return err;
+}

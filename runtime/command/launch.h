@@ -53,4 +53,11 @@ cl_int tt_cmd_barrier(cl_command_queue q, cl_uint n, const cl_event *list, cl_ev
  * is finished and the marker complete. */
 cl_int tt_cmd_finish_marker(cl_command_queue q, cl_event *event);
 
+/* clEnqueueNativeKernel once checked (icd/launch.c): func runs on the owner of q's device with
+ * a copy of args (cb_args bytes) where each of mems has its memory's address at offsets[i]. */
+cl_int tt_cmd_native_kernel(cl_command_queue q, void (CL_CALLBACK *func)(void *),
+                            const void *args, size_t cb_args, cl_uint nmems, const cl_mem *mems,
+                            const size_t *offsets, cl_uint nwait, const cl_event *wait,
+                            cl_event *event);
+
 #endif

@@ -241,11 +241,9 @@ cl_int tt_device_info(cl_device_id device, cl_device_info param_name, size_t par
   case CL_DEVICE_PARTITION_PROPERTIES:
   case CL_DEVICE_PARTITION_TYPE:
     return TT_INFO(none);
-  case CL_DEVICE_PARTITION_AFFINITY_DOMAIN:
-  case CL_DEVICE_EXECUTION_CAPABILITIES: {
-    /* No affinity domains; native kernels are not offered (they would run a host function on
-     * another rank). Both are bitfields. */
-    cl_bitfield bits = param_name == CL_DEVICE_EXECUTION_CAPABILITIES ? CL_EXEC_KERNEL : 0;
+  case CL_DEVICE_PARTITION_AFFINITY_DOMAIN: {
+    /* No affinity domains: a bitfield. */
+    cl_bitfield bits = 0;
     return TT_INFO(bits);
   }
   case CL_DEVICE_BUILT_IN_KERNELS:
@@ -383,6 +381,11 @@ cl_int tt_aggregate_device_info(cl_device_id agg, cl_device_info param_name,
   case CL_DEVICE_MAX_SAMPLERS: {
     cl_uint zero = 0;
     return TT_INFO(zero);
+  }
+  case CL_DEVICE_EXECUTION_CAPABILITIES: {
+    /* Its launches are split: no native kernels there. */
+    cl_device_exec_capabilities caps = CL_EXEC_KERNEL;
+    return TT_INFO(caps);
   }
   default:
     /* The first member's answer. */

@@ -73,7 +73,7 @@ static const struct {
     {"platform", test_platform}, {"device", test_device},   {"context", test_context},
     {"queue", test_queue},       {"mem", test_mem},         {"program", test_program},
     {"kernel", test_kernel},     {"enqueue", test_enqueue}, {"consistency", test_consistency},
-    {"event", test_event},       {"image", test_image},
+    {"event", test_event},       {"image", test_image},     {"native", test_native},
 };
 
 int main(int argc, char **argv)

@@ -125,7 +125,7 @@ void test_enqueue(struct fixture *f)
   CHECK_ERR(CL_INVALID_GLOBAL_WORK_SIZE, clEnqueueNDRangeKernel(q, k, 1, NULL, NULL, NULL, 0, NULL, NULL));
   CHECK_ERR(CL_INVALID_GLOBAL_WORK_SIZE, clEnqueueNDRangeKernel(q, k, 1, NULL, zero, NULL, 0, NULL, NULL));
   CHECK_ERR(CL_INVALID_KERNEL, clEnqueueNDRangeKernel(q, (cl_kernel)GARBAGE, 1, NULL, gws, NULL, 0, NULL, NULL));
-  CHECK_ERR(CL_INVALID_OPERATION, clEnqueueNativeKernel(q, NULL, NULL, 0, 0, NULL, NULL, 0, NULL, NULL));
+  CHECK_ERR(CL_INVALID_VALUE, clEnqueueNativeKernel(q, NULL, NULL, 0, 0, NULL, NULL, 0, NULL, NULL));
   OK(clEnqueueNDRangeKernel(q, k, 1, NULL, gws, NULL, 0, NULL, NULL));
   OK(clEnqueueNDRangeKernel(q, k, 1, NULL, gws, NULL, 0, NULL, NULL));
   OK(clEnqueueReadBuffer(q, a, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));

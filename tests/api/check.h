@@ -77,5 +77,6 @@ void test_enqueue(struct fixture *f);
 void test_consistency(struct fixture *f);
 void test_event(struct fixture *f);
 void test_image(struct fixture *f);
+void test_native(struct fixture *f);
 
 #endif
