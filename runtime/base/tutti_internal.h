@@ -65,6 +65,10 @@ struct _cl_device_id {
    * of its type in the job; its other fields are its first member's. */
   cl_uint nmembers;
   cl_device_id *members;
+  /* A sub-device (clCreateSubDevices, runtime/job/devices.c): the device it was made from and
+   * the partition asked for (0-terminated); NULL for a device of the job's table. */
+  cl_device_id parent;
+  cl_device_partition_property partition[8];
 };
 
 /* A native in-order queue, shared by the Tutti queue that made it and by the access records

@@ -5,6 +5,8 @@
 #include "runtime/job/cluster.h"
 #include "runtime/job/cluster_impl.h"
 
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,14 +69,47 @@ const char *tt_cluster_hostname(void)
   return tt_job.hostname;
 }
 
+/* Sub-devices follow the table, by index, in the order every rank made them (pointers: they
+ * are objects of their own). */
+static cl_device_id *subs;
+static cl_uint nsubs, subs_cap;
+static pthread_mutex_t subs_lock = PTHREAD_MUTEX_INITIALIZER;
+
 cl_uint tt_cluster_ndevices(void)
 {
-  return tt_job.ntable;
+  pthread_mutex_lock(&subs_lock);
+  cl_uint n = tt_job.ntable + nsubs;
+  pthread_mutex_unlock(&subs_lock);
+  return n;
 }
 
 cl_device_id tt_cluster_device(cl_uint i)
 {
-  return i < tt_job.ntable ? &tt_job.table[i] : NULL;
+  if (i < tt_job.ntable)
+    return &tt_job.table[i];
+  pthread_mutex_lock(&subs_lock);
+  cl_device_id d = i - tt_job.ntable < nsubs ? subs[i - tt_job.ntable] : NULL;
+  pthread_mutex_unlock(&subs_lock);
+  return d;
+}
+
+cl_uint tt_cluster_device_add(cl_device_id d)
+{
+  pthread_mutex_lock(&subs_lock);
+  if (nsubs == subs_cap) {
+    cl_uint cap = subs_cap ? 2 * subs_cap : 16;
+    cl_device_id *grown = realloc(subs, cap * sizeof *grown);
+    if (!grown) {
+      pthread_mutex_unlock(&subs_lock);
+      return UINT32_MAX;
+    }
+    subs = grown;
+    subs_cap = cap;
+  }
+  d->index = tt_job.ntable + nsubs;
+  subs[nsubs++] = d;
+  pthread_mutex_unlock(&subs_lock);
+  return d->index;
 }
 
 static uint64_t *pair_out, *pair_in; /* by peer: transfers sent to it, received from it */

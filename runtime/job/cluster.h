@@ -21,6 +21,9 @@ const char *tt_cluster_hostname(void);
 /* The device table (filled in by tt_cluster_init, runtime/job/cluster_start.h). */
 cl_uint tt_cluster_ndevices(void);
 cl_device_id tt_cluster_device(cl_uint i);
+/* A sub-device made alike on every rank goes after the table (and after the sub-devices
+ * before it): its index, or UINT32_MAX without memory. */
+cl_uint tt_cluster_device_add(cl_device_id d);
 
 /* A virtual device's answer to a device query, from its owner's description: CL_SUCCESS, or
  * CL_INVALID_VALUE when the owner could not answer it. */

@@ -146,8 +146,8 @@ static void append(unsigned char **buf, size_t *len, size_t *cap, const void *p,
 
 /* Appends the description of one actual device: its header, and with answers, its answers
  * to every device query (read in jobs of several ranks; one rank asks its backends). */
-static void describe(struct _cl_device_id *d, bool answers, unsigned char **buf, size_t *len,
-                     size_t *cap)
+void tt_cluster_describe(struct _cl_device_id *d, bool answers, unsigned char **buf,
+                         size_t *len, size_t *cap)
 {
   size_t start = *len;
   cl_uint total = 0;
@@ -191,7 +191,8 @@ static bool mine(cl_uint j, cl_uint n, int local_rank, int local_size)
 }
 
 /* Fills a device of the table from its description (owner rank r; actual: r is this one). */
-static void from_description(struct _cl_device_id *d, const unsigned char *desc, int r, bool actual)
+void tt_cluster_from_description(struct _cl_device_id *d, const unsigned char *desc, int r,
+                                 bool actual)
 {
   cl_uint total;
   struct desc_header h;
@@ -269,7 +270,7 @@ static void node_catalogue(bool answers, unsigned char **buf, size_t *len)
       snprintf(d.host, sizeof d.host, "%s", tt_job.hostname);
       snprintf(d.backend, sizeof d.backend, "%s", bp->short_name);
       snprintf(d.backend_platform, sizeof d.backend_platform, "%s", bp->name);
-      describe(&d, answers, buf, len, &cap);
+      tt_cluster_describe(&d, answers, buf, len, &cap);
     }
   }
   /* Asked for by name: say when nothing on this node can take it (once, by its first rank). */
@@ -400,7 +401,7 @@ static struct _cl_device_id *own_devices(const unsigned char *cat, cl_uint nloca
     memcpy(&total, q, sizeof total);
     if (!distributed || mine(j, nlocal_all, local_rank, local_size)) {
       struct _cl_device_id *d = &own[(*n)++];
-      from_description(d, q, tt_job.rank, true);
+      tt_cluster_from_description(d, q, tt_job.rank, true);
       if (!distributed || local_rank == 0)
         tt_cluster_device_load(d); /* opened already: just the handles */
     }
@@ -452,7 +453,7 @@ static void job_table(struct _cl_device_id *own, cl_uint nown)
         d->native = own[i].native;
         free(own[i].info);
       }
-      from_description(d, q, r, r == tt_job.rank);
+      tt_cluster_from_description(d, q, r, r == tt_job.rank);
       q += total;
     }
     p += lens[r];

@@ -23,4 +23,12 @@ cl_int tt_cluster_device_load(cl_device_id d);
  * devices" per line); returns the length. */
 size_t tt_cluster_backends_text(char *buf, size_t cap);
 
+/* A device's description as the job exchanges them (its header, and with answers its answers
+ * to every device query, asked of its native device), appended to *buf; and a device filled
+ * from one (owner rank r; actual: r is this one). */
+void tt_cluster_describe(struct _cl_device_id *d, bool answers, unsigned char **buf,
+                         size_t *len, size_t *cap);
+void tt_cluster_from_description(struct _cl_device_id *d, const unsigned char *desc, int r,
+                                 bool actual);
+
 #endif

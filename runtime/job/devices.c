@@ -41,7 +41,7 @@ cl_uint tt_devices_of_type(cl_device_type device_type, cl_uint cap, cl_device_id
   }
   for (cl_uint i = 0; i < tt_cluster_ndevices() && !(agg && device_type == CL_DEVICE_TYPE_DEFAULT); i++) {
     cl_device_id d = tt_cluster_device(i);
-    if (!tt_device_matches(d, device_type))
+    if (d->parent || !tt_device_matches(d, device_type))
       continue;
     if (out && n < cap)
       out[n] = d;
@@ -207,9 +207,6 @@ cl_int tt_device_info(cl_device_id device, cl_device_info param_name, size_t par
   if (device->members)
     return tt_aggregate_device_info(device, param_name, param_value_size, param_value,
                                     param_value_size_ret);
-  cl_uint zero = 0;
-  cl_device_partition_property none = 0;
-  cl_device_id null_device = NULL;
   cl_platform_id platform = &tt_platform;
   char *s = NULL;
   cl_int err;
@@ -233,19 +230,13 @@ cl_int tt_device_info(cl_device_id device, cl_device_info param_name, size_t par
   case CL_DEVICE_PLATFORM:
     return TT_INFO(platform);
   case CL_DEVICE_PARENT_DEVICE:
-    return TT_INFO(null_device);
-  case CL_DEVICE_PARTITION_MAX_SUB_DEVICES:
   case CL_DEVICE_REFERENCE_COUNT:
-    zero = param_name == CL_DEVICE_REFERENCE_COUNT;
-    return TT_INFO(zero);
+  case CL_DEVICE_PARTITION_MAX_SUB_DEVICES:
   case CL_DEVICE_PARTITION_PROPERTIES:
   case CL_DEVICE_PARTITION_TYPE:
-    return TT_INFO(none);
-  case CL_DEVICE_PARTITION_AFFINITY_DOMAIN: {
-    /* No affinity domains: a bitfield. */
-    cl_bitfield bits = 0;
-    return TT_INFO(bits);
-  }
+  case CL_DEVICE_PARTITION_AFFINITY_DOMAIN:
+    return tt_devices_partition_info(device, param_name, param_value_size, param_value,
+                                     param_value_size_ret);
   case CL_DEVICE_BUILT_IN_KERNELS:
     return TT_INFO_STR("");
   case CL_DEVICE_EXTENSIONS:
@@ -307,6 +298,34 @@ static cl_int members_combine(cl_device_id agg, cl_device_info param, size_t siz
   return CL_SUCCESS;
 }
 
+/* What the aggregate device has not, of what its members have: images (they live on devices
+ * of their own: doc/opencl.md), partitions, native kernels (its launches are split). */
+static cl_int aggregate_lacks(cl_device_info param_name, size_t param_value_size,
+                              void *param_value, size_t *param_value_size_ret)
+{
+  cl_bool no = CL_FALSE;
+  size_t no_size = 0;
+  cl_uint zero = 0;
+  cl_device_partition_property none = 0;
+  cl_device_exec_capabilities caps = CL_EXEC_KERNEL;
+  switch (param_name) {
+  case CL_DEVICE_IMAGE_SUPPORT:
+    return TT_INFO(no);
+  case CL_DEVICE_MAX_READ_IMAGE_ARGS:
+  case CL_DEVICE_MAX_WRITE_IMAGE_ARGS:
+  case CL_DEVICE_MAX_SAMPLERS:
+  case CL_DEVICE_PARTITION_MAX_SUB_DEVICES:
+    return TT_INFO(zero);
+  case CL_DEVICE_PARTITION_PROPERTIES:
+  case CL_DEVICE_PARTITION_TYPE:
+    return TT_INFO(none);
+  case CL_DEVICE_EXECUTION_CAPABILITIES:
+    return TT_INFO(caps);
+  default: /* the image sizes */
+    return TT_INFO(no_size);
+  }
+}
+
 cl_int tt_aggregate_device_info(cl_device_id agg, cl_device_info param_name,
                                 size_t param_value_size, void *param_value,
                                 size_t *param_value_size_ret)
@@ -361,32 +380,22 @@ cl_int tt_aggregate_device_info(cl_device_id agg, cl_device_info param_name,
     cl_int none = -1; /* every member's rank runs it */
     return TT_INFO(none);
   }
-  case CL_DEVICE_IMAGE_SUPPORT: {
-    /* Images live on devices of their own (doc/opencl.md): none on the aggregate device. */
-    cl_bool no = CL_FALSE;
-    return TT_INFO(no);
-  }
+  case CL_DEVICE_IMAGE_SUPPORT:
   case CL_DEVICE_IMAGE2D_MAX_WIDTH:
   case CL_DEVICE_IMAGE2D_MAX_HEIGHT:
   case CL_DEVICE_IMAGE3D_MAX_WIDTH:
   case CL_DEVICE_IMAGE3D_MAX_HEIGHT:
   case CL_DEVICE_IMAGE3D_MAX_DEPTH:
   case CL_DEVICE_IMAGE_MAX_BUFFER_SIZE:
-  case CL_DEVICE_IMAGE_MAX_ARRAY_SIZE: {
-    size_t no_size = 0;
-    return TT_INFO(no_size);
-  }
+  case CL_DEVICE_IMAGE_MAX_ARRAY_SIZE:
   case CL_DEVICE_MAX_READ_IMAGE_ARGS:
   case CL_DEVICE_MAX_WRITE_IMAGE_ARGS:
-  case CL_DEVICE_MAX_SAMPLERS: {
-    cl_uint zero = 0;
-    return TT_INFO(zero);
-  }
-  case CL_DEVICE_EXECUTION_CAPABILITIES: {
-    /* Its launches are split: no native kernels there. */
-    cl_device_exec_capabilities caps = CL_EXEC_KERNEL;
-    return TT_INFO(caps);
-  }
+  case CL_DEVICE_MAX_SAMPLERS:
+  case CL_DEVICE_PARTITION_MAX_SUB_DEVICES:
+  case CL_DEVICE_PARTITION_PROPERTIES:
+  case CL_DEVICE_PARTITION_TYPE:
+  case CL_DEVICE_EXECUTION_CAPABILITIES:
+    return aggregate_lacks(param_name, param_value_size, param_value, param_value_size_ret);
   default:
     /* The first member's answer. */
     return tt_device_info(agg->members[0], param_name, param_value_size, param_value,

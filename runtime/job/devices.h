@@ -31,4 +31,15 @@ cl_int tt_aggregate_device_info(cl_device_id agg, cl_device_info param_name,
                                 size_t param_value_size, void *param_value,
                                 size_t *param_value_size_ret);
 
+/* clCreateSubDevices once checked (runtime/job/subdevices.c): the owner of `in` partitions it
+ * as props say and every rank adds the sub-devices to its table alike; *num_ret their count,
+ * out (unless NULL, then none is made) at least num_devices entries. */
+cl_int tt_devices_partition(cl_device_id in, const cl_device_partition_property *props,
+                            cl_uint num_devices, cl_device_id *out, cl_uint *num_ret);
+/* A device's answers about partitions: its parent and partition (a sub-device's), its
+ * reference count (1 for the table's), how it can be partitioned (the backend's). */
+cl_int tt_devices_partition_info(cl_device_id device, cl_device_info param_name,
+                                 size_t param_value_size, void *param_value,
+                                 size_t *param_value_size_ret);
+
 #endif

@@ -74,6 +74,7 @@ static const struct {
     {"queue", test_queue},       {"mem", test_mem},         {"program", test_program},
     {"kernel", test_kernel},     {"enqueue", test_enqueue}, {"consistency", test_consistency},
     {"event", test_event},       {"image", test_image},     {"native", test_native},
+    {"subdevices", test_subdevices},
 };
 
 int main(int argc, char **argv)

@@ -131,9 +131,6 @@ void test_device(struct fixture *f)
     CHECK_ERR(CL_INVALID_VALUE, clGetDeviceInfo(dev, CL_DEVICE_NAME, 1, s, NULL));
     OK(clRetainDevice(dev));
     OK(clReleaseDevice(dev));
-    cl_device_partition_property props[] = {CL_DEVICE_PARTITION_EQUALLY, 1, 0};
-    cl_device_id sub[4];
-    CHECK_ERR(CL_INVALID_VALUE, clCreateSubDevices(dev, props, 4, sub, &n));
   }
   /* Garbage and foreign handles are refused without being touched. */
   char s[64];

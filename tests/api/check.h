@@ -78,5 +78,6 @@ void test_consistency(struct fixture *f);
 void test_event(struct fixture *f);
 void test_image(struct fixture *f);
 void test_native(struct fixture *f);
+void test_subdevices(struct fixture *f);
 
 #endif
