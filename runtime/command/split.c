@@ -198,6 +198,12 @@ static int plan_parts(struct split *s, const struct tt_ann_launch *l)
       const struct tt_part_use *u = &pu[p][j];
       rc = use_add(&s->uses[p], mem[u->buffer], u->off, u->len, u->reads, u->writes) ? -2 : 0;
     }
+  /* Images it only reads: whole, by every part. */
+  for (cl_uint i = 0; i < k->nargs && !rc; i++) {
+    cl_mem img = k->args[i].kind == TT_ARG_IMAGE ? k->args[i].mem : NULL;
+    for (size_t p = 0; img && p < s->nparts && !rc; p++)
+      rc = use_add(&s->uses[p], img, 0, img->size, true, false) ? -2 : 0;
+  }
   for (size_t p = 0; pu && p < s->nparts; p++)
     free(pu[p]);
   free(pu);
@@ -408,6 +414,7 @@ static cl_int copy_arg(cl_kernel k, cl_kernel to, cl_uint i)
   const struct tt_kernel_arg *a = &k->args[i];
   switch (a->kind) {
   case TT_ARG_MEM:
+  case TT_ARG_IMAGE:
     return tt_kernel_arg_set(to, i, sizeof(cl_mem), &a->mem);
   case TT_ARG_LOCAL:
     return tt_kernel_arg_set(to, i, a->local, NULL);
@@ -676,10 +683,10 @@ static int plan_launch(struct split *s, cl_uint nq, const cl_command_queue *qs, 
   size_t G = gws[dim - 1] / lws[dim - 1];
   int rc;
   s->ann = k->ann;
-  /* Images are not split over devices (doc/split.md). */
+  /* Every part reads an image whole; a kernel that writes one runs whole (doc/split.md). */
   for (cl_uint i = 0; i < k->nargs; i++)
-    if (k->args[i].kind == TT_ARG_IMAGE) {
-      snprintf(s->why, sizeof s->why, "argument %u is an image", i);
+    if (k->args[i].kind == TT_ARG_IMAGE && !k->args[i].is_const) {
+      snprintf(s->why, sizeof s->why, "argument %u is an image it may write", i);
       return -1;
     }
   /* Parts follow the distribution of the first written parameter that has one. */

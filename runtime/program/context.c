@@ -27,6 +27,7 @@
  * The backend's error callback reaches the context that holds the native one now. */
 struct native_ctx {
   struct tt_backend_platform *bp;
+  bool kept;        /* kept when its context goes (not over sub-devices: theirs go with them) */
   cl_uint ndevices;
   cl_device_id devices[64];
   cl_context_properties *props; /* as passed to the backend, terminated by 0 */
@@ -64,7 +65,7 @@ static void CL_CALLBACK native_notify(const char *errinfo, const void *private_i
 
 /* A native context of bp over devices for c: a kept one that matches, else a new one. */
 static struct native_ctx *native_take(cl_context c, struct tt_backend_platform *bp, cl_uint n,
-                                      const cl_device_id *devices,
+                                      const cl_device_id *devices, bool subs,
                                       cl_context_properties *props, cl_int *err)
 {
   size_t np = props_len(props);
@@ -87,7 +88,7 @@ static struct native_ctx *native_take(cl_context c, struct tt_backend_platform *
     *err = CL_OUT_OF_HOST_MEMORY;
     return NULL;
   }
-  *nc = (struct native_ctx){bp, n, {0}, props, NULL, c, NULL};
+  *nc = (struct native_ctx){bp, keeps_contexts(bp) && !subs, n, {0}, props, NULL, c, NULL};
   memcpy(nc->devices, devices, n * sizeof *devices);
   nc->native = bp->d->clCreateContext(props, n, devices, native_notify, nc, err);
   if (!nc->native) {
@@ -95,7 +96,7 @@ static struct native_ctx *native_take(cl_context c, struct tt_backend_platform *
     free(nc);
     return NULL;
   }
-  if (keeps_contexts(bp)) {
+  if (nc->kept) {
     pthread_mutex_lock(&natives_lock);
     nc->next = kept_natives;
     kept_natives = nc;
@@ -106,7 +107,7 @@ static struct native_ctx *native_take(cl_context c, struct tt_backend_platform *
 
 static void native_put(struct native_ctx *nc)
 {
-  if (keeps_contexts(nc->bp)) {
+  if (nc->kept) {
     pthread_mutex_lock(&natives_lock);
     nc->owner = NULL;
     pthread_mutex_unlock(&natives_lock);
@@ -255,9 +256,11 @@ cl_context tt_context_new(const cl_context_properties *properties, cl_uint num_d
       continue;
     cl_device_id nd[64];
     cl_uint n = 0;
+    bool subs = false;
     char list[256] = ""; /* their indices, for the log */
     for (cl_uint i = 0; i < c->ndevices && n < 64; i++)
       if (tt_context_domain_of(c, c->devices[i]) == k) {
+        subs |= c->devices[i]->parent != NULL;
         nd[n++] = c->devices[i]->native;
         if (strlen(list) < sizeof list - 16)
           snprintf(list + strlen(list), sizeof list - strlen(list), " %u", c->devices[i]->index);
@@ -269,7 +272,7 @@ cl_context tt_context_new(const cl_context_properties *properties, cl_uint num_d
            tt_domain_own(dm->first_device) ? tt_domain_own(dm->first_device) : "");
     cl_context_properties *np = native_properties(c, dm->bp);
     TT_GOTO_IF(!np, CL_OUT_OF_HOST_MEMORY);
-    dm->native_ctx = native_take(c, dm->bp, n, nd, np, &err);
+    dm->native_ctx = native_take(c, dm->bp, n, nd, subs, np, &err);
     dm->native = dm->native_ctx ? dm->native_ctx->native : NULL;
     if (!dm->native) {
       TT_LOG(TT_LOG_ERR, "clCreateContext: the %s backend refused: %s", dm->bp->short_name,

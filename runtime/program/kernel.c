@@ -515,7 +515,7 @@ static cl_int arg_set(cl_kernel kernel, cl_uint arg_index, enum tt_arg_kind kind
   if (err != CL_SUCCESS)
     return err;
   void *value = NULL;
-  if (kind == TT_ARG_VALUE) {
+  if (kind == TT_ARG_VALUE || kind == TT_ARG_SAMPLER) { /* a sampler's handle, for copies */
     value = malloc(arg_size ? arg_size : 1);
     TT_RETURN_IF(!value, CL_OUT_OF_HOST_MEMORY);
     memcpy(value, arg_value, arg_size);

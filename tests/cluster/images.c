@@ -4,7 +4,9 @@
  * sampler declared in the program, then scaled by a kernel with a sampler argument; a region
  * read with a row pitch; regions filled, copied image to image, image to buffer and back;
  * a region mapped and written; a region written and read elsewhere; a 3-D RGBA8 image read as
- * normalized floats. Prints "images: N checks passed" or names the first wrong value. */
+ * normalized floats; through Tutti, a launch reading an image split over every device (each
+ * part reads the image whole). Prints "images: N checks passed" or names the first wrong
+ * value. */
 #include "tests/app.h"
 
 #include <math.h>
@@ -28,6 +30,12 @@ static const char *source =
     "__kernel void halve(read_only image2d_t in, sampler_t smp, __global float *out, int w) {\n"
     "  int x = get_global_id(0), y = get_global_id(1);\n"
     "  out[y * w + x] = 0.5f * read_imagef(in, smp, (int2)(2 * x, 2 * y)).x;\n"
+    "}\n"
+    "#pragma tutti global [x, y] => write out(h, w)[y, x]\n"
+    "__kernel void shade(read_only image2d_t in, sampler_t smp, __global float *out, int w,\n"
+    "                    int h) {\n"
+    "  int x = get_global_id(0), y = get_global_id(1);\n"
+    "  out[y * w + x] = 3.0f * read_imagef(in, smp, (int2)(x, y)).x;\n"
     "}\n"
     "__kernel void unorm(read_only image3d_t in, sampler_t smp, __global float4 *out) {\n"
     "  int x = get_global_id(0), y = get_global_id(1), z = get_global_id(2);\n"
@@ -210,6 +218,32 @@ int main(void)
   for (size_t i = 0; i < sizeof cube; i++)
     expect(fabsf(got[i] - cube[i] / 255.0f) < 1e-6f, "3-D RGBA8 as floats", i, got[i],
            cube[i] / 255.0);
+
+  /* 8. Through Tutti: the filtered image read by a launch split over every device. */
+  clEnqueueSplitNDRangeKernelTUTTI_fn split = app_split_fn();
+  if (split) {
+    cl_mem shaded = clCreateBuffer(a.ctx, CL_MEM_WRITE_ONLY, W * H * sizeof(float), NULL, &err);
+    CHECK(err);
+    cl_kernel ks = kernel(prog, "shade");
+    int w = W, h = H;
+    CHECK(clSetKernelArg(ks, 0, sizeof blur, &blur));
+    CHECK(clSetKernelArg(ks, 1, sizeof smp, &smp));
+    CHECK(clSetKernelArg(ks, 2, sizeof shaded, &shaded));
+    CHECK(clSetKernelArg(ks, 3, sizeof w, &w));
+    CHECK(clSetKernelArg(ks, 4, sizeof h, &h));
+    /* blur's corner and region were filled in step 4: read it back as it is. */
+    float now[W * H];
+    CHECK(clEnqueueReadImage(q0, blur, CL_TRUE, zero, (size_t[3]){W, H, 1}, 0, 0, now, 0, NULL,
+                             NULL));
+    CHECK(split(a.ndev, a.qs, ks, 2, NULL, g2, NULL, 0, NULL, NULL));
+    float out[W * H];
+    CHECK(clEnqueueReadBuffer(q1, shaded, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL));
+    for (int i = 0; i < W * H; i++)
+      expect(out[i] == 3.0f * now[i], "split launch reading an image", (size_t)i, out[i],
+             3.0f * now[i]);
+    clReleaseKernel(ks);
+    clReleaseMemObject(shaded);
+  }
 
   printf("images: %d checks passed on %u device(s)\n", checks, a.ndev);
   clReleaseMemObject(vol);
