@@ -353,8 +353,10 @@ static int cut(const char *what, int fd, off64_t len)
   if (!agreed_fd(fd))
     return real_ftruncate64(fd, len);
   struct stat64 st;
-  if (rank != 0 && real_fstat64(fd, &st) == 0 && S_ISREG(st.st_mode))
-    real_ftruncate64(fd, len);
+  /* Its own result does not count: rank 0's is every rank's. */
+  if (rank != 0 && real_fstat64(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+      real_ftruncate64(fd, len) != 0)
+    errno = 0;
   RETURN_AGREED(int, what, NULL, 0, real_ftruncate64(fd, len));
 }
 

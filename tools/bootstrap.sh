@@ -4,7 +4,8 @@
 #   tools/bootstrap.sh demo    install the packages, build, install into ./_inst, show the
 #                              device table of 4 ranks, check the installation on them
 #                              (tutti-info --check) and run the SnuCL-D vector addition
-#   tools/bootstrap.sh check   install the packages, build with -Werror, run make check
+#   tools/bootstrap.sh check   install the packages, build with -Werror, run make check, then
+#                              (as root) build, install, use and purge the Debian package
 set -eu
 what=${1:-}
 case "$what" in
@@ -17,7 +18,8 @@ packages="ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo openmpi-bin l
           autoconf automake libtool pkg-config make gcc g++ binutils help2man man-db"
 # The pyopencl test (tests/api/pyopencl.test) runs Debian's pyopencl through Tutti; the piglit
 # test (tests/api/piglit.test) piglit's OpenCL API tests.
-if [ "$what" = check ]; then packages="$packages python3-pyopencl piglit"; fi
+# The package step (tools/deb-check.sh) builds a Debian package with debhelper.
+if [ "$what" = check ]; then packages="$packages python3-pyopencl piglit debhelper"; fi
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -44,7 +46,7 @@ if [ "$what" = check ]; then
     [ $status = 0 ] || cat test-suite.log
     # Each test script's wall time (tests/timed.sh), longest first.
     echo "test times, longest first:"
-    for f in tests/*.log; do
+    for f in tests/*/*.log; do
       t=$(sed -n 's/^# time: \([0-9.]*\) s$/\1/p' "$f" | tail -n 1)
       [ -n "$t" ] && echo "$t $(basename "$f" .log)"
     done | sort -rn | awk '{ printf "  %6.1f s  %s\n", $1, $2 }'
@@ -53,6 +55,12 @@ if [ "$what" = check ]; then
     fail=$(sed -n 's/^# FAIL: *//p' test-suite.log | head -n 1)
     err=$(sed -n 's/^# ERROR: *//p' test-suite.log | head -n 1)
     echo "${pass:-0} passed, $(( ${fail:-0} + ${err:-0} )) failed"
+  fi
+  # A step of its own, timed: the Debian package built, installed, used and purged.
+  if [ "$(id -u)" = 0 ]; then
+    start=$(date +%s)
+    sh tools/deb-check.sh || status=$?
+    echo "package step: $(( $(date +%s) - start )) s"
   fi
   # The build and the tests leave the checkout as it was: every product is ignored.
   if git rev-parse --git-dir >/dev/null 2>&1 && [ -n "$(git status --porcelain)" ]; then
