@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "tests/api/check.h"
+#include "tests/launcher.h"
 
 static int destroyed;
 static pthread_mutex_t destroyed_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -27,7 +28,7 @@ static void CL_CALLBACK on_destroy(cl_mem m, void *data)
 static int destroyed_after_release(void)
 {
   const char *backend = getenv("TT_TEST_BACKEND");
-  const char *ranks = getenv("OMPI_COMM_WORLD_SIZE");
+  const char *ranks = launcher_size();
   pthread_mutex_lock(&destroyed_lock);
   if ((backend && strcmp(backend, "pocl") != 0) || (ranks && atoi(ranks) > 1)) {
     struct timespec until;

@@ -7,6 +7,7 @@
  * With DIVERGE_MODE=thread the writes come from a thread the main thread's first thread made
  * (named "0.1.1" alike on every rank: the report names it). */
 #include "tests/app.h"
+#include "tests/launcher.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -52,7 +53,7 @@ static void *middle(void *arg)
 
 int main(void)
 {
-  const char *r = getenv("OMPI_COMM_WORLD_RANK"), *s = getenv("OMPI_COMM_WORLD_SIZE");
+  const char *r = launcher_rank(), *s = launcher_size();
   int rank = r ? atoi(r) : 0, size = s ? atoi(s) : 1;
   const char *who = getenv("DIVERGE_RANK");
   int odd = who ? atoi(who) : size - 1;

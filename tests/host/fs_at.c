@@ -9,6 +9,7 @@
  *                      makes one rank's file) and part: the job must stop, naming it */
 #define _GNU_SOURCE
 #include "tests/app.h"
+#include "tests/launcher.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -83,7 +84,7 @@ static int entries(int dfd, const char *sub)
 static void part(struct app *a, const char *base)
 {
   char path[4200];
-  const char *r = getenv("OMPI_COMM_WORLD_RANK");
+  const char *r = launcher_rank();
   snprintf(path, sizeof path, "%s/only-%s", base, r ? r : "0");
   /* A node-local file: rank 1 alone finds its own, makes one more folder, and the ranks
    * part there. */

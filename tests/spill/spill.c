@@ -15,6 +15,7 @@
  *   SPILL_COPY=1 (with SPILL_SPLIT): buffer 0 comes from the program's memory
  *   (CL_MEM_COPY_HOST_PTR) all the same: each part brings back only its chunk of it. */
 #include "tests/app.h"
+#include "tests/launcher.h"
 
 #include <signal.h>
 #include <string.h>
@@ -134,7 +135,7 @@ int main(int argc, char **argv)
     CHECK(clWaitForEvents(1, &last));
     clReleaseEvent(last);
   }
-  const char *kill_rank = getenv("SPILL_KILL_RANK"), *rank = getenv("OMPI_COMM_WORLD_RANK");
+  const char *kill_rank = getenv("SPILL_KILL_RANK"), *rank = launcher_rank();
   if (kill_rank && rank && !strcmp(kill_rank, rank))
     raise(SIGKILL);
   int bad = 0;

@@ -4,6 +4,7 @@
  * host, the launch's one event, and (SPLIT_DIVERGE=R) a rank that alone sets an annotation.
  * TAP output on rank 0. */
 #include "tests/app.h"
+#include "tests/launcher.h"
 
 #include <CL/tutti.h>
 #include <math.h>
@@ -301,7 +302,7 @@ static void balance(struct app *a, cl_program p)
 
 int main(void)
 {
-  const char *r = getenv("OMPI_COMM_WORLD_RANK");
+  const char *r = launcher_rank();
   int rank = r ? atoi(r) : 0;
   rank0 = rank == 0;
   const char *bal_off = getenv("SPLIT_BALANCE_OFF");

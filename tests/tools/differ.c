@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/launcher.h"
+
 static pthread_mutex_t never_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t never = PTHREAD_COND_INITIALIZER;
 
@@ -45,7 +47,7 @@ int main(int argc, char **argv)
 {
   cl_platform_id p;
   clGetPlatformIDs(1, &p, NULL); /* a Tutti rank: the host layer is on */
-  const char *r = getenv("OMPI_COMM_WORLD_RANK");
+  const char *r = launcher_rank();
   int rank = r ? atoi(r) : 0;
   int who = argc > 2 ? atoi(argv[2]) : -1;
   if (argc > 2 && !strcmp(argv[1], "crash")) {
