@@ -15,7 +15,10 @@ if [ "$(id -u)" != 0 ] || ! command -v dh >/dev/null 2>&1; then
   echo "deb-check: needs root and debhelper (tools/bootstrap.sh check installs it)" >&2
   exit 77
 fi
-make -C "$top" deb > "$top/deb-check.log" 2>&1 || { tail -n 30 "$top/deb-check.log"; fail "make deb failed"; }
+make -C "$top" deb > "$top/deb-check.log" 2>&1 || {
+  tail -n 30 "$top/deb-check.log"
+  fail "make deb failed"
+}
 deb=$(ls "$top"/tutti_*.deb 2>/dev/null | head -n 1)
 [ -n "$deb" ] || fail "make deb made no tutti_*.deb"
 echo "deb-check: built $(basename "$deb") ($(du -k "$deb" | cut -f1) KiB)"

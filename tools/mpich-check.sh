@@ -22,7 +22,10 @@ log="$top/mpich-check.log"
   exit 1
 }
 cd "$dir"/tutti-*
-ldd .libs/libtutti.so | grep -q libmpich || { echo "mpich-check: libtutti.so is not MPICH's" >&2; exit 1; }
+ldd .libs/libtutti.so | grep -q libmpich || {
+  echo "mpich-check: libtutti.so is not MPICH's" >&2
+  exit 1
+}
 tests="tests/cluster/cluster-1.test tests/cluster/cluster-2.test tests/cluster/cluster-3.test
        tests/cluster/cluster-4.test tests/cluster/cluster-mpi.test tests/cluster/collective.test
        tests/split/split.test tests/api/api-ranks.test"
@@ -31,7 +34,9 @@ make -j"$(nproc)" check TESTS="$(echo $tests)" >> "$log" 2>&1 || status=1
 pass=$(sed -n 's/^# PASS: *//p' test-suite.log | head -n 1)
 fail=$(sed -n 's/^# FAIL: *//p' test-suite.log | head -n 1)
 [ $status = 0 ] || grep -E '^(FAIL|ERROR)' "$log" | head -n 20
-echo "mpich-check: built with $(mpirun.mpich --version 2>&1 | sed -n 's/^ *Version: *//p' | head -n 1 | sed 's/^/MPICH /'), ${pass:-0} passed, ${fail:-0} failed; $(( $(date +%s) - t0 )) s"
+version=$(mpirun.mpich --version 2>&1 | sed -n 's/^ *Version: *//p' | head -n 1)
+echo "mpich-check: built with MPICH $version, ${pass:-0} passed, ${fail:-0} failed;" \
+  "$(( $(date +%s) - t0 )) s"
 cd "$top"
 [ $status = 0 ] && rm -rf "$dir" "$log"
 exit $status
