@@ -4,8 +4,9 @@
 # the rule that the program's memory is its own once a command is done (tests/host/hostmem, its
 # memory freed right after each command, so that any later touch is reported) and kernels
 # split without annotations (apps/autosplit through the aggregate device: libclang's reading
-# of the kernels, derived regions, merged writes) at 4 ranks under it, plain and with
-# TUTTI_STRESS. Prints one line per run and fails on any
+# of the kernels, derived regions, merged writes) and images and samplers between ranks
+# (tests/cluster/images: rows moved between ranks, maps into Tutti's copies, a split launch
+# reading an image) at 4 ranks under it, plain and with TUTTI_STRESS. Prints one line per run and fails on any
 # sanitizer report or failed check. `make check-asan` runs it. Leak checks stay off by
 # default: LeakSanitizer's scan at exit crashes ("Tracer caught signal 11") in ranks whose
 # PoCL threads are alive; TT_ASAN_LEAKS=1 turns them on.
@@ -18,14 +19,15 @@ mkdir -p "$dir/src"
 cd "$dir/src" || exit 2
 { autoreconf -fi && ./configure CFLAGS="-g -O1 -fsanitize=address -fno-omit-frame-pointer" \
     LDFLAGS="-fsanitize=address" && make -j"$(nproc)" && make tests/api/agree tests/cluster/cluster tests/host/hostmem \
-    apps/autosplit tests/vendors/tutti.icd; } > "$dir/build.log" 2>&1 || { echo "asan build failed: $dir/build.log"; exit 2; }
+    apps/autosplit tests/cluster/images tests/vendors/tutti.icd; } > "$dir/build.log" 2>&1 || { echo "asan build failed: $dir/build.log"; exit 2; }
 top_builddir=$PWD top_srcdir=$PWD
 . ./tests/env.sh
 # Open MPI's, PoCL's and their libraries' own reports, each justified there.
 supp="$src/tools/lsan.supp"
 asan=$(gcc -print-file-name=libasan.so)
 status=0
-for run in "api/agree all 300" "api/agree-stress all 300" "cluster/cluster" "host/hostmem 2" "autosplit"; do
+for run in "api/agree all 300" "api/agree-stress all 300" "cluster/cluster" "host/hostmem 2" \
+           "autosplit" "cluster/images"; do
   test=${run%% *}
   prog=${test#*/}
   args=${run#"$test"}
