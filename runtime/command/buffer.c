@@ -191,6 +191,18 @@ static void map_issued(struct tt_cmd *c, struct tt_cmd_work *w, cl_int err, cl_e
   }
 }
 
+/* A map into Tutti's copy whose bytes reach every rank: its record keeps the map's event
+ * (the program's, or Tutti's own), waited for before the copy goes. */
+static void keep_copy_event(struct map_state *st, const struct tt_cmd_work *w, cl_event *event)
+{
+  if (!st->rec || !st->broadcast)
+    return;
+  cl_event *out = w->end_event ? w->end_event : event;
+  st->rec->done = *out;
+  if (out != &st->done)
+    TT_RETAIN(st->rec->done);
+}
+
 void *tt_cmd_map(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map,
                  cl_map_flags map_flags, size_t offset, size_t size,
                  cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
@@ -209,12 +221,8 @@ void *tt_cmd_map(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking
                           .host_len = invalidate ? 0 : size, .off = {offset}, .size = size,
                           .map_flags = map_flags, .issued = map_issued, .state = &st};
   cl_int err = tt_cmd_drive(command_queue, &w, num_events_in_wait_list, event_wait_list, event);
-  if (st.rec && w.owned && st.broadcast && err == CL_SUCCESS) {
-    cl_event *out = w.end_event ? w.end_event : event;
-    st.rec->done = *out;
-    if (out != &st.done)
-      TT_RETAIN(st.rec->done);
-  }
+  if (w.owned && err == CL_SUCCESS)
+    keep_copy_event(&st, &w, event);
   *errcode = err;
   return err == CL_SUCCESS ? w.ptr : NULL;
 }
@@ -245,12 +253,8 @@ void *tt_cmd_map_image(cl_command_queue q, cl_mem image, cl_bool blocking, cl_ma
                           .origin = {origin}, .region = region, .map_flags = flags,
                           .issued = map_issued, .state = &st};
   cl_int err = tt_cmd_drive(q, &w, nwait, wait, event);
-  if (st.rec && st.broadcast && err == CL_SUCCESS) {
-    cl_event *out = w.end_event ? w.end_event : event;
-    st.rec->done = *out;
-    if (out != &st.done)
-      TT_RETAIN(st.rec->done);
-  }
+  if (err == CL_SUCCESS)
+    keep_copy_event(&st, &w, event);
   if (err != CL_SUCCESS) {
     free(copy);
     *errcode = err;

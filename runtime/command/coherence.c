@@ -80,17 +80,19 @@ static int view_run(void *arg, const struct tt_step *s)
   return stop;
 }
 
-/* What f's domain lacks of [off, off+len) of its buffer, planned and run (from: the domain
- * every byte comes from, or -1: their holders). */
+/* The planner's view for f's command. */
 static void view_of(struct fetch *f, struct tt_route_view *v)
 {
   *v = (struct tt_route_view){
       .me = tt_cluster_rank(), .piece = tt_env()->piece, .one_piece_copy = tt_env()->staging < 0,
-      .windowed = tt_windowed(f->root), .host_copies = f->root->image != NULL, .arg = f, .rank = view_rank, .ids = view_ids,
-      .place = view_place, .cuda = view_cuda, .direct = view_direct,
-      .device_memory = view_device_memory, .stage = view_stage, .run = view_run};
+      .windowed = tt_windowed(f->root), .host_copies = f->root->image != NULL, .arg = f,
+      .rank = view_rank, .ids = view_ids, .place = view_place, .cuda = view_cuda,
+      .direct = view_direct, .device_memory = view_device_memory, .stage = view_stage,
+      .run = view_run};
 }
 
+/* What f's domain lacks of [off, off+len) of its buffer, planned and run (from: the domain
+ * every byte comes from, or -1: their holders). */
 static void fetch(struct fetch *f, size_t off, size_t len, int from)
 {
   struct tt_route_view v;
@@ -101,7 +103,7 @@ static void fetch(struct fetch *f, size_t off, size_t len, int from)
 }
 
 cl_int tt_coherence_use(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
-                   cl_mem m, size_t off, size_t len, bool reads, bool writes)
+                        cl_mem m, size_t off, size_t len, bool reads, bool writes)
 {
   TT_ASSERT_PLAN_HELD();
   cl_mem root = m->root;
@@ -116,24 +118,18 @@ cl_int tt_coherence_use(struct tt_deps *d, cl_context ctx, cl_uint dom, struct t
       return err;
   }
   off += m->origin;
-  if (root->attached != TT_NOT_ATTACHED) {
-    /* No list is kept: another domain fetches from the attached one every time. */
-    if (reads && dom != root->attached) {
-      struct fetch f = {d, ctx, dom, nq, root, CL_SUCCESS, NULL, 0};
-      fetch(&f, off, len, (int)root->attached);
-      if (f.err != CL_SUCCESS)
-        return f.err;
-    }
-  } else if (reads && ctx->ndomains > 1) {
+  /* An attached buffer keeps no list: another domain fetches from the attached one every
+   * time. */
+  bool attached = root->attached != TT_NOT_ATTACHED;
+  if (reads && (attached ? dom != root->attached : ctx->ndomains > 1)) {
     struct fetch f = {d, ctx, dom, nq, root, CL_SUCCESS, NULL, 0};
-    fetch(&f, off, len, -1);
+    fetch(&f, off, len, attached ? (int)root->attached : -1);
     if (f.err != CL_SUCCESS)
       return f.err;
   }
   /* A virtual command waits for nothing here: its owner orders it. */
   return actual ? tt_order_after(d, ctx, dom, nq, root, off, len, writes) : CL_SUCCESS;
 }
-
 
 cl_int tt_coherence_copy_into(struct tt_deps *d, cl_context ctx, cl_uint dom,
                               struct tt_nqueue *nq, cl_mem src, size_t so, cl_mem dst,

@@ -20,7 +20,7 @@
  * is planned when the domain lacks them). writes: it changes them. Adds the events it must
  * wait for to d. Caller holds the plan lock. */
 cl_int tt_coherence_use(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
-                   cl_mem m, size_t off, size_t len, bool reads, bool writes);
+                        cl_mem m, size_t off, size_t len, bool reads, bool writes);
 
 /* A copy command (clEnqueueCopyBuffer) in domain dom from [so, so+len) of src to [dof,
  * dof+len) of dst: when the source bytes all sit in one other domain whose GPU shares a link
@@ -28,8 +28,9 @@ cl_int tt_coherence_use(struct tt_deps *d, cl_context ctx, cl_uint dom, struct t
  * there, on whichever ranks hold the two ends, and *taken is set; the command then only
  * waits for that copy (its d), with no copy of src kept in dom. Every rank decides alike.
  * Otherwise nothing is done and the caller plans the usual uses. Plan lock held. */
-cl_int tt_coherence_copy_into(struct tt_deps *d, cl_context ctx, cl_uint dom, struct tt_nqueue *nq,
-                         cl_mem src, size_t so, cl_mem dst, size_t dof, size_t len, bool *taken);
+cl_int tt_coherence_copy_into(struct tt_deps *d, cl_context ctx, cl_uint dom,
+                              struct tt_nqueue *nq, cl_mem src, size_t so, cl_mem dst,
+                              size_t dof, size_t len, bool *taken);
 
 /* clAttachBufferToDevice (SnuCL-D 3.6): domain dom of root's context holds the newest bytes
  * from now on (copied there now, or zeros when nothing was ever written); no latest-holder

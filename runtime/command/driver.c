@@ -276,8 +276,7 @@ static cl_int issue_image(struct tt_cmd *c, struct tt_cmd_work *w, cl_event *ev,
   size_t at = w->off[0];
   if (nat && other)
     nother = w->op == TT_OP_IMAGE_TO_BUFFER ? tt_cmd_native_at(c, other, &at, w->size, &err)
-             : w->op == TT_OP_BUFFER_TO_IMAGE ? tt_cmd_native_whole(c, other, &err)
-                                              : tt_cmd_native_whole(c, other, &err);
+                                            : tt_cmd_native_whole(c, other, &err);
   if (!nat || (other && !nother))
     return err; /* virtual */
   size_t row = w->region[0] * m->image->pixel,

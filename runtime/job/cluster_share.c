@@ -22,7 +22,7 @@ static bool same_place(struct tt_stamp a, struct tt_stamp b)
 
 int tt_cluster_share_answer(int owner, cl_int *err, void *buf, size_t *len, size_t cap)
 {
-  if (tt_cluster_size() == 1)
+  if (!tt_cluster_distributed())
     return 0;
   tt_check_sync();
   struct tt_stamp here = tt_check_stamp("share_answer");
@@ -63,7 +63,7 @@ static int gather_int(const char *site, int v, int *all)
 
 int tt_cluster_share_first(bool have, cl_int *err, void *buf, size_t *len, size_t cap)
 {
-  if (tt_cluster_size() == 1)
+  if (!tt_cluster_distributed())
     return have ? 0 : -1;
   tt_check_sync();
   int *haves = malloc((size_t)tt_cluster_size() * sizeof *haves), root = tt_cluster_size();
@@ -82,7 +82,7 @@ int tt_cluster_share_first(bool have, cl_int *err, void *buf, size_t *len, size_
 
 cl_int tt_cluster_agree(cl_int v)
 {
-  if (tt_cluster_size() == 1)
+  if (!tt_cluster_distributed())
     return v;
   tt_check_sync();
   int *all = malloc((size_t)tt_cluster_size() * sizeof *all);

@@ -80,7 +80,6 @@ static cl_int add_subs(cl_device_id in, const cl_device_partition_property *prop
     at += total;
     d->parent = in;
     memcpy(d->partition, props, nprops * sizeof *props);
-    memcpy(d->host, in->host, sizeof d->host);
     if (in->actual) {
       d->bp = in->bp;
       d->native = natives[i];
