@@ -6,7 +6,8 @@
 #                              (tutti-info --check) and run the SnuCL-D vector addition
 #   tools/bootstrap.sh check   install the packages, build with -Werror, run make check, then
 #                              (as root) build, install, use and purge the Debian package,
-#                              and build against MPICH and run the tests over ranks with it
+#                              build against MPICH and run the tests over ranks with it,
+#                              and run jobs under a Slurm started in a temporary folder
 set -eu
 what=${1:-}
 case "$what" in
@@ -21,7 +22,11 @@ packages="ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo openmpi-bin l
 # test (tests/api/piglit.test) piglit's OpenCL API tests.
 # The package step (tools/deb-check.sh) builds a Debian package with debhelper.
 # The MPICH step (tools/mpich-check.sh) builds against Debian's MPICH beside Open MPI.
-if [ "$what" = check ]; then packages="$packages python3-pyopencl piglit debhelper mpich libmpich-dev"; fi
+# The Slurm step (tools/slurm-check.sh) starts Slurm's daemons and munge in a folder of its own.
+if [ "$what" = check ]; then
+  packages="$packages python3-pyopencl piglit debhelper mpich libmpich-dev"
+  packages="$packages slurmctld slurmd slurm-client munge"
+fi
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -68,6 +73,10 @@ if [ "$what" = check ]; then
   start=$(date +%s)
   sh tools/mpich-check.sh || { rc=$?; [ $rc = 77 ] || status=$rc; }
   echo "MPICH step: $(( $(date +%s) - start )) s"
+  # A step of its own, timed: jobs of 1, 2 and 4 ranks under a real Slurm (as root).
+  start=$(date +%s)
+  sh tools/slurm-check.sh || { rc=$?; [ $rc = 77 ] || status=$rc; }
+  echo "Slurm step: $(( $(date +%s) - start )) s"
   # The build and the tests leave the checkout as it was: every product is ignored.
   if git rev-parse --git-dir >/dev/null 2>&1 && [ -n "$(git status --porcelain)" ]; then
     echo "bootstrap: the build or the tests left files git does not ignore:" >&2

@@ -290,6 +290,13 @@ static void own_pocl_cache(void)
     local = getenv("MPI_LOCALRANKID"); /* MPICH's Hydra */
   if (!nlocal)
     nlocal = getenv("MPI_LOCALNRANKS");
+  char slurm[16];
+  if (!local && !nlocal && (local = getenv("SLURM_LOCALID"))) { /* ranks srun started */
+    const char *id = getenv("SLURM_NODEID");
+    snprintf(slurm, sizeof slurm, "%d",
+             id ? tt_env_parse_tasks_per_node(getenv("SLURM_STEP_TASKS_PER_NODE"), atol(id)) : 0);
+    nlocal = slurm;
+  }
   if (!local || !nlocal || atoi(nlocal) <= 1)
     return;
   const char *base = getenv("POCL_CACHE_DIR");

@@ -2,8 +2,9 @@
 #include "config.h"
 
 #include "runtime/base/env.h"
+#include <ctype.h>
 #include <errno.h>
-
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,31 @@ cl_device_type tt_env_parse_device_type(const char *s)
   if (!strcasecmp(s, "accelerator"))
     return CL_DEVICE_TYPE_ACCELERATOR;
   return (cl_device_type)-1;
+}
+
+int tt_env_parse_tasks_per_node(const char *list, long node)
+{
+  if (!list || node < 0)
+    return 0;
+  for (const char *p = list;;) {
+    char *end;
+    errno = 0;
+    long tasks = strtol(p, &end, 10), times = 1;
+    if (end == p || !isdigit((unsigned char)*p) || errno || tasks > INT_MAX)
+      return 0;
+    if (!strncmp(end, "(x", 2)) {
+      const char *t = end + 2;
+      times = strtol(t, &end, 10);
+      if (end == t || !isdigit((unsigned char)*t) || errno || times < 1 || *end++ != ')')
+        return 0;
+    }
+    if (node < times)
+      return (*end == ',' || !*end) ? (int)tasks : 0;
+    node -= times;
+    if (*end != ',')
+      return 0;
+    p = end + 1;
+  }
 }
 
 int tt_env_parse_bytes(const char *s, size_t *out)

@@ -82,6 +82,9 @@ const struct tt_env *tt_env(void);
  * "MB" and the like are read alike). Returns 0 and *out, or -1 for anything else. Exposed
  * for the unit tests. */
 int tt_env_parse_bytes(const char *s, size_t *out);
+/* Slurm's tasks per node ("4", "2(x3),1": SLURM_STEP_TASKS_PER_NODE): node's count (from
+ * 0), or 0 when the list is malformed, NULL or too short. */
+int tt_env_parse_tasks_per_node(const char *list, long node);
 
 /* The budget a TUTTI_DEVICE_MEM value s gives device `index` (global device index): a size
  * for every device ("512M"), `index=size` pairs for some ("0=1G,3=256M"), or both ("1G,2=64M",

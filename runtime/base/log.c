@@ -226,6 +226,8 @@ void tt_log_crash_handler(void)
   const char *r = getenv("OMPI_COMM_WORLD_RANK");
   if (!r)
     r = getenv("PMI_RANK");
+  if (!r)
+    r = getenv("PMIX_RANK"); /* Open MPI's ranks started by srun --mpi=pmix */
   if (dir && *dir && r && !status_path[0])
     snprintf(status_path, sizeof status_path, "%s/status.%s", dir, r);
   /* Called again once drivers installed handlers of their own (they then run after Tutti's);

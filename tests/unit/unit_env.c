@@ -38,6 +38,25 @@ int main(void)
   CHECK(tt_env_parse_bytes("4 M", &v) == -1);
   CHECK(tt_env_parse_bytes("M", &v) == -1);
   CHECK(tt_env_parse_bytes("99999999999999999999", &v) == -1);
+
+  /* Slurm's tasks per node, by node */
+  CHECK(tt_env_parse_tasks_per_node("4", 0) == 4);
+  CHECK(tt_env_parse_tasks_per_node("4", 1) == 0);
+  CHECK(tt_env_parse_tasks_per_node("2(x3),1", 0) == 2);
+  CHECK(tt_env_parse_tasks_per_node("2(x3),1", 2) == 2);
+  CHECK(tt_env_parse_tasks_per_node("2(x3),1", 3) == 1);
+  CHECK(tt_env_parse_tasks_per_node("2(x3),1", 4) == 0);
+  CHECK(tt_env_parse_tasks_per_node("1,8(x2),3", 2) == 8);
+  CHECK(tt_env_parse_tasks_per_node("1,8(x2),3", 3) == 3);
+  CHECK(tt_env_parse_tasks_per_node(NULL, 0) == 0);
+  CHECK(tt_env_parse_tasks_per_node("", 0) == 0);
+  CHECK(tt_env_parse_tasks_per_node("2(x", 0) == 0);
+  CHECK(tt_env_parse_tasks_per_node("2(x0),1", 0) == 0);
+  CHECK(tt_env_parse_tasks_per_node("2(x2", 0) == 0);
+  CHECK(tt_env_parse_tasks_per_node("2;3", 0) == 0);
+  CHECK(tt_env_parse_tasks_per_node("-2", 0) == 0);
+  CHECK(tt_env_parse_tasks_per_node("2,", 1) == 0);
+  CHECK(tt_env_parse_tasks_per_node("99999999999999999999", 0) == 0);
   CHECK(tt_env_parse_bytes("17179869184G", &v) == -1);
 
   /* TUTTI_DEVICE_MEM: one size for all, device=size pairs, both (a pair wins). */
