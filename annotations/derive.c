@@ -376,6 +376,20 @@ static bool is_kernel(const struct an *a, CXCursor fn)
   return k;
 }
 
+/* Whether an annotation can name a parameter so called: a name of letters, digits and
+ * underscores (clang also takes '$', and unnamed parameters), shorter than the annotation
+ * language's 64 bytes. */
+static bool nameable(const char *name)
+{
+  size_t n = strlen(name);
+  if (!n || n >= 63 || isdigit((unsigned char)name[0]))
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (!isalnum((unsigned char)name[i]) && name[i] != '_')
+      return false;
+  return true;
+}
+
 static void kernel_params(struct an *a, CXCursor fn, struct kids *fk)
 {
   a->nparams = 0;
@@ -394,6 +408,9 @@ static void kernel_params(struct an *a, CXCursor fn, struct kids *fk)
     p->elem = dv_pointee_size(a, t);
     if (strstr(type, "image") || strstr(type, "sampler_t"))
       dv_set_whole(a, "it takes an image or a sampler ('%s')", p->name);
+    if (!nameable(p->name)) /* found by tests/fuzz/fuzz_derive.c */
+      dv_set_whole(a, "its parameter %d has no name an annotation can say ('%s')",
+                   a->nparams + 1, p->name);
     a->pdecl[a->nparams] = fk->c[i];
     struct val v = dv_unknown();
     if (p->global)

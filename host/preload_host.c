@@ -404,40 +404,16 @@ bool fd_path(int fd, char *out, size_t cap)
 /* The absolute path, "." and ".." taken out (symbolic links are not followed). */
 bool absolute(int dirfd, const char *path, char *out, size_t cap)
 {
-  char joined[2 * PATH_MAX];
-  if (path[0] == '/') {
-    snprintf(joined, sizeof joined, "%s", path);
-  } else {
-    char base[PATH_MAX];
+  char base[PATH_MAX] = "/";
+  if (path[0] != '/') {
     if (dirfd == AT_FDCWD) {
       if (!getcwd(base, sizeof base))
         return false;
     } else if (!fd_path(dirfd, base, sizeof base)) {
       return false;
     }
-    snprintf(joined, sizeof joined, "%s/%s", base, path);
   }
-  size_t len = 0;
-  out[0] = 0;
-  for (char *s = joined, *part; (part = strtok_r(s, "/", &s));) {
-    if (!strcmp(part, "."))
-      continue;
-    if (!strcmp(part, "..")) {
-      char *slash = strrchr(out, '/');
-      len = slash ? (size_t)(slash - out) : 0;
-      out[len] = 0;
-      continue;
-    }
-    size_t n = strlen(part);
-    if (len + n + 2 > cap)
-      return false;
-    out[len++] = '/';
-    memcpy(out + len, part, n + 1);
-    len += n;
-  }
-  if (!len)
-    snprintf(out, cap, "/");
-  return true;
+  return normalize_path(base, path, out, cap);
 }
 
 /* Paths that are not ordinary files of the program: devices, kernel files, pipes. */

@@ -56,6 +56,9 @@ void path_set_add(struct path_set *set, const char *abs);
  * (AT_FDCWD: the working folder), and the files the job wrote (opened for writing, made,
  * renamed into place), whose bytes every rank reads from rank 0. */
 bool absolute(int dirfd, const char *path, char *out, size_t cap);
+/* The same of path, relative to folder base when not absolute (host/preload_path.c): false
+ * when it does not fit in cap bytes. */
+bool normalize_path(const char *base, const char *path, char *out, size_t cap);
 /* The path a descriptor is open on (/proc/self/fd). */
 bool fd_path(int fd, char *out, size_t cap);
 bool was_written(const char *abs);

@@ -195,5 +195,7 @@ cl_int CL_API_CALL tt_clSetUserEventStatus(cl_event event, cl_int execution_stat
                    event->queue, CL_INVALID_EVENT);
   /* CL_INVALID_VALUE if the execution_status is not CL_COMPLETE or a negative integer. */
   TT_RETURN_IF(execution_status != CL_COMPLETE && execution_status >= 0, CL_INVALID_VALUE);
+  if (execution_status < 0)
+    atomic_store(&event->context->may_fail, true);
   return tt_event_set_user_status(event, execution_status);
 }

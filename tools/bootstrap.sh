@@ -7,7 +7,9 @@
 #   tools/bootstrap.sh check   install the packages, build with -Werror, run make check, then
 #                              (as root) build, install, use and purge the Debian package,
 #                              build against MPICH and run the tests over ranks with it,
-#                              and run jobs under a Slurm started in a temporary folder
+#                              run jobs under a Slurm started in a temporary folder, run
+#                              builds under AddressSanitizer, UndefinedBehaviorSanitizer
+#                              and ThreadSanitizer, and fuzz every target for 30 s
 set -eu
 what=${1:-}
 case "$what" in
@@ -23,9 +25,10 @@ packages="ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo openmpi-bin l
 # The package step (tools/deb-check.sh) builds a Debian package with debhelper.
 # The MPICH step (tools/mpich-check.sh) builds against Debian's MPICH beside Open MPI.
 # The Slurm step (tools/slurm-check.sh) starts Slurm's daemons and munge in a folder of its own.
+# The fuzzing step (tools/fuzz.sh) builds with clang's libFuzzer.
 if [ "$what" = check ]; then
   packages="$packages python3-pyopencl piglit debhelper mpich libmpich-dev"
-  packages="$packages slurmctld slurmd slurm-client munge"
+  packages="$packages slurmctld slurmd slurm-client munge clang libclang-rt-14-dev"
 fi
 missing=""
 for p in $packages; do
@@ -77,6 +80,16 @@ if [ "$what" = check ]; then
   start=$(date +%s)
   sh tools/slurm-check.sh || { rc=$?; [ $rc = 77 ] || status=$rc; }
   echo "Slurm step: $(( $(date +%s) - start )) s"
+  # Steps of their own, timed: the sanitizers' builds (tools/check-sanitizer.sh), then every
+  # fuzz target for 30 s (tools/fuzz.sh).
+  for kind in address undefined thread; do
+    start=$(date +%s)
+    sh tools/check-sanitizer.sh $kind || status=1
+    echo "$kind sanitizer step: $(( $(date +%s) - start )) s"
+  done
+  start=$(date +%s)
+  sh tools/fuzz.sh 30 || { rc=$?; [ $rc = 77 ] || status=$rc; }
+  echo "fuzzing step: $(( $(date +%s) - start )) s"
   # The build and the tests leave the checkout as it was: every product is ignored.
   if git rev-parse --git-dir >/dev/null 2>&1 && [ -n "$(git status --porcelain)" ]; then
     echo "bootstrap: the build or the tests left files git does not ignore:" >&2

@@ -2,7 +2,7 @@
  * (LD_PRELOAD) that samples the call stack of the thread that loaded it every SAMPLER_US
  * microseconds of wall-clock time (default 200) and, at exit, writes each sample as a line of
  * "module@offset" frames to SAMPLER_DIR/samples.PID; tools/sampler-report.py names the frames
- * and counts the stacks (doc/testing.md, "Where a host thread spends its time"). Without
+ * and counts the stacks (doc/cluster.md, "Where a host thread spends its time"). Without
  * SAMPLER_DIR it does nothing, so that mpirun and other processes of a job are left alone.
  * Build: make tools/sampler.so. */
 #define _GNU_SOURCE

@@ -162,6 +162,12 @@ struct _cl_context {
   /* Tutti's adding kernels of the collective reductions (runtime/command/collective.c), built
    * at the first reduction and kept with the context: they hold no reference on it. */
   _Atomic(cl_program) reduce;
+  /* The program set a user event of it to an error: commands may fail through it on their
+   * owner alone (through Tutti's ordering, or the backend's: PoCL fails an in-order queue's
+   * later commands), so from then on blocking commands return their owner's result on every
+   * rank (tt_cmd_drive) and reads to every rank complete with their owner's status. Alike on
+   * every rank (program order). */
+  atomic_bool may_fail;
 };
 
 /* A growable list of retained events. */
@@ -397,6 +403,8 @@ struct _cl_event {
   bool bytes_here;
   bool owner_said;
   cl_int owner_status;
+  cl_int bytes_status;     /* the bytes' arrival, when the owner's status is awaited after them
+                            * (a blocking read: its result must be the owner's on every rank) */
   uint64_t seq;            /* the command's number (program order, alike on every rank) */
   uint64_t gid;            /* id drawn alike on every rank: names completion messages */
   int owner;               /* rank that executes the command */

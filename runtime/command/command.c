@@ -18,7 +18,7 @@
 #include "runtime/order/event.h"
 #include "runtime/transfer/broadcast.h"
 
-static uint64_t cmd_seq;
+static atomic_uint_fast64_t cmd_seq; /* host threads enqueue at once (one rank: no turns) */
 
 void tt_cmd_init_at(struct tt_cmd *c, cl_command_queue q, const char *entry)
 {
@@ -29,7 +29,7 @@ void tt_cmd_init_at(struct tt_cmd *c, cl_command_queue q, const char *entry)
   c->dom = q->domain;
   c->actual = q->device->actual;
   c->rank = q->device->rank;
-  c->seq = ++cmd_seq;
+  c->seq = atomic_fetch_add_explicit(&cmd_seq, 1, memory_order_relaxed) + 1;
   c->d = c->actual ? q->device->bp->d : NULL;
   c->nq = q->nq;
   atomic_fetch_add_explicit(&tt_stats.commands, 1, memory_order_relaxed);
@@ -216,6 +216,11 @@ static cl_event broadcast_event(struct tt_cmd *c, cl_event native, cl_command_ty
   tt_event_broadcast_pending(e);
   if (c->actual)
     e->prof = native; /* its status and profiling times answer for every rank */
+  /* Where commands may fail (a user event set to an error), it completes with its owner's
+   * status on every rank (found by tests/api/api_fuzz.c: bytes that came before the owner's
+   * failure made the others succeed). */
+  if (atomic_load(&c->ctx->may_fail))
+    tt_event_share_with_all(e);
   cl_event ready = native;
   struct tt_broadcast b = {.done = e, .ptr = c->host_ptr, .len = c->host_len,
                            .id = c->broadcast_id, .owner = c->rank, .from = c->send_from,

@@ -12,6 +12,7 @@
 #include "runtime/base/log.h"
 #include "runtime/command/coherence.h"
 #include "runtime/job/callback.h"
+#include "runtime/job/cluster_share.h"
 #include "runtime/job/trace.h"
 #include "runtime/memory/image.h"
 #include "runtime/memory/window.h"
@@ -457,7 +458,7 @@ static bool discarded(struct tt_cmd *c, const struct tt_cmd_work *w, cl_uint nwa
   return gone;
 }
 
-cl_int tt_cmd_drive(cl_command_queue q, struct tt_cmd_work *w, cl_uint nwait,
+static cl_int drive(cl_command_queue q, struct tt_cmd_work *w, cl_uint nwait,
                     const cl_event *wait, cl_event *event)
 {
   /* A migration's list of native buffers stays until the backend's command completes
@@ -513,5 +514,21 @@ cl_int tt_cmd_drive(cl_command_queue q, struct tt_cmd_work *w, cl_uint nwait,
   for (size_t i = 0; i < c.npiece_ev; i++)
     c.d->clReleaseEvent(c.piece_ev[i]);
   free(c.piece_ev);
+  return err;
+}
+
+cl_int tt_cmd_drive(cl_command_queue q, struct tt_cmd_work *w, cl_uint nwait,
+                    const cl_event *wait, cl_event *event)
+{
+  /* Once commands may fail through a user event set to an error, a blocking command returns
+   * its owner's result on every rank, however it ended here (dropped, done without the
+   * backend): found by tests/api/api_fuzz.c, a blocking map after a marker whose wait list
+   * failed failed on its owner (PoCL failed it through the queue's order) and succeeded
+   * elsewhere. */
+  bool agree = w->blocking && tt_cluster_distributed() && atomic_load(&q->context->may_fail);
+  cl_int err = drive(q, w, nwait, wait, event);
+  size_t none = 0;
+  if (agree && tt_cluster_share_answer(q->device->rank, &err, NULL, &none, 0) != 0)
+    err = CL_OUT_OF_RESOURCES;
   return err;
 }

@@ -11,6 +11,7 @@
 #include "runtime/base/log.h"
 #include "runtime/job/cluster.h"
 #include "runtime/job/cluster_share.h"
+#include "runtime/job/wire.h"
 #include "runtime/job/transport.h"
 
 /* Tutti's program binaries: a header naming the backend and the program's binary type (a
@@ -70,6 +71,24 @@ cl_uint tt_build_device_position(cl_program p, cl_device_id d)
   return p->ndevices;
 }
 
+/* A device's build result from some rank (tt_wire_build_results): {device, status, binary
+ * type, log length, creation status}. */
+struct taken {
+  cl_program p;
+  cl_int *created;
+};
+
+static void take_result(void *arg, const uint64_t *rec, const char *log)
+{
+  struct taken *t = arg;
+  t->p->status[rec[0]] = (cl_build_status)(int64_t)rec[1];
+  t->p->binary_type[rec[0]] = (cl_program_binary_type)rec[2];
+  free(t->p->logs[rec[0]]);
+  t->p->logs[rec[0]] = strndup(log, rec[3]);
+  if (t->created)
+    t->created[rec[0]] = (cl_int)(int64_t)rec[4];
+}
+
 /* After a build, compile, link or creation from binaries on every rank: each rank reports its
  * devices' status, binary type and log (and, from binaries, how each device's binary was
  * taken: `created`, read for this rank's devices and filled in for all), so a build error on
@@ -79,7 +98,9 @@ cl_int tt_build_share_results(cl_program p, cl_int err, cl_int *created)
 {
   size_t len = 0, cap = 0;
   unsigned char *buf = NULL;
-  enum { FIELDS = 5 };
+  pthread_mutex_lock(&p->obj.lock);
+  cl_program_binary_type made = p->made;
+  pthread_mutex_unlock(&p->obj.lock);
   for (cl_uint i = 0; i < p->ndevices; i++) {
     cl_device_id d = p->devices[i];
     if (!d->actual)
@@ -105,9 +126,9 @@ cl_int tt_build_share_results(cl_program p, cl_int err, cl_int *created)
     cl_int made_ok = created ? created[i] : CL_SUCCESS;
     if (created && made_ok == CL_SUCCESS)
       bt = p->binary_type[i];
-    else if (p->made != CL_PROGRAM_BINARY_TYPE_NONE && bt != CL_PROGRAM_BINARY_TYPE_NONE)
-      bt = p->made;
-    uint64_t rec[FIELDS] = {i, (uint64_t)(int64_t)st, bt, loglen, (uint64_t)(int64_t)made_ok};
+    else if (made != CL_PROGRAM_BINARY_TYPE_NONE && bt != CL_PROGRAM_BINARY_TYPE_NONE)
+      bt = made;
+    uint64_t rec[TT_WIRE_BUILD_FIELDS] = {i, (uint64_t)(int64_t)st, bt, loglen, (uint64_t)(int64_t)made_ok};
     size_t need = len + sizeof rec + loglen;
     if (need > cap) {
       cap = need * 2;
@@ -135,23 +156,18 @@ cl_int tt_build_share_results(cl_program p, cl_int err, cl_int *created)
         total += lens[r];
     }
   }
-  for (size_t at = 0; all && at + FIELDS * sizeof(uint64_t) <= total;) {
-    uint64_t rec[FIELDS];
-    memcpy(rec, (char *)all + at, sizeof rec);
-    at += sizeof rec;
-    if (rec[3] > total - at)
-      break;
-    if (rec[0] < p->ndevices) {
-      p->status[rec[0]] = (cl_build_status)(int64_t)rec[1];
-      p->binary_type[rec[0]] = (cl_program_binary_type)rec[2];
-      free(p->logs[rec[0]]);
-      p->logs[rec[0]] = strndup((char *)all + at, rec[3]);
-      if (created)
-        created[rec[0]] = (cl_int)(int64_t)rec[4];
-    }
-    at += rec[3];
+  /* Threads building one program for their own devices at once each take every device's
+   * results (tests/api/threads: ThreadSanitizer saw two threads replace one log). */
+  struct taken t = {p, created};
+  pthread_mutex_lock(&p->obj.lock);
+  const char *why = all ? tt_wire_build_results(all, total, p->ndevices, take_result, &t) : NULL;
+  if (why) {
+    TT_WARN("a build's results from another rank cannot be read (%s)", why);
+    err = CL_OUT_OF_RESOURCES;
+    all = NULL;
   }
   p->recorded = all != NULL;
+  pthread_mutex_unlock(&p->obj.lock);
   free(gathered);
   free(lens);
   free(buf);

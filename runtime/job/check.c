@@ -25,6 +25,7 @@
 #include "runtime/base/object.h"
 #include "runtime/job/stats.h"
 #include "runtime/job/transport.h"
+#include "runtime/job/wire.h"
 
 enum { ID_REPORT = 1, ID_ASK = 2, ID_RECORDS = 3 };
 
@@ -41,13 +42,6 @@ struct rec {
   const char *thread; /* the host layer's name of the calling thread; NULL: the main one */
 };
 
-struct wire_rec {
-  uint64_t hash;
-  char name[40]; /* empty: this rank has no such call (not made yet, or no longer kept) */
-  char thread[48]; /* whole: the host layer's names are shorter (host/preload_thread.c) */
-  uint64_t said_key; /* the file queries answered before this call (tt_check_result) */
-  char said[96];
-};
 
 /* The answers of the file queries made since the last call (tt_check_result), kept with
  * the call that follows them for reports: they are not part of the hash, since ranks may
@@ -63,11 +57,8 @@ static struct {
 static uint64_t said_key;
 static char said_text[96];
 
-struct report {
-  uint64_t calls, hash;
-  uint64_t final; /* the rank's host program ended (ENDED), or it waits at an exchange of
-                   * answers the other ranks are not at (STUCK) */
-};
+/* A report's final: the rank's host program ended (ENDED), or it waits at an exchange of
+ * answers the other ranks are not at (STUCK). */
 enum { ENDED = 1, STUCK = 2 };
 
 static struct rec ring[RING];
@@ -76,20 +67,20 @@ static uint64_t running = SEED;
 static int me, nranks;
 
 /* Any rank but 0: the report in flight, and the listener for rank 0's questions. */
-static struct report out;
+static struct tt_wire_report out;
 static atomic_bool in_flight, dirty;
 static atomic_uint_fast64_t last_sent = UINT64_MAX; /* host and progress threads */
 static uint64_t ask_in[2];
 
 /* Rank 0: what each rank said, and how far it agreed. */
 struct peer {
-  struct report in, latest;
+  struct tt_wire_report in, latest;
   bool pending;        /* latest not compared yet */
   bool asking;         /* records asked for, not arrived */
   uint64_t good;       /* calls known to agree with rank 0's */
   uint64_t asked_at;   /* last call asked for while rank 0 waited or ended */
   uint64_t ask[2];
-  struct wire_rec *answer;
+  struct tt_wire_record *answer;
 };
 static struct peer *peers;
 static pthread_mutex_t peers_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -325,13 +316,15 @@ static void asked(void *arg, int ok)
 {
   if (!ok)
     return;
+  if (tt_transport_received() != sizeof ask_in)
+    tt_transport_garbage(0, TT_CH_CHECK, "a question for divergence records of another length");
   uint64_t first = ask_in[0], count = ask_in[1] < WINDOW ? ask_in[1] : WINDOW;
-  size_t len = sizeof(uint64_t) + count * sizeof(struct wire_rec);
+  size_t len = sizeof(uint64_t) + count * sizeof(struct tt_wire_record);
   unsigned char *buf = calloc(1, len);
   if (buf) {
     uint64_t n = atomic_load_explicit(&ncalls, memory_order_acquire);
     memcpy(buf, &n, sizeof n);
-    struct wire_rec *w = (struct wire_rec *)(buf + sizeof n);
+    struct tt_wire_record *w = (struct tt_wire_record *)(buf + sizeof n);
     for (uint64_t i = 0; i < count; i++) {
       uint64_t k = first + i;
       if (k == 0 || !hash_at(k, n, &w[i].hash))
@@ -425,11 +418,11 @@ static void ask(int r, uint64_t first, uint64_t count)
   if (count > WINDOW)
     count = WINDOW;
   free(p->answer);
-  size_t len = sizeof(uint64_t) + count * sizeof(struct wire_rec);
+  size_t len = sizeof(uint64_t) + count * sizeof(struct tt_wire_record);
   unsigned char *buf = calloc(1, len);
   if (!buf)
     return;
-  p->answer = (struct wire_rec *)buf;
+  p->answer = (struct tt_wire_record *)buf;
   p->asking = true;
   p->ask[0] = first;
   p->ask[1] = count;
@@ -449,7 +442,7 @@ static void compare_records(int r)
   unsigned char *buf = (unsigned char *)p->answer;
   uint64_t rcount;
   memcpy(&rcount, buf, sizeof rcount);
-  const struct wire_rec *w = (const struct wire_rec *)(buf + sizeof rcount);
+  const struct tt_wire_record *w = (const struct tt_wire_record *)(buf + sizeof rcount);
   uint64_t n0 = atomic_load_explicit(&ncalls, memory_order_acquire);
   bool ended0 = atomic_load(&finishing);
   stop_said[0] = 0;
@@ -509,6 +502,10 @@ static void records_arrived(void *arg, int ok)
   int r = (int)(p - peers);
   pthread_mutex_lock(&peers_lock);
   p->asking = false;
+  const char *why = ok ? tt_wire_records_check(p->answer, tt_transport_received(), p->ask[1])
+                       : NULL;
+  if (why)
+    tt_transport_garbage(r, TT_CH_CHECK, why);
   if (ok)
     compare_records(r);
   free(p->answer);
@@ -522,7 +519,7 @@ static void compare_latest(int r, uint64_t n0, bool waiting)
   struct peer *p = &peers[r];
   if (p->asking || !p->pending)
     return;
-  const struct report *l = &p->latest;
+  const struct tt_wire_report *l = &p->latest;
   if (l->calls > n0) {
     /* Rank r is ahead. Once rank 0 ended, or while it waits, compare up to where it is
      * (and one call beyond, to name rank r's call there). */
@@ -566,6 +563,9 @@ static void report_arrived(void *arg, int ok)
   int r = (int)(p - peers);
   if (!ok)
     return;
+  const char *why = tt_wire_report_check(&p->in, tt_transport_received());
+  if (why)
+    tt_transport_garbage(r, TT_CH_CHECK, why);
   pthread_mutex_lock(&peers_lock);
   p->latest = p->in;
   p->pending = true;

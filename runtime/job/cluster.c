@@ -21,7 +21,7 @@ struct _cl_platform_id tt_platform;
 cl_int tt_cluster_device_info(cl_device_id d, cl_device_info param, size_t size, void *value,
                               size_t *size_ret)
 {
-  size_t at = sizeof(cl_uint) + sizeof(struct desc_header);
+  size_t at = sizeof(cl_uint) + sizeof(struct tt_wire_device);
   while (at + 2 * sizeof(cl_uint) <= d->info_len) {
     cl_uint rec[2];
     memcpy(rec, d->info + at, sizeof rec);

@@ -4,6 +4,7 @@
 #define TUTTI_CLUSTER_IMPL_H
 
 #include "runtime/job/cluster.h"
+#include "runtime/job/wire.h" /* how devices are described to other ranks */
 
 struct tt_job_state {
   struct _cl_device_id *table; /* every rank's devices, by rank then local index */
@@ -12,20 +13,5 @@ struct tt_job_state {
   int rank, size;
 };
 extern struct tt_job_state tt_job;
-
-/* Description format: for each answered query, {u32 param, u32 size, bytes}; a device is
- * {u32 total, header, queries}. */
-struct desc_header {
-  cl_uint bp_index;
-  cl_uint native_index; /* the device's place among its backend platform's devices */
-  cl_device_type type;
-  cl_uint on_cores; /* its kernels run on the host's cores (a CPU device, natively) */
-  cl_int cuda; /* its CUDA device, or -1 (runtime/base/cuda.h) */
-  cl_uint cuda_peers;
-  char gpu_copies[160];
-  char host[64];
-  char backend[32];
-  char backend_platform[128];
-};
 
 #endif

@@ -8,6 +8,7 @@
 
 #include <dlfcn.h>
 #include <mpi.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,7 +153,7 @@ void tt_cluster_describe(struct _cl_device_id *d, bool answers, unsigned char **
   size_t start = *len;
   cl_uint total = 0;
   append(buf, len, cap, &total, sizeof total);
-  struct desc_header h;
+  struct tt_wire_device h;
   memset(&h, 0, sizeof h);
   h.bp_index = d->bp_index;
   h.native_index = d->native_index;
@@ -195,7 +196,7 @@ void tt_cluster_from_description(struct _cl_device_id *d, const unsigned char *d
                                  bool actual)
 {
   cl_uint total;
-  struct desc_header h;
+  struct tt_wire_device h;
   memcpy(&total, desc, sizeof total);
   memcpy(&h, desc + sizeof total, sizeof h);
   d->rank = r;
@@ -370,6 +371,16 @@ static bool start_job(void)
   return job_distributed;
 }
 
+/* Rank r sent bytes of `what` this rank cannot read (runtime/job/wire.h): the job stops. */
+static _Noreturn void garbage(int r, const char *what, const char *why)
+{
+  TT_WARN("rank %d sent %s that cannot be read (%s): stopping the job (ranks of one job must "
+          "run one Tutti)", r, what, why);
+  tt_log_stopping_job();
+  MPI_Abort(world, 1);
+  abort();
+}
+
 /* The node's device catalogue, made by local rank 0 (cat there), given to every rank of the
  * node. */
 static unsigned char *share_catalogue(MPI_Comm node, int local_rank, unsigned char *cat,
@@ -385,6 +396,22 @@ static unsigned char *share_catalogue(MPI_Comm node, int local_rank, unsigned ch
   for (size_t at = 0; at < catlen; at += (size_t)1 << 30)
     MPI_Bcast(cat + at, (int)(catlen - at < ((size_t)1 << 30) ? catlen - at : (size_t)1 << 30),
               MPI_BYTE, 0, node);
+  static const size_t fields[] = {offsetof(struct catalogue_backend, short_name),
+                                  offsetof(struct catalogue_backend, name),
+                                  offsetof(struct catalogue_backend, library)};
+  static const size_t sizes[] = {sizeof((struct catalogue_backend *)0)->short_name,
+                                 sizeof((struct catalogue_backend *)0)->name,
+                                 sizeof((struct catalogue_backend *)0)->library};
+  const char *why = tt_wire_catalogue_check(cat, catlen, sizeof(struct catalogue_backend), fields,
+                                            sizes, 3);
+  if (why) {
+    MPI_Group g_node, g_world;
+    int zero = 0, first = -1;
+    MPI_Comm_group(node, &g_node);
+    MPI_Comm_group(world, &g_world);
+    MPI_Group_translate_ranks(g_node, 1, &zero, g_world, &first);
+    garbage(first, "the node's device catalogue", why);
+  }
   return cat;
 }
 
@@ -427,12 +454,14 @@ static void job_table(struct _cl_device_id *own, cl_uint nown)
     MPI_Abort(world, 1);
   }
   free(buf);
-  /* Count, then fill the table in rank order. */
+  /* Check, count, then fill the table in rank order. */
   unsigned char *p = all;
   tt_job.ntable = 0;
   for (int r = 0; r < tt_job.size; r++) {
     cl_uint c;
-    memcpy(&c, p, sizeof c);
+    const char *why = tt_wire_devices_check(p, lens[r], &c);
+    if (why)
+      garbage(r, "its devices", why);
     tt_job.ntable += c;
     p += lens[r];
   }

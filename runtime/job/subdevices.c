@@ -13,6 +13,7 @@
 #include "runtime/job/cluster.h"
 #include "runtime/job/cluster_share.h"
 #include "runtime/job/cluster_start.h"
+#include "runtime/job/wire.h"
 
 /* The most sub-devices one partition makes, and the bytes their descriptions take. */
 enum { MAX_SUBS = 256, ANSWER_CAP = 8 << 20 };
@@ -111,6 +112,16 @@ cl_int tt_devices_partition(cl_device_id in, const cl_device_partition_property 
   /* Every rank holds the owner's answer (a job of one rank: it is this one). */
   if (answer && tt_cluster_share_answer(in->rank, &err, answer, &len, ANSWER_CAP) != 0)
     err = CL_OUT_OF_RESOURCES;
+  /* Only asked how many (no out): the count alone. */
+  cl_uint count = 0;
+  const char *why = err != CL_SUCCESS ? NULL
+                    : out        ? tt_wire_devices_check(answer, len, &count)
+                    : len < sizeof count ? "an answer without its count" : NULL;
+  if (why) {
+    TT_WARN("clCreateSubDevices: rank %d described sub-devices of device %u that cannot be read "
+            "(%s)", in->rank, in->index, why);
+    err = CL_OUT_OF_RESOURCES;
+  }
   if (err == CL_SUCCESS)
     err = add_subs(in, props, answer, len, natives, out, num_ret);
   else

@@ -33,6 +33,7 @@ struct op {
   uint64_t id;
   bool send;
   size_t len;
+  size_t got;  /* receives: the bytes that arrived (a message may be shorter than its buffer) */
   uint64_t t0; /* posted (traces) */
 };
 
@@ -222,9 +223,32 @@ void tt_transport_on_message(tt_transport_message_fn *fn)
   atomic_store(&on_message, fn);
 }
 
+/* The bytes of the receive whose done runs now (tt_transport_received). */
+static _Thread_local size_t received;
+
+size_t tt_transport_received(void)
+{
+  return received;
+}
+
+_Noreturn void tt_transport_garbage(int peer, enum tt_channel ch, const char *why)
+{
+  static const char *const names[TT_CH_COUNT] = {
+      "buffer bytes", "read bytes", "a command's status", "a queue's statuses",
+      "a GPU copy's description", "a GPU copy's answer", "a goodbye", "a divergence check",
+      "host threads' turns"};
+  TT_WARN("rank %d sent %s that cannot be read (%s): stopping the job (ranks of one job must "
+          "run one Tutti: a rank of another version, a corrupted message)",
+          peer, (unsigned)ch < TT_CH_COUNT ? names[ch] : "a message", why);
+  tt_log_stopping_job();
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  abort();
+}
+
 static void finish_op(struct op *o)
 {
   stress_delay(3, 300);
+  received = o->got;
   tt_transport_message_fn *heard = atomic_load_explicit(&on_message, memory_order_relaxed);
   if (heard && !o->watch && (o->ch == TT_CH_DATA || o->ch == TT_CH_HOST))
     heard((int)o->ch, o->send, o->peer, o->id, o->len, o->t0, tt_stats_now_ns());
@@ -241,8 +265,11 @@ static int collect_done(int n, const int *idx, const MPI_Status *st, struct op *
   int ndone = 0;
   for (int i = 0; i < n; i++) {
     struct op *o = owners[idx[i]];
+    int count = 0;
     if (st[i].MPI_ERROR != MPI_SUCCESS)
       o->failed = 1;
+    else if (!o->send && MPI_Get_count(&st[i], MPI_BYTE, &count) == MPI_SUCCESS && count > 0)
+      o->got += (size_t)count;
     if (--o->pending == 0) {
       done[ndone++] = o;
       if (o->len >= LARGE_MESSAGE && !o->watch) {

@@ -69,6 +69,13 @@ int tt_transport_isend(enum tt_channel ch, const void *buf, size_t len, int peer
 int tt_transport_irecv(enum tt_channel ch, void *buf, size_t len, int peer, uint64_t id,
                        tt_done_fn done, void *arg);
 
+/* Within a receive's done: the bytes that arrived (at most the buffer's length). */
+size_t tt_transport_received(void);
+
+/* Bytes from rank peer on channel ch that cannot be read (runtime/job/wire.h says why):
+ * the job stops with a message naming the peer. */
+_Noreturn void tt_transport_garbage(int peer, enum tt_channel ch, const char *why);
+
 /* Standing operations: nobody waits for them, stopping cancels those still open, and a
  * rank that left is not an error for them (reports, listeners for requests). An MPI error
  * in posting one is told to its done. */

@@ -20,6 +20,7 @@
 #include "runtime/job/check.h"
 #include "runtime/job/cluster.h"
 #include "runtime/job/transport.h"
+#include "runtime/job/wire.h"
 
 #define BATCH 1024    /* thread ids a batch carries at most */
 #define LONG_WAIT_S 20 /* a thread waiting this long for its turn is told of */
@@ -133,8 +134,11 @@ static void batch_arrived(void *arg, int ok)
   (void)arg;
   if (!ok)
     return; /* the job is stopping */
+  const char *why = tt_wire_turns_check(&incoming, tt_transport_received(), next_seq, BATCH);
+  if (why)
+    tt_transport_garbage(0, TT_CH_TURN, why);
   pthread_mutex_lock(&lock);
-  bool fits = incoming.n <= BATCH;
+  bool fits = true;
   for (uint64_t i = 0; fits && i < incoming.n; i++)
     fits = push(incoming.id[i]);
   pthread_cond_broadcast(&changed);

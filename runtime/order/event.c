@@ -17,6 +17,7 @@
 #include "runtime/job/stats.h"
 #include "runtime/job/transport.h"
 #include "runtime/job/turns.h"
+#include "runtime/job/wire.h"
 #include "runtime/job/callback.h"
 
 struct tt_callback {
@@ -360,6 +361,9 @@ static void note_arrived(void *arg, int ok)
 {
   struct note *n = arg;
   cl_event e = n->event;
+  const char *why = ok ? tt_wire_statuses_check(&n->status, tt_transport_received(), 1) : NULL;
+  if (why)
+    tt_transport_garbage(e->owner, TT_CH_EVENT, why);
   if (!ok) {
     TT_WARN("the completion of event #%llu from rank %d did not arrive",
             (unsigned long long)e->gid, e->owner);
@@ -373,6 +377,8 @@ static void note_arrived(void *arg, int ok)
     if (wait) {
       e->owner_said = true;
       e->owner_status = n->status;
+    } else if (n->status >= 0 && e->bytes_status < 0) {
+      n->status = e->bytes_status; /* the bytes did not all come */
     }
     pthread_mutex_unlock(&e->obj.lock);
     if (wait) {
@@ -390,10 +396,15 @@ void tt_event_bytes_here(cl_event e, cl_int status)
 {
   pthread_mutex_lock(&e->obj.lock);
   e->bytes_here = true;
+  e->bytes_status = status;
+  /* The owner's status is on its way (asked for before the bytes could come): it completes
+   * the event (note_arrived), so that every rank ends with the owner's word. */
+  bool later = e->receiving && !e->owner_said;
   if (e->owner_said && e->owner_status < 0 && status >= 0)
     status = e->owner_status;
   pthread_mutex_unlock(&e->obj.lock);
-  tt_event_complete(e, status);
+  if (!later)
+    tt_event_complete(e, status);
 }
 
 void tt_event_share_with(cl_event e, int rank)
@@ -592,6 +603,13 @@ static void CL_CALLBACK batch_ready(cl_event last, cl_int status, void *arg)
 static void batch_arrived(void *arg, int ok)
 {
   struct batch *b = arg;
+  if (ok) {
+    const char *why = tt_transport_received() != batch_bytes(b->n)
+                          ? "statuses of another number than the queue's commands"
+                          : tt_wire_statuses_check(b->status, b->n * sizeof(cl_int), b->n);
+    if (why)
+      tt_transport_garbage(b->ev[b->n - 1]->owner, TT_CH_BATCH, why);
+  }
   for (size_t i = 0; i < b->n; i++) {
     b->ev[i]->ns = ok ? b->msg[i] : 0;
     if (!b->ev[i]->broadcast)

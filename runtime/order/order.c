@@ -635,7 +635,9 @@ void tt_order_access_record(cl_mem root, size_t off, size_t len, bool writes, cl
       }
       root->accesses[w++] = *a;
     }
-    memmove(root->accesses + w, root->accesses + i, (root->naccesses - i) * sizeof *root->accesses);
+    if (i > w) /* (accesses is NULL while there are none: UndefinedBehaviorSanitizer) */
+      memmove(root->accesses + w, root->accesses + i,
+              (root->naccesses - i) * sizeof *root->accesses);
     root->naccesses -= i - w;
   }
   /* Pruning asks the backend about every access: when most are still running (a split

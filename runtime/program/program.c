@@ -449,17 +449,29 @@ cl_int tt_program_build(cl_program program, cl_uint num_devices, const cl_device
   if (err != CL_SUCCESS)
     return err;
   char *opts = with_arg_info(options);
-  TT_RETURN_IF(!opts || remember_options(program, options) != CL_SUCCESS, CL_OUT_OF_HOST_MEMORY);
+  TT_RETURN_IF(!opts, CL_OUT_OF_HOST_MEMORY);
+  /* Threads may build one program for their own devices at once: its options and pragmas
+   * are theirs in turn (tests/api/threads under ThreadSanitizer: two builds freed the
+   * options one had remembered). */
+  pthread_mutex_t *one_at_a_time = program_lock(program);
+  pthread_mutex_lock(one_at_a_time);
+  if (remember_options(program, options) != CL_SUCCESS) {
+    pthread_mutex_unlock(one_at_a_time);
+    free(opts);
+    return CL_OUT_OF_HOST_MEMORY;
+  }
   /* The pragmas are checked first, alike on every rank (the same source and options): one
    * that does not parse fails the build on every device, with the message as its log. */
   free(program->ann_error);
   program->ann_error = NULL;
   err = tt_split_check_pragmas(program, options, &program->ann_error);
-  if (err != CL_SUCCESS || program->ann_error) {
+  bool refused = err != CL_SUCCESS || program->ann_error;
+  if (program->ann_error)
+    TT_LOG(TT_LOG_ERR, "clBuildProgram: program #%llu: %s", (unsigned long long)program->obj.id,
+           program->ann_error);
+  pthread_mutex_unlock(one_at_a_time);
+  if (refused) {
     free(opts);
-    if (program->ann_error)
-      TT_LOG(TT_LOG_ERR, "clBuildProgram: program #%llu: %s", (unsigned long long)program->obj.id,
-             program->ann_error);
     if (pfn_notify && err == CL_SUCCESS)
       pfn_notify(program, user_data);
     /* CL_BUILD_PROGRAM_FAILURE if there is a failure to build the program executable. */
@@ -471,9 +483,10 @@ cl_int tt_program_build(cl_program program, cl_uint num_devices, const cl_device
     return CL_OUT_OF_HOST_MEMORY;
   }
   cl_context ctx = program->context;
+  pthread_mutex_lock(&program->obj.lock); /* threads may build one program at once */
   program->made = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
+  pthread_mutex_unlock(&program->obj.lock);
   struct tt_turns t = tt_build_turns(program, num_devices, device_list, nd, true);
-  pthread_mutex_t *one_at_a_time = program_lock(program);
   pthread_mutex_lock(one_at_a_time);
   for (cl_uint k, n; tt_build_turn_next(&t, &k, &n);) {
     n = with_earlier_builds(program, k, nd, n);
@@ -521,14 +534,20 @@ cl_int tt_program_compile(cl_program program, cl_uint num_devices,
   char *opts = with_arg_info(options);
   cl_device_id *nd = malloc(program->ndevices * sizeof *nd);
   cl_program *nh = malloc((num_input_headers + 1) * sizeof *nh);
-  if (!opts || !nd || !nh || remember_options(program, options) != CL_SUCCESS) {
+  pthread_mutex_t *one_at_a_time = program_lock(program);
+  pthread_mutex_lock(one_at_a_time); /* threads may compile one program at once */
+  cl_int remembered = opts && nd && nh ? remember_options(program, options) : CL_OUT_OF_HOST_MEMORY;
+  pthread_mutex_unlock(one_at_a_time);
+  if (remembered != CL_SUCCESS) {
     free(opts);
     free(nd);
     free(nh);
     return CL_OUT_OF_HOST_MEMORY;
   }
   cl_context ctx = program->context;
+  pthread_mutex_lock(&program->obj.lock);
   program->made = CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT;
+  pthread_mutex_unlock(&program->obj.lock);
   struct tt_turns t = tt_build_turns(program, num_devices, device_list, nd, true);
   for (cl_uint k, n; tt_build_turn_next(&t, &k, &n);) {
     for (cl_uint i = 0; i < num_input_headers; i++)
