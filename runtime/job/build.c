@@ -128,7 +128,8 @@ cl_int tt_build_share_results(cl_program p, cl_int err, cl_int *created)
       bt = p->binary_type[i];
     else if (made != CL_PROGRAM_BINARY_TYPE_NONE && bt != CL_PROGRAM_BINARY_TYPE_NONE)
       bt = made;
-    uint64_t rec[TT_WIRE_BUILD_FIELDS] = {i, (uint64_t)(int64_t)st, bt, loglen, (uint64_t)(int64_t)made_ok};
+    uint64_t rec[TT_WIRE_BUILD_FIELDS] = {i, (uint64_t)(int64_t)st, bt, loglen,
+                                          (uint64_t)(int64_t)made_ok};
     size_t need = len + sizeof rec + loglen;
     if (need > cap) {
       cap = need * 2;

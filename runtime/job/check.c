@@ -42,7 +42,6 @@ struct rec {
   const char *thread; /* the host layer's name of the calling thread; NULL: the main one */
 };
 
-
 /* The answers of the file queries made since the last call (tt_check_result), kept with
  * the call that follows them for reports: they are not part of the hash, since ranks may
  * see different answers and still go on alike, but when they part, the answers before the
@@ -316,8 +315,9 @@ static void asked(void *arg, int ok)
 {
   if (!ok)
     return;
-  if (tt_transport_received() != sizeof ask_in)
-    tt_transport_garbage(0, TT_CH_CHECK, "a question for divergence records of another length");
+  tt_transport_check(0, TT_CH_CHECK, tt_transport_received() != sizeof ask_in
+                                         ? "a question for divergence records of another length"
+                                         : NULL);
   uint64_t first = ask_in[0], count = ask_in[1] < WINDOW ? ask_in[1] : WINDOW;
   size_t len = sizeof(uint64_t) + count * sizeof(struct tt_wire_record);
   unsigned char *buf = calloc(1, len);
@@ -502,10 +502,9 @@ static void records_arrived(void *arg, int ok)
   int r = (int)(p - peers);
   pthread_mutex_lock(&peers_lock);
   p->asking = false;
-  const char *why = ok ? tt_wire_records_check(p->answer, tt_transport_received(), p->ask[1])
-                       : NULL;
-  if (why)
-    tt_transport_garbage(r, TT_CH_CHECK, why);
+  if (ok)
+    tt_transport_check(r, TT_CH_CHECK,
+                       tt_wire_records_check(p->answer, tt_transport_received(), p->ask[1]));
   if (ok)
     compare_records(r);
   free(p->answer);
@@ -563,9 +562,7 @@ static void report_arrived(void *arg, int ok)
   int r = (int)(p - peers);
   if (!ok)
     return;
-  const char *why = tt_wire_report_check(&p->in, tt_transport_received());
-  if (why)
-    tt_transport_garbage(r, TT_CH_CHECK, why);
+  tt_transport_check(r, TT_CH_CHECK, tt_wire_report_check(&p->in, tt_transport_received()));
   pthread_mutex_lock(&peers_lock);
   p->latest = p->in;
   p->pending = true;

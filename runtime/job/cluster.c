@@ -21,24 +21,18 @@ struct _cl_platform_id tt_platform;
 cl_int tt_cluster_device_info(cl_device_id d, cl_device_info param, size_t size, void *value,
                               size_t *size_ret)
 {
-  size_t at = sizeof(cl_uint) + sizeof(struct tt_wire_device);
-  while (at + 2 * sizeof(cl_uint) <= d->info_len) {
-    cl_uint rec[2];
-    memcpy(rec, d->info + at, sizeof rec);
-    at += sizeof rec;
-    if (rec[0] == param) {
-      if (value) {
-        if (size < rec[1])
-          return CL_INVALID_VALUE;
-        memcpy(value, d->info + at, rec[1]);
-      }
-      if (size_ret)
-        *size_ret = rec[1];
-      return CL_SUCCESS;
-    }
-    at += rec[1];
+  cl_uint n;
+  const unsigned char *answer = tt_wire_device_answer(d->info, d->info_len, param, &n);
+  if (!answer)
+    return CL_INVALID_VALUE;
+  if (value) {
+    if (size < n)
+      return CL_INVALID_VALUE;
+    memcpy(value, answer, n);
   }
-  return CL_INVALID_VALUE;
+  if (size_ret)
+    *size_ret = n;
+  return CL_SUCCESS;
 }
 
 cl_int tt_cluster_device_query(cl_device_id d, cl_device_info param, size_t size, void *value,

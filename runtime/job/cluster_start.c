@@ -371,16 +371,6 @@ static bool start_job(void)
   return job_distributed;
 }
 
-/* Rank r sent bytes of `what` this rank cannot read (runtime/job/wire.h): the job stops. */
-static _Noreturn void garbage(int r, const char *what, const char *why)
-{
-  TT_WARN("rank %d sent %s that cannot be read (%s): stopping the job (ranks of one job must "
-          "run one Tutti)", r, what, why);
-  tt_log_stopping_job();
-  MPI_Abort(world, 1);
-  abort();
-}
-
 /* The node's device catalogue, made by local rank 0 (cat there), given to every rank of the
  * node. */
 static unsigned char *share_catalogue(MPI_Comm node, int local_rank, unsigned char *cat,
@@ -410,7 +400,7 @@ static unsigned char *share_catalogue(MPI_Comm node, int local_rank, unsigned ch
     MPI_Comm_group(node, &g_node);
     MPI_Comm_group(world, &g_world);
     MPI_Group_translate_ranks(g_node, 1, &zero, g_world, &first);
-    garbage(first, "the node's device catalogue", why);
+    tt_transport_check_what(first, "the node's device catalogue", why);
   }
   return cat;
 }
@@ -459,9 +449,7 @@ static void job_table(struct _cl_device_id *own, cl_uint nown)
   tt_job.ntable = 0;
   for (int r = 0; r < tt_job.size; r++) {
     cl_uint c;
-    const char *why = tt_wire_devices_check(p, lens[r], &c);
-    if (why)
-      garbage(r, "its devices", why);
+    tt_transport_check_what(r, "its devices", tt_wire_devices_check(p, lens[r], &c));
     tt_job.ntable += c;
     p += lens[r];
   }

@@ -231,18 +231,24 @@ size_t tt_transport_received(void)
   return received;
 }
 
-_Noreturn void tt_transport_garbage(int peer, enum tt_channel ch, const char *why)
+void tt_transport_check_what(int peer, const char *what, const char *why)
+{
+  if (!why)
+    return;
+  TT_WARN("rank %d sent %s that cannot be read (%s): stopping the job (ranks of one job must "
+          "run one Tutti: a rank of another version, a corrupted message)", peer, what, why);
+  tt_log_stopping_job();
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  abort();
+}
+
+void tt_transport_check(int peer, enum tt_channel ch, const char *why)
 {
   static const char *const names[TT_CH_COUNT] = {
       "buffer bytes", "read bytes", "a command's status", "a queue's statuses",
       "a GPU copy's description", "a GPU copy's answer", "a goodbye", "a divergence check",
       "host threads' turns"};
-  TT_WARN("rank %d sent %s that cannot be read (%s): stopping the job (ranks of one job must "
-          "run one Tutti: a rank of another version, a corrupted message)",
-          peer, (unsigned)ch < TT_CH_COUNT ? names[ch] : "a message", why);
-  tt_log_stopping_job();
-  MPI_Abort(MPI_COMM_WORLD, 1);
-  abort();
+  tt_transport_check_what(peer, (unsigned)ch < TT_CH_COUNT ? names[ch] : "a message", why);
 }
 
 static void finish_op(struct op *o)

@@ -72,9 +72,11 @@ int tt_transport_irecv(enum tt_channel ch, void *buf, size_t len, int peer, uint
 /* Within a receive's done: the bytes that arrived (at most the buffer's length). */
 size_t tt_transport_received(void);
 
-/* Bytes from rank peer on channel ch that cannot be read (runtime/job/wire.h says why):
- * the job stops with a message naming the peer. */
-_Noreturn void tt_transport_garbage(int peer, enum tt_channel ch, const char *why);
+/* Bytes from rank peer that cannot be read: why (runtime/job/wire.h's checks) is NULL when
+ * they can, else the job stops with a message naming the peer and what it sent (`what`, or
+ * channel ch's kind of message). */
+void tt_transport_check(int peer, enum tt_channel ch, const char *why);
+void tt_transport_check_what(int peer, const char *what, const char *why);
 
 /* Standing operations: nobody waits for them, stopping cancels those still open, and a
  * rank that left is not an error for them (reports, listeners for requests). An MPI error

@@ -134,9 +134,8 @@ static void batch_arrived(void *arg, int ok)
   (void)arg;
   if (!ok)
     return; /* the job is stopping */
-  const char *why = tt_wire_turns_check(&incoming, tt_transport_received(), next_seq, BATCH);
-  if (why)
-    tt_transport_garbage(0, TT_CH_TURN, why);
+  tt_transport_check(0, TT_CH_TURN,
+                     tt_wire_turns_check(&incoming, tt_transport_received(), next_seq, BATCH));
   pthread_mutex_lock(&lock);
   bool fits = true;
   for (uint64_t i = 0; fits && i < incoming.n; i++)

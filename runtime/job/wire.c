@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "runtime/base/cuda.h"
+
 /* Whether a fixed field of text ends within itself. */
 static bool ends(const char *s, size_t size)
 {
@@ -36,6 +38,23 @@ const char *tt_wire_device_check(const unsigned char *p, size_t len, size_t *use
     at += rec[1];
   }
   *used = total;
+  return NULL;
+}
+
+const unsigned char *tt_wire_device_answer(const unsigned char *desc, size_t len, cl_uint param,
+                                           cl_uint *size)
+{
+  size_t at = sizeof(cl_uint) + sizeof(struct tt_wire_device);
+  while (at + 2 * sizeof(cl_uint) <= len) {
+    cl_uint rec[2];
+    memcpy(rec, desc + at, sizeof rec);
+    at += sizeof rec;
+    if (rec[0] == param) {
+      *size = rec[1];
+      return desc + at;
+    }
+    at += rec[1];
+  }
   return NULL;
 }
 
@@ -94,6 +113,15 @@ const char *tt_wire_statuses_check(const void *p, size_t len, size_t count)
       return "a final status that is neither CL_COMPLETE nor an error";
   }
   return NULL;
+}
+
+const char *tt_wire_batch_check(const void *p, size_t len, size_t count)
+{
+  if (count > SIZE_MAX / (sizeof(uint64_t) + sizeof(cl_int)) ||
+      len != count * (sizeof(uint64_t) + sizeof(cl_int)))
+    return "statuses of another number than the queue's commands";
+  return tt_wire_statuses_check((const unsigned char *)p + count * sizeof(uint64_t),
+                                count * sizeof(cl_int), count);
 }
 
 const char *tt_wire_turns_check(const void *p, size_t len, uint64_t seq, uint64_t max)
@@ -156,11 +184,15 @@ const char *tt_wire_build_results(const unsigned char *p, size_t len, uint64_t n
   return NULL;
 }
 
-const char *tt_wire_cuda_check(int32_t ok, uint64_t size, uint64_t at, uint64_t need)
+const char *tt_wire_cuda_check(const void *p, size_t len, uint64_t need)
 {
-  if (ok != 0 && ok != 1)
+  struct tt_cuda_desc d;
+  if (len != sizeof d)
+    return "a GPU copy's description of another length";
+  memcpy(&d, p, sizeof d);
+  if (d.ok != 0 && d.ok != 1)
     return "a GPU copy's description of an unknown state";
-  if (ok && (at > size || need > size - at))
+  if (d.ok && (d.at > d.size || need > d.size - d.at))
     return "a GPU copy's description of bytes outside its allocation";
   return NULL;
 }

@@ -2,7 +2,7 @@
  * opaque bytes (a device's description, a command's status, a batch of turns, divergence
  * records, build results, a GPU copy's description) is checked here before it is read: a
  * rank that receives bytes it cannot read stops the job with a message naming the sender
- * (tt_transport_garbage), never reads past them. Pure C: no MPI, no OpenCL calls
+ * (tt_transport_check), never reads past them. Pure C: no MPI, no OpenCL calls
  * (tests/fuzz/fuzz_wire.c feeds these checks arbitrary bytes).
  *
  * Each check returns NULL when the bytes are well formed, else what is wrong with them
@@ -35,6 +35,11 @@ struct tt_wire_device {
  * their fields, its queries' records lie within it. */
 const char *tt_wire_device_check(const unsigned char *p, size_t len, size_t *used);
 
+/* The answer to device query param in a description of len bytes that passed
+ * tt_wire_device_check: its bytes (*size of them), or NULL when the owner gave none. */
+const unsigned char *tt_wire_device_answer(const unsigned char *desc, size_t len, cl_uint param,
+                                           cl_uint *size);
+
 /* {u32 count, count descriptions}, exactly len bytes: a rank's devices in the job's table,
  * or an owner's sub-devices. */
 const char *tt_wire_devices_check(const unsigned char *p, size_t len, cl_uint *count);
@@ -46,9 +51,13 @@ const char *tt_wire_catalogue_check(const unsigned char *p, size_t len, size_t b
                                     const size_t *name_fields, const size_t *name_sizes,
                                     size_t nnames);
 
-/* Commands' final statuses (TT_CH_EVENT: one; TT_CH_BATCH: count): len is count cl_ints,
- * each CL_COMPLETE or an error code (negative). */
+/* Commands' final statuses (TT_CH_EVENT: one): len is count cl_ints, each CL_COMPLETE or an
+ * error code (negative). */
 const char *tt_wire_statuses_check(const void *p, size_t len, size_t count);
+
+/* A queue's statuses (TT_CH_BATCH, runtime/order/event.c): count u64 times on the device,
+ * then count statuses, exactly len bytes. */
+const char *tt_wire_batch_check(const void *p, size_t len, size_t count);
 
 /* A batch of turns (runtime/job/turns.c): {u64 seq, u64 n, n u64 thread ids}, exactly len
  * bytes, seq the expected one, n from 1 to max. */
@@ -80,9 +89,9 @@ const char *tt_wire_build_results(const unsigned char *p, size_t len, uint64_t n
                                   void (*each)(void *arg, const uint64_t *rec, const char *log),
                                   void *arg);
 
-/* A GPU copy's description (runtime/transfer/gpu.c; struct tt_cuda_desc's fields): bytes
- * [at, at + need) of an allocation of size bytes, ok 0 or 1. */
-const char *tt_wire_cuda_check(int32_t ok, uint64_t size, uint64_t at, uint64_t need);
+/* A GPU copy's description (runtime/transfer/gpu.c: a struct tt_cuda_desc, len bytes): ok 0
+ * or 1, and when 1, bytes [at, at + need) of its allocation. */
+const char *tt_wire_cuda_check(const void *p, size_t len, uint64_t need);
 
 /* A rank's answer to a GPU copy (TT_CH_ANSWER): 0 or 1. */
 const char *tt_wire_answer_check(const void *p, size_t len);

@@ -361,9 +361,9 @@ static void note_arrived(void *arg, int ok)
 {
   struct note *n = arg;
   cl_event e = n->event;
-  const char *why = ok ? tt_wire_statuses_check(&n->status, tt_transport_received(), 1) : NULL;
-  if (why)
-    tt_transport_garbage(e->owner, TT_CH_EVENT, why);
+  if (ok)
+    tt_transport_check(e->owner, TT_CH_EVENT,
+                       tt_wire_statuses_check(&n->status, tt_transport_received(), 1));
   if (!ok) {
     TT_WARN("the completion of event #%llu from rank %d did not arrive",
             (unsigned long long)e->gid, e->owner);
@@ -603,13 +603,9 @@ static void CL_CALLBACK batch_ready(cl_event last, cl_int status, void *arg)
 static void batch_arrived(void *arg, int ok)
 {
   struct batch *b = arg;
-  if (ok) {
-    const char *why = tt_transport_received() != batch_bytes(b->n)
-                          ? "statuses of another number than the queue's commands"
-                          : tt_wire_statuses_check(b->status, b->n * sizeof(cl_int), b->n);
-    if (why)
-      tt_transport_garbage(b->ev[b->n - 1]->owner, TT_CH_BATCH, why);
-  }
+  if (ok)
+    tt_transport_check(b->ev[b->n - 1]->owner, TT_CH_BATCH,
+                       tt_wire_batch_check(b->msg, tt_transport_received(), b->n));
   for (size_t i = 0; i < b->n; i++) {
     b->ev[i]->ns = ok ? b->msg[i] : 0;
     if (!b->ev[i]->broadcast)

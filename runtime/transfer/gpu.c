@@ -130,9 +130,9 @@ static void gpu_copied(void *arg, int ok)
 static void gpu_answered(void *arg, int ok)
 {
   struct gpu_copy *x = arg;
-  const char *why = ok ? tt_wire_answer_check(&x->answer, tt_transport_received()) : NULL;
-  if (why)
-    tt_transport_garbage(x->peer, TT_CH_ANSWER, why);
+  if (ok)
+    tt_transport_check(x->peer, TT_CH_ANSWER,
+                       tt_wire_answer_check(&x->answer, tt_transport_received()));
   if (tt_trace_on && x->device_of) {
     tt_trace_host_slice(x->device_of, "GPU copy: waits to send", x->cmd, x->t_plan, x->t_ready);
     tt_trace_host_slice(x->device_of, "GPU copy: sent, answered", x->cmd, x->t_ready,
@@ -200,13 +200,9 @@ static void gpu_desc_arrived(void *arg, int ok)
   struct gpu_copy *x = arg;
   if (!ok)
     x->desc.ok = 0;
-  else {
-    const char *why = tt_transport_received() != sizeof x->desc
-                          ? "a GPU copy's description of another length"
-                          : tt_wire_cuda_check(x->desc.ok, x->desc.size, x->desc.at, x->len);
-    if (why)
-      tt_transport_garbage(x->peer, TT_CH_PEER, why);
-  }
+  else
+    tt_transport_check(x->peer, TT_CH_PEER,
+                       tt_wire_cuda_check(&x->desc, tt_transport_received(), x->len));
   gpu_step(x, true);
 }
 

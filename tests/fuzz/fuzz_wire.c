@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 
+#include "runtime/base/cuda.h"
 #include "runtime/job/wire.h"
 #include "tests/fuzz/fuzz.h"
 
@@ -16,24 +17,25 @@ struct backend_rec {
   cl_uint ndevices;
 };
 
-/* Reads every query record of an accepted description, as runtime/job/cluster.c answers a
- * device query. */
+/* Asks an accepted description every device query the runtime asks, as
+ * runtime/job/cluster.c answers one (tt_wire_device_answer): each answer lies within it. */
 static void walk_device(const unsigned char *p, size_t total)
 {
+  static const cl_uint ranges[][2] = {{0x1000, 0x1080}, {0x4000, 0x4060}, {0x4190, 0x41a0}};
   struct tt_wire_device h;
   memcpy(&h, p + sizeof(cl_uint), sizeof h);
   FUZZ_ASSERT(strlen(h.host) < sizeof h.host && strlen(h.backend) < sizeof h.backend);
-  size_t at = sizeof(cl_uint) + sizeof h;
   volatile unsigned char sum = 0;
-  while (at + 2 * sizeof(cl_uint) <= total) {
-    cl_uint rec[2];
-    memcpy(rec, p + at, sizeof rec);
-    at += sizeof rec;
-    for (cl_uint i = 0; i < rec[1]; i++)
-      sum += p[at + i];
-    at += rec[1];
-  }
-  FUZZ_ASSERT(at == total);
+  for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++)
+    for (cl_uint q = ranges[r][0]; q < ranges[r][1]; q++) {
+      cl_uint n;
+      const unsigned char *a = tt_wire_device_answer(p, total, q, &n);
+      if (!a)
+        continue;
+      FUZZ_ASSERT(a >= p && n <= total && a - p <= (ptrdiff_t)(total - n));
+      for (cl_uint i = 0; i < n; i++)
+        sum += a[i];
+    }
 }
 
 static void walk_devices(const unsigned char *p, size_t len, cl_uint count)
@@ -61,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
   if (!size)
     return 0;
-  unsigned kind = data[0] % 9;
+  unsigned kind = data[0] % 11;
   size_t len = size - 1;
   unsigned char *m = malloc(len ? len : 1);
   if (!m)
@@ -130,17 +132,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_ASSERT(!why || !seen); /* nothing taken from malformed results */
     break;
   case 8:
-    if (len >= 28) {
-      int32_t ok;
-      uint64_t sz, at, need;
-      memcpy(&ok, m, 4);
-      memcpy(&sz, m + 4, 8);
-      memcpy(&at, m + 12, 8);
-      memcpy(&need, m + 20, 8);
-      if (!(why = tt_wire_cuda_check(ok, sz, at, need)) && ok)
-        FUZZ_ASSERT(at <= sz && at + need <= sz && at + need >= at);
+    if (!(why = tt_wire_cuda_check(m, len, 4096))) {
+      struct tt_cuda_desc d;
+      memcpy(&d, m, sizeof d);
+      FUZZ_ASSERT(!d.ok || (d.at <= d.size && d.at + 4096 <= d.size));
     }
+    break;
+  case 9:
     why = tt_wire_answer_check(m, len);
+    break;
+  case 10:
+    why = tt_wire_batch_check(m, len, len / (sizeof(uint64_t) + sizeof(cl_int)));
     break;
   }
   FUZZ_ASSERT(!why || *why);
